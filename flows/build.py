@@ -1,0 +1,256 @@
+"""The build flow: personas → shards (Prefect tasks) → staged Parquet → one published version.
+
+A shard is one Prefect task that runs a batch of personas through the recipe's whole
+stage chain; the LLM calls inside it run concurrently on one shared event loop, so the
+build's limits hold across all shards. Nothing is published unless every shard finished
+and the share of failed items stays under `max_failure_rate`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import secrets
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from prefect import flow, task, unmapped
+from prefect.cache_policies import NO_CACHE
+from prefect.task_runners import ThreadPoolTaskRunner
+
+import memsynth
+from memsynth.accounting import llm_totals
+from memsynth.config import BuildConfig, redacted, resolve_warehouse
+from memsynth.errors import BuildFailed, ConfigError
+from memsynth.llm.cache import ResponseCache
+from memsynth.llm.engine import EngineSettings, LLMEngine
+from memsynth.llm.loop import LoopThread
+from memsynth.personas import persona_pool
+from memsynth.progress import BuildProgress
+from memsynth.prompts import PromptLibrary
+from memsynth.recipe import PersonaContext, Recipe, ShardOutput, persona_rng
+from memsynth.simulator.server import MODEL_ID, Simulator, SimulatorThread
+from memsynth.stage import GenerationSettings, StageRunner
+from memsynth.tables import Table
+from memsynth.warehouse.ducklake import dataset_dir
+from memsynth.warehouse.publish import VersionInfo, publish
+from memsynth.warehouse.staging import StagingArea
+from schemas.records import LLM_CALLS, STAGE_FAILURES
+
+CACHE_DIR = "_cache"
+
+
+def recipe_for(config: BuildConfig) -> Recipe:
+    from flows.enpmr import EnpmrRecipe
+
+    recipes = {"enpmr": EnpmrRecipe}
+    try:
+        return recipes[config.recipe](config.recipe_options)
+    except ValueError as exc:  # pydantic validation of recipe_options
+        first = str(exc).splitlines()
+        raise ConfigError(f"recipe_options: {' '.join(first[1:3]).strip()}") from exc
+
+
+@dataclass
+class BuildOptions:
+    """Command-line overrides of a config."""
+
+    llm: Literal["simulator", "openai"] = "openai"
+    personas: int | None = None
+    concurrency: int | None = None
+    warehouse: str | None = None
+    no_cache: bool = False
+    progress: bool = True
+    simulator_latency_ms: float = 0.0
+
+
+@dataclass
+class BuildSession:
+    """The live objects of one build, looked up by the shard tasks that share them."""
+
+    build_id: str
+    config: BuildConfig
+    recipe: Recipe
+    runner: StageRunner
+    engine: LLMEngine
+    loop: LoopThread
+    staging: StagingArea
+    personas: dict[str, Any]
+    progress: BuildProgress
+    tables: tuple[Table, ...]
+    shard_stats: list[dict[str, Any]] = field(default_factory=list)
+
+
+_SESSIONS: dict[str, BuildSession] = {}
+
+
+async def _run_personas(session: BuildSession, persona_ids: list[str]) -> ShardOutput:
+    output = ShardOutput()
+
+    async def one(pid: str) -> None:
+        persona = session.personas[pid]
+        ctx = PersonaContext(persona=persona, config=session.config, runner=session.runner,
+                             output=output, rng=persona_rng(session.config.seed, pid))
+        await session.recipe.generate(ctx)
+        session.progress.persona_done()
+
+    await asyncio.gather(*(one(pid) for pid in persona_ids))
+    return output
+
+
+@task(name="shard", cache_policy=NO_CACHE, persist_result=False, task_run_name="shard-{index}")
+def run_shard(build_id: str, index: int, persona_ids: list[str]) -> dict[str, Any]:
+    """Run one batch of personas through every stage and stage its rows as Parquet."""
+    session = _SESSIONS[build_id]
+    output = session.loop.run(_run_personas(session, persona_ids))
+    shard = f"shard-{index:05d}"
+    for table in session.tables:
+        session.staging.write(table, shard, output.rows.get(table.name, []))
+    calls = output.rows.get(LLM_CALLS.name, [])
+    return {
+        "rows": {t.name: len(output.rows.get(t.name, [])) for t in session.tables},
+        "stage_stats": {k: dict(v) for k, v in output.stage_stats.items()},
+        "calls": len(calls),
+        "cache_hits": sum(1 for c in calls if c.cache_hit),
+        "problems": [p for f in output.rows.get(STAGE_FAILURES.name, [])[:5] for p in f.problems[:1]],
+    }
+
+
+@flow(name="memsynth-build", persist_result=False, log_prints=False)
+def build_flow(build_id: str, dataset: str, shards: list[list[str]]) -> list[dict[str, Any]]:
+    """Map the shards over the task runner and wait for all of them."""
+    futures = run_shard.map(unmapped(build_id), list(range(len(shards))), shards)
+    return [f.result() for f in futures]
+
+
+def _merge_stats(shard_stats: list[dict[str, Any]]) -> dict[str, Any]:
+    stages: dict[str, Counter[str]] = {}
+    rows: Counter[str] = Counter()
+    problems: list[str] = []
+    for s in shard_stats:
+        rows.update(s["rows"])
+        problems += s["problems"]
+        for stage, counts in s["stage_stats"].items():
+            stages.setdefault(stage, Counter()).update(counts)
+    return {
+        "rows": dict(rows),
+        "stages": {k: dict(v) for k, v in stages.items()},
+        "calls": sum(s["calls"] for s in shard_stats),
+        "cache_hits": sum(s["cache_hits"] for s in shard_stats),
+        "problems": problems,
+    }
+
+
+def _failure_rate(stages: dict[str, dict[str, int]]) -> tuple[int, int]:
+    items = sum(s.get("items", 0) for s in stages.values())
+    failed = sum(s.get("dropped", 0) + s.get("flagged", 0) for s in stages.values())
+    return failed, items
+
+
+def run_build(config: BuildConfig, options: BuildOptions) -> dict[str, Any]:
+    """Build `config` and publish it as the dataset's next version; returns the summary."""
+    started = time.time()
+    warehouse = resolve_warehouse(options.warehouse, config)
+    if options.personas is not None:
+        config.personas.count = options.personas
+    if options.concurrency is not None:
+        config.llm.concurrency = options.concurrency
+    model = os.environ.get("MEMSYNTH_MODEL") or config.llm.model
+    recipe = recipe_for(config)
+
+    pool = persona_pool(config, warehouse)
+    if len(pool) < config.personas.count:
+        raise ConfigError(
+            f"the build asks for {config.personas.count} personas but only {len(pool)} are "
+            "available: add files under personas.files or run `memsynth personas import`")
+    chosen = pool[: config.personas.count]
+
+    cache_dir = config.resolve_path(config.cache_dir) if config.cache_dir else warehouse / CACHE_DIR
+    simulator: SimulatorThread | None = None
+    api_key: str | None = None
+    base_url = config.llm.base_url or os.environ.get("OPENAI_BASE_URL") or None
+    if options.llm == "simulator":
+        simulator = SimulatorThread(Simulator(latency_ms=options.simulator_latency_ms)).start()
+        base_url, api_key, model = simulator.base_url, "simulator", MODEL_ID
+
+    cache = ResponseCache(cache_dir, read=not options.no_cache, write=True)
+    engine = LLMEngine(EngineSettings(
+        base_url=base_url, api_key_env=config.llm.api_key_env,
+        concurrency=config.llm.concurrency, rpm=config.llm.rpm, tpm=config.llm.tpm,
+        timeout_s=config.llm.timeout_s, max_attempts=config.llm.max_attempts,
+        backoff_base_s=config.llm.retry_base_s), cache, api_key=api_key)
+    prompts = PromptLibrary()
+    runner = StageRunner(engine, prompts, GenerationSettings(
+        model=model, response_mode=config.llm.response_mode, temperature=config.llm.temperature,
+        max_tokens=config.llm.max_tokens, repairs=config.llm.repairs, seed=config.llm.seed))
+
+    build_id = time.strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(3)
+    staging = StagingArea(dataset_dir(warehouse, config.dataset), build_id)
+    tables = (*recipe.tables, LLM_CALLS, STAGE_FAILURES)
+    loop = LoopThread()
+    progress = BuildProgress(len(chosen), engine.counters, enabled=options.progress)
+    session = BuildSession(build_id, config, recipe, runner, engine, loop, staging,
+                           {p.persona_id: p for p in chosen}, progress, tables)
+    _SESSIONS[build_id] = session
+    size = config.shard_size
+    shards = [[p.persona_id for p in chosen[i:i + size]] for i in range(0, len(chosen), size)]
+    try:
+        with progress:
+            shard_stats = build_flow.with_options(
+                task_runner=ThreadPoolTaskRunner(max_workers=config.max_workers),
+                flow_run_name=f"{config.dataset}-{build_id}",
+            )(build_id=build_id, dataset=config.dataset, shards=shards)
+        loop.run(engine.aclose())
+        stats = _merge_stats(shard_stats)
+        failed, items = _failure_rate(stats["stages"])
+        if items and failed / items > config.max_failure_rate:
+            examples = "; ".join(stats["problems"][:3])
+            raise BuildFailed(
+                f"{failed} of {items} items failed ({failed / items:.0%}, limit "
+                f"{config.max_failure_rate:.0%}); nothing was published. First problems: {examples}")
+        totals = llm_totals(stats["calls"], stats["cache_hits"], engine.counters, config.llm.prices)
+        info = VersionInfo(
+            build_id=build_id, recipe=recipe.name,
+            config=redacted(config.model_dump(mode="json")), config_hash=config.hash(),
+            memsynth_version=memsynth.__version__,
+            prompt_hashes={s.template: prompts.hash(s.template) for s in recipe.stages},
+            schema_hashes={s.schema_name: _schema_hash(s.output) for s in recipe.stages},
+            model=model, started_at=started, llm=totals)
+        files = {t.name: staging.files(t.name) for t in tables}
+        published = publish(warehouse, config.dataset, files, info)
+    finally:
+        _SESSIONS.pop(build_id, None)
+        staging.discard()
+        loop.stop()
+        cache.close()
+        if simulator is not None:
+            simulator.stop()
+    return {
+        "dataset": config.dataset,
+        "warehouse": str(warehouse),
+        "version": published["version"],
+        "snapshot_id": published["snapshot_id"],
+        "row_counts": published["row_counts"],
+        "stages": stats["stages"],
+        "failed_items": failed,
+        "items": items,
+        "llm": totals,
+        "model": model,
+        "seconds": round(time.time() - started, 2),
+        "personas": len(chosen),
+        "shards": len(shards),
+    }
+
+
+def _schema_hash(model: Any) -> str:
+    text = json.dumps(model.model_json_schema(), sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def warehouse_cache_dir(warehouse: Path) -> Path:
+    return warehouse / CACHE_DIR

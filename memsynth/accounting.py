@@ -1,0 +1,33 @@
+"""LLM usage totals and estimated cost for a build summary and its `versions` row."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memsynth.config import Price
+from memsynth.llm.engine import EngineCounters
+
+
+def estimated_cost(by_model: dict[str, list[int]], prices: dict[str, Price]) -> float:
+    """US dollars for the tokens actually sent upstream, by the config's price table."""
+    total = 0.0
+    for model, (prompt, completion) in by_model.items():
+        price = prices.get(model)
+        if price is not None:
+            total += prompt / 1e6 * price.input_per_1m + completion / 1e6 * price.output_per_1m
+    return round(total, 6)
+
+
+def llm_totals(calls: int, cache_hits: int, counters: EngineCounters,
+               prices: dict[str, Price]) -> dict[str, Any]:
+    """Totals over the build's stage calls plus what the engine sent upstream."""
+    return {
+        "calls": calls,
+        "cache_hits": cache_hits,
+        "requests": counters.requests,
+        "retries": counters.retries,
+        "prompt_tokens": counters.prompt_tokens,
+        "completion_tokens": counters.completion_tokens,
+        "estimated_cost_usd": estimated_cost(counters.by_model, prices),
+        "priced": all(m in prices for m in counters.by_model) if counters.by_model else True,
+    }

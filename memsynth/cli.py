@@ -1,0 +1,273 @@
+"""The `memsynth` command line."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table as RichTable
+
+from memsynth.errors import MemsynthError
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+WAREHOUSE_HELP = ("warehouse root (default: $MEMSYNTH_WAREHOUSE, then the config's `warehouse`, "
+                  "then ./data/warehouse)")
+
+
+def _warehouse(flag: str | None) -> Path:
+    from memsynth.config import resolve_warehouse
+
+    return resolve_warehouse(flag)
+
+
+def _print_rows(columns: list[str], rows: list[tuple[Any, ...]] | list[dict[str, Any]], fmt: str) -> None:
+    records = [r if isinstance(r, dict) else dict(zip(columns, r)) for r in rows]
+    if fmt == "json":
+        click.echo(json.dumps(records, ensure_ascii=False, indent=2, default=str))
+    elif fmt == "csv":
+        writer = csv.writer(sys.stdout)
+        writer.writerow(columns)
+        for r in records:
+            writer.writerow([r.get(c) for c in columns])
+    else:
+        table = RichTable(*columns, show_lines=False)
+        for r in records:
+            table.add_row(*("" if r.get(c) is None else str(r.get(c)) for c in columns))
+        out.print(table)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="memsynth")
+def cli() -> None:
+    """memsynth: synthesize memory-augmented, persona-grounded dialogue benchmarks.
+
+    Build a dataset from a YAML config, query its versions with SQL, and run the
+    built-in OpenAI-compatible simulator for dry runs and tests.
+    """
+
+
+@cli.command()
+@click.argument("config_path", metavar="CONFIG", type=click.Path(dir_okay=False))
+@click.option("--llm", type=click.Choice(["openai", "simulator"]), default="openai", show_default=True,
+              help="`openai`: the endpoint from config / $OPENAI_BASE_URL with the key in "
+                   "$OPENAI_API_KEY (or llm.api_key_env); `simulator`: the built-in fake model "
+                   "on a loopback port, for dry runs (its text is not real data).")
+@click.option("--personas", type=click.IntRange(min=1), help="number of personas (overrides personas.count)")
+@click.option("--concurrency", type=click.IntRange(min=1), help="max LLM requests in flight (overrides llm.concurrency)")
+@click.option("--warehouse", help=WAREHOUSE_HELP)
+@click.option("--no-cache", is_flag=True, help="do not read the LLM cache (answers are still recorded in it)")
+@click.option("--simulator-latency-ms", type=click.FloatRange(min=0), default=0.0,
+              help="with --llm simulator: delay of each simulated answer")
+@click.option("--no-progress", is_flag=True, help="no live progress display")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="summary format")
+@click.option("-v", "--verbose", is_flag=True, help="show Prefect's flow and task logs")
+def build(config_path: str, llm: str, personas: int | None, concurrency: int | None,
+          warehouse: str | None, no_cache: bool, simulator_latency_ms: float, no_progress: bool,
+          fmt: str, verbose: bool) -> None:
+    """Build CONFIG and publish it as the dataset's next version."""
+    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "INFO" if verbose else "WARNING")
+    from flows.build import BuildOptions, run_build
+    from memsynth.config import load_config
+
+    config = load_config(config_path)
+    summary = run_build(config, BuildOptions(
+        llm=llm, personas=personas, concurrency=concurrency, warehouse=warehouse,
+        no_cache=no_cache, progress=not no_progress and fmt == "text",
+        simulator_latency_ms=simulator_latency_ms))
+    if fmt == "json":
+        click.echo(json.dumps(summary, indent=2, default=str))
+        return
+    _print_summary(summary)
+
+
+def _print_summary(s: dict[str, Any]) -> None:
+    llm = s["llm"]
+    out.print(f"[bold green]published[/] {s['dataset']} version {s['version']} "
+              f"(snapshot {s['snapshot_id']}) in {s['seconds']}s · {s['personas']} personas, "
+              f"{s['shards']} shards · model {s['model']}")
+    rows = RichTable("table", "rows")
+    for name, n in sorted(s["row_counts"].items()):
+        rows.add_row(name, str(n))
+    out.print(rows)
+    stages = RichTable("stage", "items", "ok", "repaired", "flagged", "dropped")
+    for name, c in s["stages"].items():
+        stages.add_row(name, *(str(c.get(k, 0)) for k in ("items", "ok", "repaired", "flagged", "dropped")))
+    out.print(stages)
+    cost = f"${llm['estimated_cost_usd']:.4f}" + ("" if llm["priced"] else " (some models unpriced)")
+    out.print(f"LLM: {llm['calls']} calls, {llm['cache_hits']} from cache, {llm['requests']} requests "
+              f"sent ({llm['retries']} retries), {llm['prompt_tokens']:,} prompt + "
+              f"{llm['completion_tokens']:,} completion tokens, estimated cost {cost}")
+    out.print(f"failed items: {s['failed_items']} of {s['items']}")
+
+
+@cli.group()
+def datasets() -> None:
+    """Datasets in the warehouse."""
+
+
+@datasets.command("list")
+@click.option("--warehouse", help=WAREHOUSE_HELP)
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def datasets_list(warehouse: str | None, fmt: str) -> None:
+    """List datasets with their latest version."""
+    from memsynth.warehouse.catalog import list_datasets
+
+    rows = list_datasets(_warehouse(warehouse))
+    _print_rows(["dataset", "versions", "latest_version", "recipe", "created_at", "path"], rows, fmt)
+
+
+@cli.command()
+@click.argument("dataset")
+@click.option("--warehouse", help=WAREHOUSE_HELP)
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def versions(dataset: str, warehouse: str | None, fmt: str) -> None:
+    """List the published versions of DATASET."""
+    from memsynth.warehouse.catalog import list_versions
+
+    rows = list_versions(_warehouse(warehouse), dataset)
+    if fmt == "json":
+        _print_rows([], rows, "json")
+        return
+    brief = [{"version": r["version"], "snapshot_id": r["snapshot_id"], "created_at": r["created_at"],
+              "model": r["model"], "rows": sum(r["row_counts"].values()),
+              "llm_calls": r["llm_calls"], "cache_hits": r["llm_cache_hits"],
+              "cost_usd": r["estimated_cost_usd"], "config_hash": r["config_hash"]} for r in rows]
+    _print_rows(list(brief[0]) if brief else ["version"], brief, "table")
+
+
+@cli.command()
+@click.argument("sql")
+@click.option("--dataset", required=True, help="dataset to query")
+@click.option("--version", "version", type=int, help="version to query (default: latest)")
+@click.option("--warehouse", help=WAREHOUSE_HELP)
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
+def query(sql: str, dataset: str, version: int | None, warehouse: str | None, fmt: str) -> None:
+    """Run a read-only SQL query over a dataset's tables at one version."""
+    from memsynth.warehouse.catalog import run_query
+
+    columns, rows, _ = run_query(_warehouse(warehouse), dataset, sql, version)
+    _print_rows(columns, rows, fmt)
+
+
+@cli.group()
+def cache() -> None:
+    """The LLM response cache."""
+
+
+@cache.command("stats")
+@click.option("--warehouse", help=WAREHOUSE_HELP)
+@click.option("--cache-dir", type=click.Path(file_okay=False), help="cache folder (default: <warehouse>/_cache)")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def cache_stats_cmd(warehouse: str | None, cache_dir: str | None, fmt: str) -> None:
+    """Entries, size and tokens in the LLM cache, per stage and model."""
+    from memsynth.llm.cache import cache_stats
+
+    directory = Path(cache_dir) if cache_dir else _warehouse(warehouse) / "_cache"
+    stats = cache_stats(directory)
+    if fmt == "json":
+        click.echo(json.dumps(stats, indent=2))
+        return
+    out.print(f"{stats['directory']}: {stats['entries']} entries in {stats['files']} files, "
+              f"{stats['bytes'] / 1e6:.1f} MB")
+    _print_rows(["stage", "entries", "distinct_keys", "prompt_tokens", "completion_tokens"],
+                [{"stage": k, **v} for k, v in stats["by_stage"].items()], "table")
+
+
+@cli.group()
+def personas() -> None:
+    """Persona descriptions that builds draw from."""
+
+
+@personas.command("import")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--warehouse", help=WAREHOUSE_HELP)
+def personas_import(file: str, warehouse: str | None) -> None:
+    """Add the personas in FILE (JSONL, one {"persona": "..."} per line) to the pool."""
+    from memsynth.personas import import_personas
+
+    read, new, stored = import_personas(Path(file), _warehouse(warehouse))
+    click.echo(f"read {read} personas, {new} new" + (f", stored in {stored}" if new else ""))
+
+
+@cli.group()
+def simulator() -> None:
+    """The built-in OpenAI-compatible simulator (for dry runs, tests and benchmarks)."""
+
+
+@simulator.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="address to listen on")
+@click.option("--port", type=click.IntRange(0, 65535), default=8001, show_default=True,
+              help="port to listen on (0: any free port)")
+@click.option("--latency-ms", type=click.FloatRange(min=0), default=0.0, show_default=True,
+              help="delay before each answer")
+@click.option("--rate-429", type=click.FloatRange(0, 1), default=0.0, help="share of requests answered 429")
+@click.option("--rate-500", type=click.FloatRange(0, 1), default=0.0, help="share answered 500")
+@click.option("--rate-malformed", type=click.FloatRange(0, 1), default=0.0,
+              help="share whose content is not JSON")
+@click.option("--rate-truncated", type=click.FloatRange(0, 1), default=0.0,
+              help="share cut off with finish_reason=length")
+@click.option("--seed", type=int, default=0, show_default=True, help="seed of the fault draws")
+@click.option("--upstream", help="act as a fault-injecting proxy in front of this OpenAI-compatible /v1 URL")
+def simulator_serve(host: str, port: int, latency_ms: float, rate_429: float, rate_500: float,
+                    rate_malformed: float, rate_truncated: float, seed: int, upstream: str | None) -> None:
+    """Serve POST /v1/chat/completions, GET /v1/models and GET /stats until interrupted."""
+    import asyncio
+
+    from memsynth.simulator.server import Faults, Simulator, serve_forever
+
+    if rate_429 + rate_500 > 1 or rate_malformed + rate_truncated > 1:
+        raise MemsynthError("fault rates of one kind must add up to at most 1")
+    sim = Simulator(latency_ms=latency_ms, upstream=upstream, faults=Faults(
+        rate_429=rate_429, rate_500=rate_500, rate_malformed=rate_malformed,
+        rate_truncated=rate_truncated, seed=seed))
+    try:
+        asyncio.run(serve_forever(sim, host, port))
+    except OSError as exc:
+        raise MemsynthError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+
+
+def main() -> None:
+    """Entry point: one error line and a non-zero exit for anything the user can fix."""
+    try:
+        cli.main(standalone_mode=False)
+    except click.exceptions.Abort:
+        err.print("aborted")
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except MemsynthError as exc:
+        err.print(f"[bold red]error:[/] {exc}", markup=True)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        sys.exit(130)
+    except BaseException as exc:  # a memsynth error wrapped by Prefect, for instance
+        cause = _memsynth_cause(exc)
+        if cause is None:
+            raise
+        err.print(f"[bold red]error:[/] {cause}", markup=True)
+        sys.exit(1)
+
+
+def _memsynth_cause(exc: BaseException) -> MemsynthError | None:
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, MemsynthError):
+            return exc
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+        seen += 1
+    return None
+
+
+if __name__ == "__main__":
+    main()

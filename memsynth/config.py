@@ -1,0 +1,136 @@
+"""Build configs: YAML validated by pydantic, resolved against flags and environment."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from memsynth.errors import ConfigError
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_WAREHOUSE = Path("data/warehouse")
+SEED_PERSONAS = PROJECT_ROOT / "data" / "personas" / "seed_personas.jsonl"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Price(_Strict):
+    """US dollars per million tokens."""
+
+    input_per_1m: float = Field(ge=0)
+    output_per_1m: float = Field(ge=0)
+
+
+class LLMConfig(_Strict):
+    base_url: str | None = None  # default: $OPENAI_BASE_URL, then the OpenAI API
+    api_key_env: str = "OPENAI_API_KEY"  # the variable's name; the key never enters config
+    model: str = "gpt-4o-mini"
+    response_mode: Literal["json_schema", "json_object"] = "json_schema"
+    temperature: float = Field(0.8, ge=0, le=2)
+    max_tokens: int = Field(4096, ge=16)
+    seed: int | None = None  # sent to endpoints that honour it
+    concurrency: int = Field(32, ge=1, le=4096)
+    rpm: float | None = Field(None, gt=0)
+    tpm: float | None = Field(None, gt=0)
+    timeout_s: float = Field(120, gt=0)
+    max_attempts: int = Field(6, ge=1, le=20)
+    retry_base_s: float = Field(0.5, gt=0, le=60)  # first backoff step; doubles per attempt
+    repairs: int = Field(2, ge=0, le=10)
+    prices: dict[str, Price] = Field(default_factory=dict)
+
+
+class PersonasConfig(_Strict):
+    count: int = Field(3, ge=1)
+    files: list[str] = Field(default_factory=list)  # extra JSONL files, relative to the config
+    include_seed: bool = True
+    include_imported: bool = True
+
+
+class BuildConfig(_Strict):
+    dataset: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")
+    recipe: Literal["enpmr"] = "enpmr"
+    description: str = ""
+    seed: int = 0
+    reference_date: dt.date = dt.date(2024, 12, 2)
+    language: Literal["en", "zh"] = "en"
+    personas: PersonasConfig = Field(default_factory=PersonasConfig)
+    shard_size: int = Field(8, ge=1, le=1000)
+    max_workers: int = Field(4, ge=1, le=64)  # Prefect threads running shards at once
+    max_failure_rate: float = Field(0.2, ge=0, le=1)
+    warehouse: str | None = None
+    cache_dir: str | None = None  # default: <warehouse>/_cache
+    llm: LLMConfig = Field(default_factory=LLMConfig)
+    recipe_options: dict[str, Any] = Field(default_factory=dict)
+
+    # Where the YAML came from; relative paths in it are read from there.
+    source_dir: Path = Field(default=Path("."), exclude=True)
+
+    def resolve_path(self, value: str) -> Path:
+        path = Path(value).expanduser()
+        return path if path.is_absolute() else (self.source_dir / path)
+
+    def hash(self) -> str:
+        """sha256 (first 16 hex) of the redacted config: same config, same hash."""
+        text = json.dumps(redacted(self.model_dump(mode="json")), sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def load_config(path: Path | str) -> BuildConfig:
+    """Read and validate a YAML build config; errors become one ConfigError line."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"config file not found: {path}")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping of settings at the top level")
+    try:
+        config = BuildConfig.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        raise ConfigError(f"{path}: {where}: {err['msg']}{more}") from exc
+    config.source_dir = path.resolve().parent
+    return config
+
+
+def resolve_warehouse(flag: str | None, config: BuildConfig | None = None) -> Path:
+    """--warehouse, then $MEMSYNTH_WAREHOUSE, then the config's `warehouse`, then ./data/warehouse."""
+    if flag:
+        return Path(flag).expanduser()
+    env = os.environ.get("MEMSYNTH_WAREHOUSE")
+    if env:
+        return Path(env).expanduser()
+    if config is not None and config.warehouse:
+        return config.resolve_path(config.warehouse)
+    return DEFAULT_WAREHOUSE
+
+
+_SECRET_KEY = re.compile(r"(api[_-]?key|secret|token|password|authorization)$", re.I)
+_URL_CREDENTIALS = re.compile(r"(?<=://)[^/@\s]+@")
+
+
+def redacted(value: Any, key: str = "") -> Any:
+    """A copy with secret-looking values masked (the key's *name* in api_key_env stays)."""
+    if isinstance(value, dict):
+        return {k: redacted(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redacted(v, key) for v in value]
+    if isinstance(value, str):
+        if _SECRET_KEY.search(key):
+            return "***"
+        return _URL_CREDENTIALS.sub("***@", value)
+    return value

@@ -1,0 +1,220 @@
+"""The LLM engine: cache → limits → OpenAI-compatible endpoint, with retries."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import openai
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
+
+from memsynth.errors import BuildFailed, ConfigError
+from memsynth.llm.cache import ResponseCache
+from memsynth.llm.limits import RequestLimits
+from memsynth.llm.request import LLMRequest, LLMResponse
+from memsynth.llm.retry import (
+    EmptyResponse,
+    backoff_seconds,
+    is_fatal,
+    is_rate_limit,
+    is_retryable,
+)
+
+
+@dataclass
+class EngineSettings:
+    """Transport settings resolved from config and environment (never the key itself)."""
+
+    base_url: str | None
+    api_key_env: str
+    concurrency: int = 32
+    rpm: float | None = None
+    tpm: float | None = None
+    timeout_s: float = 120.0
+    max_attempts: int = 6
+    backoff_base_s: float = 0.5
+    backoff_cap_s: float = 30.0
+
+
+@dataclass
+class EngineCounters:
+    """Live totals for progress displays and the build summary."""
+
+    requests: int = 0  # sent upstream, including retries
+    done: int = 0
+    cached: int = 0
+    failed: int = 0
+    retries: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    in_flight: int = 0
+    by_model: dict[str, list[int]] = field(default_factory=dict)  # model -> [prompt, completion]
+
+
+class TransportFailure(Exception):
+    """A call that could not get an answer after every retry."""
+
+
+class LLMEngine:
+    """Answers `LLMRequest`s, from the cache when it can, from the endpoint when it must."""
+
+    def __init__(self, settings: EngineSettings, cache: ResponseCache,
+                 *, api_key: str | None = None):
+        self.settings = settings
+        self.cache = cache
+        self.limits = RequestLimits(settings.concurrency, settings.rpm, settings.tpm)
+        self.counters = EngineCounters()
+        key = api_key if api_key is not None else os.environ.get(settings.api_key_env)
+        if not key:
+            raise ConfigError(
+                f"no API key: set the environment variable {settings.api_key_env} "
+                "(any non-empty value for endpoints without auth), or use --llm simulator"
+            )
+        self._api_key = key
+        self._client: openai.AsyncOpenAI | None = None
+        self._inflight_keys: dict[str, asyncio.Future[LLMResponse]] = {}
+
+    def _openai(self) -> openai.AsyncOpenAI:
+        # Created lazily so it binds to the event loop that runs the calls.
+        if self._client is None:
+            self._client = openai.AsyncOpenAI(
+                api_key=self._api_key,
+                base_url=self.settings.base_url,
+                timeout=self.settings.timeout_s,
+                max_retries=0,  # retries are ours: tenacity, with AIMD feedback
+                http_client=openai.DefaultAioHttpClient(timeout=self.settings.timeout_s),
+            )
+        return self._client
+
+    async def aclose(self) -> None:
+        await self.cache.drain()
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+    async def complete(self, request: LLMRequest, *, stage: str = "") -> LLMResponse:
+        """The response for `request`: cached, or fetched, made durable, then returned."""
+        key = request.cache_key()
+        record = self.cache.get(key)
+        if record is not None:
+            self.counters.cached += 1
+            self.counters.done += 1
+            return _response_from_record(record, cached=True)
+        # Identical requests in flight at once share one upstream call.
+        pending = self._inflight_keys.get(key)
+        if pending is not None:
+            return await asyncio.shield(pending)
+        future: asyncio.Future[LLMResponse] = asyncio.get_running_loop().create_future()
+        self._inflight_keys[key] = future
+        try:
+            response = await self._fetch(request)
+            await self.cache.put(key, response.to_record(),
+                                 {"stage": stage, "model": request.model})
+            future.set_result(response)
+            self.counters.done += 1
+            return response
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # mark retrieved: nobody else may be waiting
+            self.counters.failed += 1
+            raise
+        finally:
+            del self._inflight_keys[key]
+
+    async def _fetch(self, request: LLMRequest) -> LLMResponse:
+        estimate = _estimate_tokens(request)
+        started = time.monotonic()
+        attempts = 0
+        s = self.settings
+
+        retrying = AsyncRetrying(
+            retry=retry_if_exception(is_retryable),
+            stop=stop_after_attempt(s.max_attempts),
+            wait=lambda rs: backoff_seconds(
+                rs.attempt_number, rs.outcome.exception() if rs.outcome else None,
+                base=s.backoff_base_s, cap=s.backoff_cap_s),
+            reraise=True,
+        )
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    attempts += 1
+                    if attempts > 1:
+                        self.counters.retries += 1
+                    raw = await self._send(request, estimate)
+        except Exception as exc:
+            if is_fatal(exc):
+                raise BuildFailed(f"the endpoint refused the request: {_describe(exc)}") from exc
+            raise TransportFailure(f"{_describe(exc)} (after {attempts} attempts)") from exc
+        choice = raw.choices[0]
+        usage = raw.usage
+        response = LLMResponse(
+            content=choice.message.content or "",
+            finish_reason=choice.finish_reason,
+            prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+            completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+            model=raw.model or request.model,
+            cached=False,
+            attempts=attempts,
+            latency_s=time.monotonic() - started,
+        )
+        c = self.counters
+        c.prompt_tokens += response.prompt_tokens
+        c.completion_tokens += response.completion_tokens
+        per_model = c.by_model.setdefault(request.model, [0, 0])
+        per_model[0] += response.prompt_tokens
+        per_model[1] += response.completion_tokens
+        return response
+
+    async def _send(self, request: LLMRequest, estimate: int) -> Any:
+        await self.limits.acquire(estimate)
+        self.counters.in_flight += 1
+        self.counters.requests += 1
+        actual: int | None = None
+        try:
+            kwargs: dict[str, Any] = dict(request.params)
+            fmt = request.response_format()
+            if fmt is not None:
+                kwargs["response_format"] = fmt
+            raw = await self._openai().chat.completions.create(
+                model=request.model, messages=list(request.messages), **kwargs)
+            if raw.usage is not None:
+                actual = (raw.usage.prompt_tokens or 0) + (raw.usage.completion_tokens or 0)
+            if not raw.choices:
+                raise EmptyResponse("the endpoint answered with no choices")
+            self.limits.concurrency.on_success()
+            return raw
+        except Exception as exc:
+            if is_rate_limit(exc):
+                self.limits.concurrency.on_rate_limited()
+            raise
+        finally:
+            self.counters.in_flight -= 1
+            self.limits.release(estimate, actual)
+
+
+def _estimate_tokens(request: LLMRequest) -> int:
+    chars = sum(len(m.get("content", "")) for m in request.messages)
+    return chars // 4 + min(int(request.params.get("max_tokens", 1000)), 1000)
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, openai.APIStatusError):
+        return f"HTTP {exc.status_code}: {str(exc.message)[:200]}"
+    return f"{type(exc).__name__}: {str(exc)[:200]}"
+
+
+def _response_from_record(record: dict[str, Any], *, cached: bool) -> LLMResponse:
+    return LLMResponse(
+        content=record["content"],
+        finish_reason=record.get("finish_reason"),
+        prompt_tokens=record.get("prompt_tokens", 0),
+        completion_tokens=record.get("completion_tokens", 0),
+        model=record.get("model", ""),
+        cached=cached,
+        attempts=0,
+        latency_s=0.0,
+    )

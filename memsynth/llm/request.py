@@ -1,0 +1,82 @@
+"""A canonical LLM request and its content-addressed cache key."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+# Bump when the canonical form changes, so old cache entries stop matching
+# instead of being misread.
+CACHE_KEY_VERSION = 1
+
+
+@dataclass(frozen=True)
+class LLMRequest:
+    """Everything that determines an answer: what is hashed is what is sent."""
+
+    model: str
+    messages: tuple[dict[str, str], ...]
+    params: dict[str, Any] = field(default_factory=dict)  # temperature, max_tokens, seed, ...
+    schema_name: str | None = None
+    json_schema: dict[str, Any] | None = None
+    response_mode: str = "json_schema"  # json_schema | json_object | text
+    sample_index: int = 0
+
+    def canonical(self) -> str:
+        """Stable JSON text of the request (sorted keys, no whitespace)."""
+        body = {
+            "v": CACHE_KEY_VERSION,
+            "model": self.model,
+            "messages": list(self.messages),
+            "params": self.params,
+            "schema_name": self.schema_name,
+            "json_schema": self.json_schema,
+            "response_mode": self.response_mode,
+            "sample_index": self.sample_index,
+        }
+        return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+    def cache_key(self) -> str:
+        """sha256 of the canonical request, prefixed with the key version."""
+        digest = hashlib.sha256(self.canonical().encode("utf-8")).hexdigest()
+        return f"v{CACHE_KEY_VERSION}-{digest}"
+
+    def response_format(self) -> dict[str, Any] | None:
+        """The `response_format` argument for the chat completions API."""
+        if self.response_mode == "json_schema" and self.json_schema is not None:
+            return {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": self.schema_name or "output",
+                    "schema": self.json_schema,
+                    "strict": False,
+                },
+            }
+        if self.response_mode in ("json_schema", "json_object"):
+            return {"type": "json_object"}
+        return None
+
+
+@dataclass(frozen=True)
+class LLMResponse:
+    """What came back for a request, whether from the endpoint or the cache."""
+
+    content: str
+    finish_reason: str | None
+    prompt_tokens: int
+    completion_tokens: int
+    model: str
+    cached: bool = False
+    attempts: int = 1
+    latency_s: float = 0.0
+
+    def to_record(self) -> dict[str, Any]:
+        return {
+            "content": self.content,
+            "finish_reason": self.finish_reason,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "model": self.model,
+        }

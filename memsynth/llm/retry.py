@@ -1,0 +1,65 @@
+"""Which transport failures are worth another attempt, and how long to wait."""
+
+from __future__ import annotations
+
+import random
+
+import openai
+
+# Statuses that say "not now" rather than "never".
+RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529}
+FATAL_STATUS = {401, 403, 404}
+
+
+class EmptyResponse(Exception):
+    """A 200 answer that carried no choice to read."""
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """True for 429, 5xx, timeouts, dropped connections and unreadable response bodies."""
+    if isinstance(exc, EmptyResponse):
+        return True
+    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError)):
+        return True
+    if isinstance(exc, openai.APIResponseValidationError):
+        return True
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code in RETRYABLE_STATUS or exc.status_code >= 500
+    return False
+
+
+def is_fatal(exc: BaseException) -> bool:
+    """True when no request of this build can succeed (bad key, wrong model or URL)."""
+    return isinstance(exc, openai.APIStatusError) and exc.status_code in FATAL_STATUS
+
+
+def is_rate_limit(exc: BaseException) -> bool:
+    return isinstance(exc, openai.APIStatusError) and exc.status_code == 429
+
+
+def retry_after_seconds(exc: BaseException, cap: float = 60.0) -> float | None:
+    """The server's Retry-After (seconds or retry-after-ms), if it sent one."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if not headers:
+        return None
+    ms = headers.get("retry-after-ms")
+    try:
+        if ms is not None:
+            return min(cap, max(0.0, float(ms) / 1000))
+        value = headers.get("retry-after")
+        if value is not None:
+            return min(cap, max(0.0, float(value)))
+    except ValueError:
+        return None
+    return None
+
+
+def backoff_seconds(attempt: int, exc: BaseException | None, *, base: float = 0.5,
+                    cap: float = 30.0) -> float:
+    """Retry-After when given, else full-jitter exponential backoff for `attempt` (1-based)."""
+    if exc is not None:
+        hinted = retry_after_seconds(exc)
+        if hinted is not None:
+            return hinted + random.uniform(0, 0.1)
+    return random.uniform(0, min(cap, base * 2 ** (attempt - 1)))

@@ -1,0 +1,77 @@
+"""Prompt templates: Jinja2 files under prompts/, rendered strictly, hashed by content.
+
+A template defines `{% block system %}` and `{% block user %}`; each becomes one chat
+message. Data reaches templates only as variables, so text inside a persona such as
+`{{ 7*7 }}` is sent literally and never evaluated.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from memsynth.errors import ConfigError
+
+DEFAULT_PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
+
+
+def _tojson(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2, default=str)
+
+
+class PromptLibrary:
+    """Loads, renders and hashes the templates of one prompts folder."""
+
+    def __init__(self, directory: Path | str = DEFAULT_PROMPTS_DIR):
+        self.directory = Path(directory)
+        if not self.directory.is_dir():
+            raise ConfigError(f"prompts folder not found: {self.directory}")
+        self.env = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(str(self.directory)),
+            undefined=jinja2.StrictUndefined,
+            autoescape=False,
+            keep_trailing_newline=False,
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
+        self.env.filters["tojson"] = _tojson
+        self._hashes: dict[str, str] = {}
+
+    def hash(self, name: str) -> str:
+        """sha256 (first 16 hex) of the template file's bytes."""
+        if name not in self._hashes:
+            path = self.directory / name
+            if not path.is_file():
+                raise ConfigError(f"prompt template not found: {path}")
+            self._hashes[name] = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+        return self._hashes[name]
+
+    def render(self, name: str, variables: dict[str, Any]) -> list[dict[str, str]]:
+        """Chat messages (system, then user) rendered from template `name`."""
+        template = self.env.get_template(name)
+        context = template.new_context(dict(variables))
+        messages = []
+        for role in ("system", "user"):
+            block = template.blocks.get(role)
+            if block is None:
+                continue
+            text = "".join(block(context)).strip()
+            if text:
+                messages.append({"role": role, "content": text})
+        if not messages:
+            raise ConfigError(f"template {name} defines neither a system nor a user block")
+        return messages
+
+    def render_text(self, name: str, variables: dict[str, Any]) -> str:
+        """A template rendered whole, for snippets such as repair instructions."""
+        return self.env.get_template(name).render(**variables).strip()
+
+    @cached_property
+    def all_hashes(self) -> dict[str, str]:
+        return {str(p.relative_to(self.directory)): self.hash(str(p.relative_to(self.directory)))
+                for p in sorted(self.directory.rglob("*.j2"))}

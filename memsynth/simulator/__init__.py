@@ -1,0 +1,1 @@
+"""An OpenAI-compatible simulator for dry runs, tests and benchmarks: no real model behind it."""

@@ -1,0 +1,255 @@
+"""The simulator's HTTP server: OpenAI chat completions with injectable faults.
+
+Answers are deterministic in the request's model, schema and first two messages (the
+original prompt), so a repaired or retried call gets the answer the first call would
+have had: a build through faults ends with the same rows as a clean one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import random
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+
+from memsynth.simulator.fake import SchemaFaker
+from memsynth.simulator.stage_answers import STAGE_ANSWERS
+from memsynth.simulator.text import TextMaker
+
+MODEL_ID = "memsynth-simulator"
+_SCHEMA_IN_PROMPT = re.compile(r'<json-schema name="([^"]*)">\s*(\{.*\})\s*</json-schema>', re.DOTALL)
+
+
+@dataclass
+class Faults:
+    """Probabilities (0–1) of each injected failure, drawn per request."""
+
+    rate_429: float = 0.0
+    rate_500: float = 0.0
+    rate_malformed: float = 0.0
+    rate_truncated: float = 0.0
+    seed: int = 0
+
+
+@dataclass
+class Counters:
+    requests: int = 0
+    in_flight: int = 0
+    peak_in_flight: int = 0
+    by_outcome: dict[str, int] = field(default_factory=dict)
+
+    def count(self, outcome: str) -> None:
+        self.by_outcome[outcome] = self.by_outcome.get(outcome, 0) + 1
+
+
+class Simulator:
+    """Request handling, independent of how the server is run."""
+
+    def __init__(self, *, latency_ms: float = 0.0, faults: Faults | None = None,
+                 upstream: str | None = None):
+        self.latency_s = latency_ms / 1000.0
+        self.faults = faults or Faults()
+        self.upstream = upstream.rstrip("/") if upstream else None
+        self.counters = Counters()
+        self._rng = random.Random(self.faults.seed)
+        self._session: aiohttp.ClientSession | None = None
+
+    def app(self) -> web.Application:
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_post("/v1/chat/completions", self.chat_completions)
+        app.router.add_get("/v1/models", self.models)
+        app.router.add_get("/stats", self.stats)
+        app.router.add_post("/stats/reset", self.reset)
+        app.on_cleanup.append(self._close_session)
+        return app
+
+    async def _close_session(self, _app: web.Application) -> None:
+        if self._session is not None:
+            await self._session.close()
+
+    async def models(self, _request: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [
+            {"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "memsynth"}]})
+
+    async def stats(self, _request: web.Request) -> web.Response:
+        c = self.counters
+        return web.json_response({"requests": c.requests, "in_flight": c.in_flight,
+                                  "peak_in_flight": c.peak_in_flight, "by_outcome": c.by_outcome})
+
+    async def reset(self, _request: web.Request) -> web.Response:
+        self.counters = Counters(in_flight=self.counters.in_flight)
+        return web.json_response({"ok": True})
+
+    async def chat_completions(self, request: web.Request) -> web.Response:
+        c = self.counters
+        c.requests += 1
+        c.in_flight += 1
+        c.peak_in_flight = max(c.peak_in_flight, c.in_flight)
+        try:
+            try:
+                body = await request.json()
+            except ValueError:
+                c.count("bad_request")
+                return _error(400, "request body is not JSON")
+            if self.latency_s:
+                await asyncio.sleep(self.latency_s)
+            draw = self._rng.random()
+            f = self.faults
+            if draw < f.rate_429:
+                c.count("429")
+                return _error(429, "simulated rate limit", headers={"retry-after-ms": "50"})
+            if draw < f.rate_429 + f.rate_500:
+                c.count("500")
+                return _error(500, "simulated server error")
+            if self.upstream:
+                status, payload = await self._forward(body)
+                if status != 200:
+                    c.count(f"upstream_{status}")
+                    return web.json_response(payload, status=status)
+            else:
+                payload = self.complete(body)
+            fault_draw = self._rng.random()
+            if fault_draw < f.rate_malformed:
+                c.count("malformed")
+                _damage(payload, "malformed")
+            elif fault_draw < f.rate_malformed + f.rate_truncated:
+                c.count("truncated")
+                _damage(payload, "truncated")
+            else:
+                c.count("ok")
+            return web.json_response(payload)
+        finally:
+            c.in_flight -= 1
+
+    async def _forward(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        if self._session is None:
+            self._session = aiohttp.ClientSession()
+        async with self._session.post(f"{self.upstream}/chat/completions", json=body) as resp:
+            return resp.status, await resp.json()
+
+    def complete(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A chat.completion answering `body` with JSON valid against its schema."""
+        messages = body.get("messages") or []
+        prompt = "\n".join(str(m.get("content", "")) for m in messages[:2])
+        schema, name = _requested_schema(body, prompt)
+        seed = hashlib.sha256(f"{body.get('model')}|{name}|{prompt}".encode()).digest()
+        rng = random.Random(int.from_bytes(seed[:8], "big"))
+        language = "zh" if "Simplified Chinese" in prompt else "en"
+        text = TextMaker(rng, language)
+        if schema is None:
+            content = text.paragraph(3)
+        else:
+            draft = SchemaFaker(text).generate(schema)
+            answer = STAGE_ANSWERS.get(name or "")
+            if answer is not None:
+                draft = answer(draft, prompt, text)
+            content = json.dumps(draft, ensure_ascii=False)
+        prompt_tokens = max(1, len(prompt) // 4)
+        completion_tokens = max(1, len(content) // 4)
+        return {
+            "id": "chatcmpl-sim-" + seed.hex()[:24],
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model") or MODEL_ID,
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": content}}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                      "total_tokens": prompt_tokens + completion_tokens},
+        }
+
+
+def _requested_schema(body: dict[str, Any], prompt: str) -> tuple[dict[str, Any] | None, str | None]:
+    fmt = body.get("response_format") or {}
+    if fmt.get("type") == "json_schema":
+        spec = fmt.get("json_schema") or {}
+        return spec.get("schema"), spec.get("name")
+    match = _SCHEMA_IN_PROMPT.search(prompt)
+    if match:
+        return json.loads(match.group(2)), match.group(1)
+    return None, None
+
+
+def _damage(payload: dict[str, Any], how: str) -> None:
+    choice = payload["choices"][0]
+    content = choice["message"]["content"] or ""
+    if how == "malformed":
+        choice["message"]["content"] = "I'm sorry, I cannot produce that output right now."
+    else:
+        choice["message"]["content"] = content[: max(1, len(content) // 2)]
+        choice["finish_reason"] = "length"
+
+
+def _error(status: int, message: str, headers: dict[str, str] | None = None) -> web.Response:
+    return web.json_response({"error": {"message": message, "type": "simulated", "code": status}},
+                             status=status, headers=headers)
+
+
+class SimulatorThread:
+    """A simulator served on a loopback port from its own thread and event loop."""
+
+    def __init__(self, simulator: Simulator, host: str = "127.0.0.1", port: int = 0):
+        self.simulator = simulator
+        self.host = host
+        self.port = port
+        self._loop = asyncio.new_event_loop()
+        self._runner: web.AppRunner | None = None
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._serve, name="memsynth-simulator", daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    def start(self) -> SimulatorThread:
+        self._thread.start()
+        if not self._ready.wait(30):
+            raise RuntimeError("the simulator did not start")
+        return self
+
+    def _serve(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        self._loop.run_until_complete(self._start())
+        self._ready.set()
+        self._loop.run_forever()
+        self._loop.run_until_complete(self._runner.cleanup())  # type: ignore[union-attr]
+        self._loop.close()
+
+    async def _start(self) -> None:
+        self._runner = web.AppRunner(self.simulator.app(), access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    def stop(self) -> None:
+        if self._thread.is_alive():
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(10)
+
+    def __enter__(self) -> SimulatorThread:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+async def serve_forever(simulator: Simulator, host: str, port: int) -> None:
+    """Serve until cancelled (the CLI's `simulator serve`)."""
+    runner = web.AppRunner(simulator.app(), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    await site.start()
+    actual = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    print(f"memsynth simulator listening on http://{host}:{actual}/v1", flush=True)
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await runner.cleanup()

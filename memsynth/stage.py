@@ -1,0 +1,232 @@
+"""Declarative stages and the one runner that executes them.
+
+A stage is a template, an output model, a few named checks and a failure policy.
+The runner renders → calls → parses → validates → checks, re-asks with the problems
+appended when any step fails (bounded), and then applies the stage's policy. It never
+raises for a bad answer: every item comes back as an `ItemResult` saying what happened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ValidationError
+
+from memsynth.llm.engine import LLMEngine, TransportFailure
+from memsynth.llm.parse import UnparsableOutput, extract_json
+from memsynth.llm.request import LLMRequest
+from memsynth.prompts import PromptLibrary
+
+Policy = Literal["drop", "flag"]
+CheckFn = Callable[[Any, Mapping[str, Any]], Iterable[str]]
+
+
+@dataclass(frozen=True)
+class Check:
+    """A rule a JSON schema cannot express; yields one message per violation."""
+
+    name: str
+    fn: CheckFn
+
+    def __call__(self, output: Any, variables: Mapping[str, Any]) -> list[str]:
+        return [f"[{self.name}] {problem}" for problem in self.fn(output, variables)]
+
+
+def check(name: str) -> Callable[[CheckFn], Check]:
+    """Decorator: turn a generator of problems into a named `Check`."""
+    return lambda fn: Check(name, fn)
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One prompt of a recipe: `prompts/<recipe>/<name>.j2` answered as `output`."""
+
+    recipe: str
+    name: str
+    output: type[BaseModel]
+    checks: tuple[Check, ...] = ()
+    policy: Policy = "drop"
+    temperature: float | None = None  # None: the build's default
+    max_tokens: int | None = None
+
+    @property
+    def template(self) -> str:
+        return f"{self.recipe}/{self.name}.j2"
+
+    @property
+    def schema_name(self) -> str:
+        return f"{self.recipe}_{self.name}"
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{self.recipe}.{self.name}"
+
+
+@dataclass(frozen=True)
+class GenerationSettings:
+    """Build-wide sampling and output-format settings the runner applies to each stage."""
+
+    model: str
+    response_mode: Literal["json_schema", "json_object"] = "json_schema"
+    temperature: float = 0.8
+    max_tokens: int = 4096
+    repairs: int = 2
+    seed: int | None = None
+
+
+@dataclass
+class ItemResult:
+    """The fate of one stage item: its validated output (if any) and what it took."""
+
+    stage: str
+    item_key: str
+    persona_id: str | None
+    output: Any | None
+    status: Literal["ok", "repaired", "flagged", "dropped"]
+    problems: list[str] = field(default_factory=list)
+    calls: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def usable(self) -> bool:
+        return self.output is not None and self.status != "dropped"
+
+
+class StageRunner:
+    """Runs stages for one build against one engine and one prompt library."""
+
+    def __init__(self, engine: LLMEngine, prompts: PromptLibrary, settings: GenerationSettings):
+        self.engine = engine
+        self.prompts = prompts
+        self.settings = settings
+        self._schemas: dict[type[BaseModel], dict[str, Any]] = {}
+
+    def _schema(self, model: type[BaseModel]) -> dict[str, Any]:
+        if model not in self._schemas:
+            self._schemas[model] = model.model_json_schema()
+        return self._schemas[model]
+
+    def _request(self, stage: Stage, messages: list[dict[str, str]], sample: int) -> LLMRequest:
+        s = self.settings
+        params: dict[str, Any] = {
+            "temperature": stage.temperature if stage.temperature is not None else s.temperature,
+            "max_tokens": stage.max_tokens or s.max_tokens,
+        }
+        if s.seed is not None:
+            params["seed"] = s.seed
+        return LLMRequest(
+            model=s.model,
+            messages=tuple(messages),
+            params=params,
+            schema_name=stage.schema_name,
+            json_schema=self._schema(stage.output),
+            response_mode=s.response_mode,
+            sample_index=sample,
+        )
+
+    def _base_messages(self, stage: Stage, variables: Mapping[str, Any]) -> list[dict[str, str]]:
+        messages = self.prompts.render(stage.template, dict(variables))
+        if self.settings.response_mode == "json_object":
+            # Without schema support the model must read the schema from the prompt.
+            hint = self.prompts.render_text(
+                "_schema_hint.j2",
+                {"schema": json.dumps(self._schema(stage.output), ensure_ascii=False),
+                 "schema_name": stage.schema_name})
+            messages[-1] = {**messages[-1], "content": messages[-1]["content"] + "\n\n" + hint}
+        return messages
+
+    async def run(self, stage: Stage, variables: Mapping[str, Any], *, item_key: str,
+                  persona_id: str | None = None, sample: int = 0) -> ItemResult:
+        """Generate one item of `stage`, repairing up to the configured bound."""
+        base = self._base_messages(stage, variables)
+        template_hash = self.prompts.hash(stage.template)
+        messages = list(base)
+        calls: list[dict[str, Any]] = []
+        problems: list[str] = []
+        last_valid: Any | None = None
+        for attempt in range(self.settings.repairs + 1):
+            request = self._request(stage, messages, sample)
+            started = time.time()
+            call = {
+                "call_id": f"{item_key}#{attempt}",
+                "stage": stage.qualified_name,
+                "template_hash": template_hash,
+                "model": request.model,
+                "cache_key": request.cache_key(),
+                "persona_id": persona_id,
+                "item_key": item_key,
+                "repair_index": attempt,
+                "started_at": started,
+            }
+            try:
+                response = await self.engine.complete(request, stage=stage.qualified_name)
+            except TransportFailure as exc:
+                calls.append({**call, **_empty_usage(), "outcome": "transport_error",
+                              "error": str(exc)})
+                problems = [f"[transport] {exc}"]
+                break
+            call.update(prompt_tokens=response.prompt_tokens,
+                        completion_tokens=response.completion_tokens,
+                        latency_s=response.latency_s, attempts=response.attempts,
+                        cache_hit=response.cached)
+            output, problems, outcome = self._evaluate(stage, response.content,
+                                                       response.finish_reason, variables)
+            if outcome in ("ok", "check_failed"):
+                last_valid = output
+            calls.append({**call, "outcome": outcome, "error": "; ".join(problems)[:2000]})
+            if not problems:
+                status = "ok" if attempt == 0 else "repaired"
+                return ItemResult(stage.qualified_name, item_key, persona_id, output, status,
+                                  [], calls)
+            if attempt < self.settings.repairs:
+                repair = self.prompts.render_text("_repair.j2", {"problems": problems})
+                messages = base + [{"role": "assistant", "content": response.content},
+                                   {"role": "user", "content": repair}]
+        if stage.policy == "flag" and last_valid is not None:
+            return ItemResult(stage.qualified_name, item_key, persona_id, last_valid, "flagged",
+                              problems, calls)
+        return ItemResult(stage.qualified_name, item_key, persona_id, None, "dropped",
+                          problems, calls)
+
+    def _evaluate(self, stage: Stage, content: str, finish_reason: str | None,
+                  variables: Mapping[str, Any]) -> tuple[Any | None, list[str], str]:
+        if finish_reason == "length":
+            return None, ["[truncated] the answer was cut off at the token limit; "
+                          "answer more concisely"], "truncated"
+        try:
+            data = extract_json(content)
+        except UnparsableOutput as exc:
+            return None, [f"[json] {exc}"], "invalid_json"
+        try:
+            output = stage.output.model_validate(data)
+        except ValidationError as exc:
+            return None, _validation_problems(exc), "invalid_schema"
+        problems = [p for c in stage.checks for p in c(output, variables)]
+        return output, problems, ("check_failed" if problems else "ok")
+
+    async def run_many(self, stage: Stage,
+                       items: Iterable[tuple[str, str | None, Mapping[str, Any]]]
+                       ) -> list[ItemResult]:
+        """Fan out: run (item_key, persona_id, variables) items concurrently, in order."""
+        return list(await asyncio.gather(*(
+            self.run(stage, variables, item_key=key, persona_id=pid)
+            for key, pid, variables in items)))
+
+
+def _validation_problems(exc: ValidationError, limit: int = 12) -> list[str]:
+    problems = []
+    for err in exc.errors()[:limit]:
+        where = ".".join(str(p) for p in err["loc"]) or "(root)"
+        problems.append(f"[schema] {where}: {err['msg']}")
+    if exc.error_count() > limit:
+        problems.append(f"[schema] … and {exc.error_count() - limit} more")
+    return problems
+
+
+def _empty_usage() -> dict[str, Any]:
+    return {"prompt_tokens": 0, "completion_tokens": 0, "latency_s": 0.0, "attempts": 0,
+            "cache_hit": False}

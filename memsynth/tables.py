@@ -1,0 +1,78 @@
+"""Output tables declared as pydantic row models, with Arrow schemas derived from them."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import types
+import typing
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+from pydantic import BaseModel
+
+
+@dataclass(frozen=True)
+class Table:
+    """A named output table whose rows are instances of `row`."""
+
+    name: str
+    row: type[BaseModel]
+
+    @property
+    def schema(self) -> pa.Schema:
+        return arrow_schema(self.row)
+
+    def to_arrow(self, rows: list[BaseModel]) -> pa.Table:
+        """Rows as an Arrow table with this table's exact schema (even when empty)."""
+        schema = self.schema
+        records = [_plain(row.model_dump(mode="python"), self.row) for row in rows]
+        return pa.Table.from_pylist(records, schema=schema)
+
+
+def arrow_schema(model: type[BaseModel]) -> pa.Schema:
+    """The Arrow schema of a row model: scalars, dates, lists and nested models map directly;
+    free-form dicts become JSON text."""
+    return pa.schema([pa.field(name, _arrow_type(f.annotation), nullable=_nullable(f.annotation))
+                      for name, f in model.model_fields.items()])
+
+
+def _strip_optional(tp: Any) -> Any:
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if len(args) == 1:
+            return args[0]
+    return tp
+
+
+def _nullable(tp: Any) -> bool:
+    return typing.get_origin(tp) in (typing.Union, types.UnionType) and type(None) in typing.get_args(tp)
+
+
+def _arrow_type(tp: Any) -> pa.DataType:
+    tp = _strip_optional(tp)
+    origin = typing.get_origin(tp)
+    if origin is typing.Literal:
+        return pa.string()
+    if origin in (list, tuple):
+        (inner, *_) = typing.get_args(tp) or (str,)
+        return pa.list_(_arrow_type(inner))
+    if origin is dict or tp is dict or tp is Any:
+        return pa.string()
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        return pa.struct([pa.field(n, _arrow_type(f.annotation)) for n, f in tp.model_fields.items()])
+    mapping = {str: pa.string(), int: pa.int64(), float: pa.float64(), bool: pa.bool_(),
+               dt.date: pa.date32(), dt.datetime: pa.timestamp("us", tz="UTC")}
+    if tp in mapping:
+        return mapping[tp]
+    raise TypeError(f"no Arrow type for {tp!r}")
+
+
+def _plain(record: dict[str, Any], model: type[BaseModel]) -> dict[str, Any]:
+    """Encode free-form dict fields as JSON text, matching `arrow_schema`."""
+    for name, f in model.model_fields.items():
+        tp = _strip_optional(f.annotation)
+        if (typing.get_origin(tp) is dict or tp is dict or tp is Any) and record[name] is not None:
+            record[name] = json.dumps(record[name], ensure_ascii=False, sort_keys=True, default=str)
+    return record

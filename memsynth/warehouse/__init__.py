@@ -1,0 +1,1 @@
+"""The warehouse: one DuckLake catalog per dataset, one snapshot per published version."""

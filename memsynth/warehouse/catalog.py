@@ -1,0 +1,121 @@
+"""Reading the warehouse: datasets, their versions, and read-only SQL at a version."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from memsynth.errors import MemsynthError
+from memsynth.warehouse.ducklake import CATALOG_FILE, attach, dataset_dir
+
+# Only plain reads reach the catalog; everything else is refused before it runs.
+ALLOWED_STATEMENTS = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
+
+
+def list_datasets(root: Path) -> list[dict[str, Any]]:
+    """Every dataset under `root` with its latest version."""
+    out = []
+    root = Path(root)
+    if not root.is_dir():
+        return out
+    for catalog in sorted(root.glob(f"*/{CATALOG_FILE}")):
+        name = catalog.parent.name
+        versions = list_versions(root, name)
+        latest = versions[-1] if versions else None
+        out.append({
+            "dataset": name,
+            "versions": len(versions),
+            "latest_version": latest["version"] if latest else None,
+            "recipe": latest["recipe"] if latest else None,
+            "created_at": latest["created_at"] if latest else None,
+            "path": str(catalog.parent),
+        })
+    return out
+
+
+def _open(root: Path, dataset: str, snapshot: int | None = None) -> duckdb.DuckDBPyConnection:
+    directory = dataset_dir(root, dataset)
+    if not (directory / CATALOG_FILE).is_file():
+        raise MemsynthError(f"no dataset {dataset!r} under {root} (memsynth datasets list)")
+    con = duckdb.connect()
+    attach(con, directory, read_only=True, snapshot=snapshot)
+    return con
+
+
+def list_versions(root: Path, dataset: str) -> list[dict[str, Any]]:
+    """The dataset's `versions` rows, oldest first, JSON fields decoded."""
+    con = _open(root, dataset)
+    try:
+        has = con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name='lake' "
+                          "AND table_name='versions'").fetchone()[0]
+        if not has:
+            return []
+        cur = con.execute("SELECT * FROM lake.versions ORDER BY version")
+        cols = [d[0] for d in cur.description]
+        rows = [dict(zip(cols, r)) for r in cur.fetchall()]
+    finally:
+        con.close()
+    for row in rows:
+        for key in ("config", "prompt_hashes", "schema_hashes", "row_counts"):
+            if isinstance(row.get(key), str):
+                row[key] = json.loads(row[key])
+        for key in ("created_at", "started_at"):
+            if row.get(key) is not None:
+                row[key] = row[key].isoformat()
+    return rows
+
+
+def snapshot_of(root: Path, dataset: str, version: int | None) -> tuple[int, int]:
+    """(version, snapshot id) for `version`, or for the latest version when None."""
+    versions = list_versions(root, dataset)
+    if not versions:
+        raise MemsynthError(f"dataset {dataset!r} has no published version")
+    if version is None:
+        row = versions[-1]
+    else:
+        matches = [v for v in versions if v["version"] == version]
+        if not matches:
+            known = ", ".join(str(v["version"]) for v in versions)
+            raise MemsynthError(f"dataset {dataset!r} has no version {version} (versions: {known})")
+        row = matches[0]
+    return row["version"], row["snapshot_id"]
+
+
+def check_read_only(sql: str) -> None:
+    """Refuse anything but a single SELECT (or EXPLAIN of one)."""
+    try:
+        statements = duckdb.extract_statements(sql)
+    except duckdb.Error as exc:
+        raise MemsynthError(f"cannot parse query: {str(exc).splitlines()[0]}") from exc
+    if len(statements) != 1:
+        raise MemsynthError(f"give exactly one statement (got {len(statements)})")
+    kind = statements[0].type
+    if kind not in ALLOWED_STATEMENTS:
+        raise MemsynthError(
+            f"only read-only SELECT queries are allowed; refused a {kind.name} statement")
+
+
+def run_query(root: Path, dataset: str, sql: str, version: int | None = None
+              ) -> tuple[list[str], list[tuple[Any, ...]], int]:
+    """Run `sql` against the dataset's tables at `version`: (columns, rows, version)."""
+    check_read_only(sql)
+    number, snapshot = snapshot_of(root, dataset, version)
+    con = _open(root, dataset, snapshot)
+    try:
+        con.execute("USE lake")
+        # The catalog's own files stay readable; every other path is off limits.
+        directory = str(dataset_dir(root, dataset).resolve())
+        con.execute(f"SET allowed_directories = ['{directory.replace(chr(39), chr(39) * 2)}/']")
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
+        try:
+            cur = con.execute(sql)
+        except duckdb.Error as exc:
+            raise MemsynthError(f"query failed: {str(exc).splitlines()[0]}") from exc
+        columns = [d[0] for d in cur.description] if cur.description else []
+        return columns, cur.fetchall(), number
+    finally:
+        con.close()

@@ -1,0 +1,77 @@
+"""Attaching a dataset's DuckLake catalog, loading the extension offline."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import duckdb
+
+from memsynth.errors import MemsynthError
+
+CATALOG_FILE = "catalog.ducklake"
+DATA_DIR = "data"
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+
+
+def validate_dataset_name(name: str) -> str:
+    if not _NAME.match(name):
+        raise MemsynthError(
+            f"invalid dataset name {name!r}: use lowercase letters, digits, '-' and '_'")
+    return name
+
+
+def dataset_dir(root: Path, dataset: str) -> Path:
+    return Path(root) / validate_dataset_name(dataset)
+
+
+def load_ducklake(con: duckdb.DuckDBPyConnection) -> None:
+    """LOAD ducklake, falling back to the file shipped in `duckdb-extension-ducklake`.
+
+    Nothing is downloaded: this machine (and CI) cannot reach the extension repository.
+    """
+    try:
+        con.execute("LOAD ducklake")
+        return
+    except duckdb.Error:
+        pass
+    path = shipped_extension_path("ducklake")
+    if path is None:
+        raise MemsynthError(
+            "the DuckLake extension is not installed: pip install "
+            f"'duckdb-extension-ducklake=={duckdb.__version__}'")
+    con.execute(f"LOAD '{_sql_str(str(path))}'")
+
+
+def shipped_extension_path(name: str) -> Path | None:
+    """The extension file inside the PyPI package `duckdb-extension-<name>`, if installed."""
+    try:
+        module = __import__(f"duckdb_extension_{name}")
+    except ImportError:
+        return None
+    base = Path(module.__file__).parent / "extensions"
+    version = f"v{duckdb.__version__}"
+    for candidate in [base / version / f"{name}.duckdb_extension",
+                      *sorted(base.glob(f"*/{name}.duckdb_extension"))]:
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def attach(con: duckdb.DuckDBPyConnection, directory: Path, *, alias: str = "lake",
+           read_only: bool = False, snapshot: int | None = None) -> None:
+    """Attach the catalog in `directory` as `alias` (created on first write)."""
+    load_ducklake(con)
+    catalog = directory / CATALOG_FILE
+    options = [f"DATA_PATH '{_sql_str(str(directory / DATA_DIR))}/'"]
+    if read_only:
+        options.append("READ_ONLY")
+    else:
+        options.append("DATA_INLINING_ROW_LIMIT 0")  # always real Parquet files
+    if snapshot is not None:
+        options.append(f"SNAPSHOT_VERSION {int(snapshot)}")
+    con.execute(f"ATTACH 'ducklake:{_sql_str(str(catalog))}' AS {alias} ({', '.join(options)})")
+
+
+def _sql_str(value: str) -> str:
+    return value.replace("'", "''")

@@ -1,0 +1,129 @@
+"""Publishing a build: every table plus its `versions` row in one DuckLake transaction."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from memsynth.errors import MemsynthError
+from memsynth.warehouse.ducklake import attach, dataset_dir
+
+VERSIONS_DDL = """
+CREATE TABLE IF NOT EXISTS lake.versions (
+    version INTEGER,
+    snapshot_id BIGINT,
+    created_at TIMESTAMP WITH TIME ZONE,
+    started_at TIMESTAMP WITH TIME ZONE,
+    build_id VARCHAR,
+    recipe VARCHAR,
+    config VARCHAR,
+    config_hash VARCHAR,
+    memsynth_version VARCHAR,
+    prompt_hashes VARCHAR,
+    schema_hashes VARCHAR,
+    model VARCHAR,
+    row_counts VARCHAR,
+    llm_calls BIGINT,
+    llm_requests BIGINT,
+    llm_cache_hits BIGINT,
+    prompt_tokens BIGINT,
+    completion_tokens BIGINT,
+    estimated_cost_usd DOUBLE,
+    parent_version INTEGER
+)
+"""
+
+
+@dataclass
+class VersionInfo:
+    """What a `versions` row records about one build, apart from its number and snapshot."""
+
+    build_id: str
+    recipe: str
+    config: dict[str, Any]
+    config_hash: str
+    memsynth_version: str
+    prompt_hashes: dict[str, str]
+    schema_hashes: dict[str, str]
+    model: str
+    started_at: float
+    llm: dict[str, Any] = field(default_factory=dict)
+
+
+def open_for_write(directory: Path, *, tries: int = 40) -> duckdb.DuckDBPyConnection:
+    """A connection with the catalog attached read-write, waiting out another writer's lock."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for attempt in range(tries):
+        con = duckdb.connect()
+        try:
+            attach(con, directory)
+            return con
+        except duckdb.IOException as exc:
+            con.close()
+            if "lock" not in str(exc).lower() or attempt == tries - 1:
+                raise MemsynthError(f"cannot open the catalog in {directory}: {exc}") from exc
+            time.sleep(0.25)
+    raise AssertionError("unreachable")
+
+
+def publish(root: Path, dataset: str, tables: dict[str, list[Path]], info: VersionInfo) -> dict[str, Any]:
+    """Replace the dataset's tables with the staged files and record a new version, atomically."""
+    directory = dataset_dir(root, dataset)
+    con = open_for_write(directory)
+    try:
+        con.execute("BEGIN TRANSACTION")
+        con.execute(VERSIONS_DDL)
+        existing = {r[0] for r in con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = 'lake'").fetchall()}
+        row_counts: dict[str, int] = {}
+        for name, files in tables.items():
+            if not files:
+                raise MemsynthError(f"nothing staged for table {name}")
+            file_list = "[" + ", ".join("'" + str(f).replace("'", "''") + "'" for f in files) + "]"
+            con.execute(f'CREATE OR REPLACE TABLE lake."{name}" AS SELECT * FROM read_parquet({file_list})')
+            row_counts[name] = con.execute(f'SELECT count(*) FROM lake."{name}"').fetchone()[0]
+        for stale in existing - set(tables) - {"versions"}:
+            con.execute(f'DROP TABLE lake."{stale}"')
+        version, parent = _next_version(con)
+        snapshot = con.execute("SELECT max(snapshot_id) FROM lake.snapshots()").fetchone()[0] + 1
+        now = datetime.now(timezone.utc)
+        llm = info.llm
+        con.execute(
+            "INSERT INTO lake.versions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [version, snapshot, now, datetime.fromtimestamp(info.started_at, timezone.utc),
+             info.build_id, info.recipe, json.dumps(info.config, sort_keys=True, default=str),
+             info.config_hash, info.memsynth_version, json.dumps(info.prompt_hashes, sort_keys=True),
+             json.dumps(info.schema_hashes, sort_keys=True), info.model,
+             json.dumps(row_counts, sort_keys=True), llm.get("calls", 0), llm.get("requests", 0),
+             llm.get("cache_hits", 0), llm.get("prompt_tokens", 0), llm.get("completion_tokens", 0),
+             llm.get("estimated_cost_usd", 0.0), parent])
+        con.execute("CALL lake.set_commit_message('memsynth', ?, extra_info => ?)",
+                    [f"{dataset} version {version}", json.dumps({"version": version})])
+        con.execute("COMMIT")
+        committed = con.execute(
+            "SELECT snapshot_id FROM lake.snapshots() WHERE commit_extra_info = ?",
+            [json.dumps({"version": version})]).fetchall()
+        if [r[0] for r in committed] != [snapshot]:
+            raise MemsynthError(f"version {version} was committed as snapshot {committed}, "
+                                f"not {snapshot}: was the catalog written concurrently?")
+        return {"version": version, "snapshot_id": snapshot, "row_counts": row_counts,
+                "parent_version": parent}
+    except BaseException:
+        try:
+            con.execute("ROLLBACK")
+        except duckdb.Error:
+            pass
+        raise
+    finally:
+        con.close()
+
+
+def _next_version(con: duckdb.DuckDBPyConnection) -> tuple[int, int | None]:
+    latest = con.execute("SELECT max(version) FROM lake.versions").fetchone()[0]
+    return (1, None) if latest is None else (latest + 1, latest)

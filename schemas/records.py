@@ -1,0 +1,49 @@
+"""Rows every recipe writes: personas, LLM call accounting, stage failures."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel
+
+from memsynth.tables import Table
+
+
+class PersonaRow(BaseModel):
+    persona_id: str
+    description: str
+    source: str
+
+
+class LLMCallRow(BaseModel):
+    call_id: str
+    stage: str
+    template_hash: str
+    model: str
+    cache_key: str
+    persona_id: str | None
+    item_key: str
+    repair_index: int
+    prompt_tokens: int
+    completion_tokens: int
+    latency_s: float
+    attempts: int
+    cache_hit: bool
+    outcome: str  # ok | invalid_json | invalid_schema | check_failed | truncated | transport_error
+    error: str
+    started_at: datetime
+
+
+class StageFailureRow(BaseModel):
+    """An item that never passed: dropped, or kept but flagged, with the reasons."""
+
+    stage: str
+    item_key: str
+    persona_id: str | None
+    action: str  # dropped | flagged
+    problems: list[str]
+
+
+PERSONAS = Table("personas", PersonaRow)
+LLM_CALLS = Table("llm_calls", LLMCallRow)
+STAGE_FAILURES = Table("stage_failures", StageFailureRow)
