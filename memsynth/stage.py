@@ -184,8 +184,9 @@ class StageRunner:
                                   [], calls)
             if attempt < self.settings.repairs:
                 repair = self.prompts.render_text("_repair.j2", {"problems": problems})
-                messages = base + [{"role": "assistant", "content": response.content},
-                                   {"role": "user", "content": repair}]
+                # The whole exchange so far: a repeated bad answer still makes a new request.
+                messages = messages + [{"role": "assistant", "content": response.content},
+                                       {"role": "user", "content": repair}]
         if stage.policy == "flag" and last_valid is not None:
             return ItemResult(stage.qualified_name, item_key, persona_id, last_valid, "flagged",
                               problems, calls)

@@ -37,6 +37,9 @@ class Faults:
     rate_malformed: float = 0.0
     rate_truncated: float = 0.0
     seed: int = 0
+    # Forced outcomes ("429", "500", "malformed", "truncated", "ok") for the first
+    # requests, before the random draws take over: tests use it to be sure each fault occurs.
+    schedule: tuple[str, ...] = ()
 
 
 @dataclass
@@ -59,8 +62,15 @@ class Simulator:
         self.faults = faults or Faults()
         self.upstream = upstream.rstrip("/") if upstream else None
         self.counters = Counters()
+        self.recorded: list[dict[str, Any]] = []  # request bodies, when record=True
+        self.record = False
+        self._scripts: dict[str, list[str]] = {}
         self._rng = random.Random(self.faults.seed)
         self._session: aiohttp.ClientSession | None = None
+
+    def script(self, schema_name: str, contents: list[str]) -> None:
+        """Answer the next requests for `schema_name` with these contents, in order (tests)."""
+        self._scripts.setdefault(schema_name, []).extend(contents)
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=64 * 1024 * 1024)
@@ -99,14 +109,15 @@ class Simulator:
             except ValueError:
                 c.count("bad_request")
                 return _error(400, "request body is not JSON")
+            if self.record:
+                self.recorded.append(body)
             if self.latency_s:
                 await asyncio.sleep(self.latency_s)
-            draw = self._rng.random()
-            f = self.faults
-            if draw < f.rate_429:
+            fault = self._pick_fault(c.requests)
+            if fault == "429":
                 c.count("429")
                 return _error(429, "simulated rate limit", headers={"retry-after-ms": "50"})
-            if draw < f.rate_429 + f.rate_500:
+            if fault == "500":
                 c.count("500")
                 return _error(500, "simulated server error")
             if self.upstream:
@@ -116,18 +127,29 @@ class Simulator:
                     return web.json_response(payload, status=status)
             else:
                 payload = self.complete(body)
-            fault_draw = self._rng.random()
-            if fault_draw < f.rate_malformed:
-                c.count("malformed")
-                _damage(payload, "malformed")
-            elif fault_draw < f.rate_malformed + f.rate_truncated:
-                c.count("truncated")
-                _damage(payload, "truncated")
-            else:
-                c.count("ok")
+            c.count(fault)
+            if fault in ("malformed", "truncated"):
+                _damage(payload, fault)
             return web.json_response(payload)
         finally:
             c.in_flight -= 1
+
+    def _pick_fault(self, number: int) -> str:
+        """The outcome of request `number` (1-based): scheduled, else drawn at the set rates."""
+        f = self.faults
+        if number <= len(f.schedule):
+            return f.schedule[number - 1]
+        draw = self._rng.random()
+        if draw < f.rate_429:
+            return "429"
+        if draw < f.rate_429 + f.rate_500:
+            return "500"
+        draw = self._rng.random()
+        if draw < f.rate_malformed:
+            return "malformed"
+        if draw < f.rate_malformed + f.rate_truncated:
+            return "truncated"
+        return "ok"
 
     async def _forward(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         if self._session is None:
@@ -140,11 +162,14 @@ class Simulator:
         messages = body.get("messages") or []
         prompt = "\n".join(str(m.get("content", "")) for m in messages[:2])
         schema, name = _requested_schema(body, prompt)
+        scripted = self._scripts.get(name or "")
         seed = hashlib.sha256(f"{body.get('model')}|{name}|{prompt}".encode()).digest()
         rng = random.Random(int.from_bytes(seed[:8], "big"))
         language = "zh" if "Simplified Chinese" in prompt else "en"
         text = TextMaker(rng, language)
-        if schema is None:
+        if scripted:
+            content = scripted.pop(0)
+        elif schema is None:
             content = text.paragraph(3)
         else:
             draft = SchemaFaker(text).generate(schema)

@@ -39,7 +39,7 @@ def prompt_int(prompt: str, pattern: str, default: int) -> int:
 @answers("enpmr_profile")
 def _profile(draft: dict[str, Any], prompt: str, text: TextMaker) -> dict[str, Any]:
     draft["name"] = text.person_name()
-    draft["preferences"] = [text.sentence() for _ in range(text.rng.randint(10, 13))]
+    draft["preferences"] = text.distinct_sentences(text.rng.randint(10, 13))
     return draft
 
 

@@ -38,10 +38,12 @@ OBJECTS = ["the weekend plan", "a difficult conversation", "the training schedul
 ENDINGS = ["and it felt like real progress", "even though it was exhausting", "which surprised everyone",
            "and I want to remember it", "after weeks of doubt", "with more patience than before",
            "and it changed how I see things", "though I still have mixed feelings about it"]
-ZH_SENTENCES = ["最近我一直在努力调整自己的节奏。", "那段时间压力很大，但我坚持了下来。",
-                "家人的支持让我感到很温暖。", "我开始意识到休息也同样重要。", "这件事让我对自己有了新的认识。",
-                "朋友的一句鼓励让我重新振作。", "我希望以后能做得更好。", "那天的经历让我印象深刻。",
-                "我尝试了新的方法，效果还不错。", "虽然过程不顺利，但结果令人满意。"]
+ZH_WHEN = ["最近", "上个月", "那段时间", "周末", "去年冬天", "每天早上", "下班后", "春节前后"]
+ZH_WHO = ["我", "我和家人", "我和同事", "我和老朋友", "我的团队", "我和伴侣"]
+ZH_DID = ["坚持晨跑", "学着做新菜", "整理工作计划", "准备一场重要的汇报", "照顾生病的母亲",
+          "报名了夜校课程", "重新开始练琴", "去郊外徒步", "尝试早睡早起", "筹备社区活动"]
+ZH_FELT = ["感到很充实", "压力不小但坚持了下来", "觉得很温暖", "有了新的认识", "心情慢慢好了起来",
+           "收获了意外的惊喜", "还是有些焦虑", "对自己更有信心了"]
 
 
 class TextMaker:
@@ -58,9 +60,18 @@ class TextMaker:
 
     def sentence(self) -> str:
         if self.language == "zh":
-            return self.rng.choice(ZH_SENTENCES)
+            r = self.rng
+            return f"{r.choice(ZH_WHEN)}{r.choice(ZH_WHO)}{r.choice(ZH_DID)}，{r.choice(ZH_FELT)}。"
         return (f"{self.rng.choice(SUBJECTS)} {self.rng.choice(VERBS)} {self.rng.choice(OBJECTS)} "
                 f"{self.rng.choice(ENDINGS)}.")
+
+    def distinct_sentences(self, count: int) -> list[str]:
+        out: list[str] = []
+        while len(out) < count:
+            sentence = self.sentence()
+            if sentence.lower() not in (o.lower() for o in out):
+                out.append(sentence)
+        return out
 
     def paragraph(self, sentences: int = 2) -> str:
         joiner = "" if self.language == "zh" else " "

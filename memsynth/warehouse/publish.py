@@ -114,11 +114,14 @@ def publish(root: Path, dataset: str, tables: dict[str, list[Path]], info: Versi
                                 f"not {snapshot}: was the catalog written concurrently?")
         return {"version": version, "snapshot_id": snapshot, "row_counts": row_counts,
                 "parent_version": parent}
-    except BaseException:
+    except BaseException as exc:
         try:
             con.execute("ROLLBACK")
         except duckdb.Error:
             pass
+        if isinstance(exc, duckdb.Error):
+            raise MemsynthError(f"publishing {dataset} failed, nothing was published: "
+                                f"{str(exc).splitlines()[0]}") from exc
         raise
     finally:
         con.close()

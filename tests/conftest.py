@@ -1,0 +1,69 @@
+"""Shared fixtures: a throwaway Prefect home, a live simulator, the real CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+_PREFECT_HOME = tempfile.mkdtemp(prefix="memsynth-prefect-")
+# Before anything imports prefect: its database goes in a folder the tests own.
+os.environ["PREFECT_HOME"] = _PREFECT_HOME
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+os.environ.pop("MEMSYNTH_WAREHOUSE", None)
+os.environ.pop("MEMSYNTH_MODEL", None)
+
+from memsynth.simulator.server import Faults, Simulator, SimulatorThread  # noqa: E402
+
+
+@pytest.fixture
+def simulator():
+    """A clean simulator on a loopback port; `.simulator` is the handler with its counters."""
+    with SimulatorThread(Simulator()) as thread:
+        yield thread
+
+
+def start_simulator(**kwargs) -> SimulatorThread:
+    faults = kwargs.pop("faults", None)
+    return SimulatorThread(Simulator(faults=faults or Faults(), **kwargs)).start()
+
+
+def memsynth_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
+                 timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    """Run the installed `memsynth` console script as a user would."""
+    exe = Path(sys.executable).parent / "memsynth"
+    command = [str(exe)] if exe.exists() else [sys.executable, "-m", "memsynth.cli"]
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run([*command, *args], capture_output=True, text=True, env=full_env,
+                          cwd=cwd or ROOT, timeout=timeout)
+
+
+def cli_json(*args: str, **kwargs) -> object:
+    result = memsynth_cli(*args, **kwargs)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout)
+
+
+def write_config(path: Path, **overrides) -> Path:
+    """A small enpmr config; nested dicts in overrides replace whole sections."""
+    import yaml
+
+    base = {
+        "dataset": "t",
+        "recipe": "enpmr",
+        "seed": 3,
+        "reference_date": "2024-12-02",
+        "personas": {"count": 2},
+        "shard_size": 1,
+        "llm": {"model": "test-model", "concurrency": 8, "retry_base_s": 0.01},
+    }
+    base.update(overrides)
+    path.write_text(yaml.safe_dump(base), encoding="utf-8")
+    return path

@@ -1,0 +1,185 @@
+"""The real CLI end to end: builds, versions, queries, faults, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memsynth.simulator.server import Faults
+from tests.conftest import ROOT, cli_json, memsynth_cli, start_simulator, write_config
+
+SECRET = "sk-memsynth-test-secret-0123456789abcdef"
+RECIPE_TABLES = ("personas", "profiles", "life_themes")
+
+
+def _build(config: Path | str, warehouse: Path, *extra: str, env=None) -> dict:
+    return cli_json("build", str(config), "--warehouse", str(warehouse), "--format", "json",
+                    *extra, env=env)
+
+
+def _count(warehouse: Path, dataset: str, table: str, version: int | None = None) -> int:
+    args = ["query", f"SELECT count(*) AS n FROM {table}", "--dataset", dataset,
+            "--warehouse", str(warehouse), "--format", "json"]
+    if version is not None:
+        args += ["--version", str(version)]
+    return cli_json(*args)[0]["n"]
+
+
+def test_quickstart_builds_versions_and_queries(tmp_path):
+    wh = tmp_path / "wh"
+    first = _build(ROOT / "configs/quickstart.yaml", wh, "--llm", "simulator")
+    assert first["version"] == 1 and first["failed_items"] == 0
+    assert _count(wh, "quickstart", "life_themes") >= 30
+    assert first["row_counts"]["llm_calls"] == first["llm"]["calls"] == 6
+
+    second = _build(ROOT / "configs/quickstart.yaml", wh, "--llm", "simulator", "--personas", "4")
+    assert second["version"] == 2
+    # The three personas of version 1 come from the cache; only the new one is sent.
+    assert second["llm"]["requests"] == 2 and second["llm"]["cache_hits"] == 6
+    assert _count(wh, "quickstart", "personas", version=1) == 3
+    assert _count(wh, "quickstart", "personas") == 4
+
+    third = _build(ROOT / "configs/quickstart.yaml", wh, "--llm", "simulator", "--personas", "4")
+    assert third["version"] == 3 and third["llm"]["requests"] == 0
+    assert third["row_counts"] == second["row_counts"]
+
+    versions = cli_json("versions", "quickstart", "--warehouse", str(wh), "--format", "json")
+    assert [v["version"] for v in versions] == [1, 2, 3]
+    assert versions[0]["prompt_hashes"].keys() == {"enpmr/profile.j2", "enpmr/life_themes.j2"}
+    assert versions[1]["parent_version"] == 1
+    listed = cli_json("datasets", "list", "--warehouse", str(wh), "--format", "json")
+    assert listed[0]["dataset"] == "quickstart" and listed[0]["latest_version"] == 3
+
+    rules = cli_json("query", """
+        SELECT count(*) FILTER (WHERE start_date < DATE '2019-12-02' OR start_date > DATE '2024-12-02') AS out_of_window,
+               min(n) AS fewest
+        FROM life_themes, (SELECT persona_id AS p, count(*) AS n FROM life_themes GROUP BY 1)
+        WHERE persona_id = p""", "--dataset", "quickstart", "--warehouse", str(wh), "--format", "json")
+    assert rules == [{"out_of_window": 0, "fewest": rules[0]["fewest"]}] and rules[0]["fewest"] >= 10
+    prefs = cli_json("query", "SELECT min(len(preferences)) AS p FROM profiles",
+                     "--dataset", "quickstart", "--warehouse", str(wh), "--format", "json")
+    assert prefs[0]["p"] >= 10
+
+    stats = cli_json("cache", "stats", "--warehouse", str(wh), "--format", "json")
+    assert stats["entries"] == 8
+
+    csv_out = memsynth_cli("query", "SELECT theme_id FROM life_themes ORDER BY 1 LIMIT 2",
+                           "--dataset", "quickstart", "--warehouse", str(wh), "--format", "csv")
+    assert csv_out.stdout.splitlines()[0] == "theme_id" and len(csv_out.stdout.splitlines()) == 3
+
+
+def test_faulty_endpoint_gives_the_same_rows_and_a_rerun_sends_nothing(tmp_path):
+    upstream = start_simulator(latency_ms=30)
+    proxy = start_simulator(upstream=upstream.base_url, faults=Faults(
+        rate_429=0.2, rate_500=0.1, rate_malformed=0.05, rate_truncated=0.05, seed=11,
+        schedule=("429", "500", "malformed", "truncated")))
+    try:
+        config = write_config(tmp_path / "c.yaml", dataset="faults", personas={"count": 3},
+                              llm={"model": "gpt-test", "concurrency": 2, "max_attempts": 12,
+                                   "repairs": 4, "retry_base_s": 0.02})
+        clean = _build(config, tmp_path / "clean",
+                       env={"OPENAI_BASE_URL": upstream.base_url, "OPENAI_API_KEY": SECRET})
+        env = {"OPENAI_BASE_URL": proxy.base_url, "OPENAI_API_KEY": SECRET}
+        faulty = _build(config, tmp_path / "faulty", env=env)
+        faults = proxy.simulator.counters.by_outcome
+        assert all(faults.get(k) for k in ("429", "500", "malformed", "truncated")), faults
+        assert faulty["llm"]["retries"] > 0
+        for table in RECIPE_TABLES:
+            assert faulty["row_counts"][table] == clean["row_counts"][table], table
+        # Requests in flight never exceeded llm.concurrency, and did reach it.
+        assert upstream.simulator.counters.peak_in_flight == 2
+
+        before = upstream.simulator.counters.requests, proxy.simulator.counters.requests
+        again = _build(config, tmp_path / "faulty", env=env)
+        assert (upstream.simulator.counters.requests, proxy.simulator.counters.requests) == before
+        assert again["llm"]["requests"] == 0 and again["version"] == 2
+        assert again["row_counts"] == faulty["row_counts"]
+    finally:
+        proxy.stop()
+        upstream.stop()
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert SECRET.encode() not in path.read_bytes(), f"API key leaked into {path}"
+
+
+def test_too_many_failures_publish_nothing(tmp_path):
+    sim = start_simulator()
+    sim.simulator.script("enpmr_life_themes", ["not json"] * 50)
+    try:
+        config = write_config(tmp_path / "c.yaml", dataset="failing",
+                              llm={"model": "m", "repairs": 1, "retry_base_s": 0.01})
+        result = memsynth_cli("build", str(config), "--warehouse", str(tmp_path / "wh"),
+                              env={"OPENAI_BASE_URL": sim.base_url, "OPENAI_API_KEY": "x"})
+    finally:
+        sim.stop()
+    assert result.returncode == 1
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("error:") and "nothing was published" in last and "Traceback" not in result.stderr
+    assert not (tmp_path / "wh" / "failing" / "catalog.ducklake").exists()
+    assert not list((tmp_path / "wh").rglob("*.parquet")), "staged files must be cleaned up"
+    assert list((tmp_path / "wh" / "_cache").glob("*.jsonl")), "paid calls must stay cached"
+
+
+@pytest.mark.parametrize("content,needle", [
+    (None, "config file not found"),
+    ("dataset: [unclosed", "not valid YAML"),
+    ("dataset: ok\nllm: {concurrency: 0}", "llm.concurrency"),
+    ("dataset: ok\nsurprise: 1", "surprise"),
+    ("dataset: ok\nrecipe: nope", "recipe"),
+    ("dataset: Bad Name", "dataset"),
+    ("dataset: ok\npersonas: {count: 5000, include_imported: false}", "only 56 are available"),
+])
+def test_bad_config_is_one_clear_line(tmp_path, content, needle):
+    path = tmp_path / "c.yaml"
+    if content is not None:
+        path.write_text(content)
+    result = memsynth_cli("build", str(path), "--llm", "simulator", "--warehouse", str(tmp_path / "wh"))
+    assert result.returncode != 0
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and needle in lines[0], result.stderr
+    assert not (tmp_path / "wh" / "ok").exists()
+
+
+def test_missing_api_key_is_one_clear_line(tmp_path):
+    config = write_config(tmp_path / "c.yaml", llm={"api_key_env": "MEMSYNTH_NO_SUCH_KEY"})
+    result = memsynth_cli("build", str(config), "--warehouse", str(tmp_path / "wh"))
+    assert result.returncode == 1 and "MEMSYNTH_NO_SUCH_KEY" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_personas_import_validates_and_feeds_builds(tmp_path):
+    good = tmp_path / "mine.jsonl"
+    good.write_text('{"persona": "A lighthouse keeper who paints"}\n\n{"persona": "A beekeeper"}\n')
+    out = memsynth_cli("personas", "import", str(good), "--warehouse", str(tmp_path / "wh"))
+    assert out.returncode == 0 and "read 2 personas, 2 new" in out.stdout
+    again = memsynth_cli("personas", "import", str(good), "--warehouse", str(tmp_path / "wh"))
+    assert "0 new" in again.stdout
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"persona": "fine"}\n{"persona": 3}\n')
+    result = memsynth_cli("personas", "import", str(bad), "--warehouse", str(tmp_path / "wh"))
+    assert result.returncode == 1 and "bad.jsonl:2:" in result.stderr
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"persona": "fine"}\n{"persona": "x"\n')
+    result = memsynth_cli("personas", "import", str(broken), "--warehouse", str(tmp_path / "wh"))
+    assert result.returncode == 1 and "broken.jsonl:2:" in result.stderr
+
+    from memsynth.config import BuildConfig
+    from memsynth.personas import persona_pool
+
+    pool = persona_pool(BuildConfig(dataset="x"), tmp_path / "wh")
+    assert pool[-1].description == "A beekeeper" and pool[-1].source == "import:mine.jsonl"
+    assert len(pool) == 58
+
+
+def test_query_refusals_are_one_line(tmp_path):
+    result = memsynth_cli("query", "DROP TABLE x", "--dataset", "none", "--warehouse", str(tmp_path))
+    assert result.returncode == 1 and "refused a DROP statement" in result.stderr
+
+
+def test_help_explains_every_build_flag():
+    out = memsynth_cli("build", "--help").stdout
+    for flag in ("--llm", "--personas", "--concurrency", "--warehouse", "--no-cache", "--format"):
+        assert flag in out

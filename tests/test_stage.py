@@ -1,0 +1,123 @@
+"""The stage runner: render → call → validate → check → repair → policy."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from pydantic import BaseModel, Field
+
+from memsynth.llm.cache import ResponseCache
+from memsynth.llm.engine import EngineSettings, LLMEngine
+from memsynth.prompts import PromptLibrary
+from memsynth.stage import GenerationSettings, Stage, StageRunner, check
+
+
+class Pair(BaseModel):
+    word: str
+    count: int = Field(ge=0)
+
+
+@check("even_count")
+def even_count(out: Pair, _):
+    if out.count % 2:
+        yield f"count {out.count} must be even"
+
+
+@pytest.fixture
+def prompts(tmp_path):
+    (tmp_path / "p" / "t").mkdir(parents=True)
+    (tmp_path / "p" / "t" / "pair.j2").write_text(
+        "{% block system %}Answer in JSON.{% endblock %}"
+        "{% block user %}Give a word about {{ topic }}.{% endblock %}")
+    for name in ("_repair.j2", "_schema_hint.j2"):
+        (tmp_path / "p" / name).write_text(PromptLibrary().directory.joinpath(name).read_text())
+    return PromptLibrary(tmp_path / "p")
+
+
+def _runner(sim, prompts, tmp_path, **settings):
+    engine = LLMEngine(EngineSettings(base_url=sim.base_url, api_key_env="X"),
+                       ResponseCache(tmp_path / "cache"), api_key="k")
+    return StageRunner(engine, prompts, GenerationSettings(model="m", **settings))
+
+
+def _run(runner, stage, variables=None):
+    async def main():
+        try:
+            return await runner.run(stage, variables or {"topic": "tea"}, item_key="i1",
+                                    persona_id="p1")
+        finally:
+            await runner.engine.aclose()
+    return asyncio.run(main())
+
+
+def test_valid_first_answer_is_ok(simulator, prompts, tmp_path):
+    simulator.simulator.script("t_pair", [json.dumps({"word": "oolong", "count": 2})])
+    result = _run(_runner(simulator, prompts, tmp_path), Stage("t", "pair", Pair, (even_count,)))
+    assert result.status == "ok" and result.output == Pair(word="oolong", count=2)
+    assert [c["outcome"] for c in result.calls] == ["ok"]
+
+
+@pytest.mark.parametrize("bad,outcome", [
+    ("not json at all", "invalid_json"),
+    (json.dumps({"word": "x", "count": -1}), "invalid_schema"),
+    (json.dumps({"word": "x", "count": 3}), "check_failed"),
+])
+def test_bad_answer_is_repaired_with_its_errors(simulator, prompts, tmp_path, bad, outcome):
+    sim = simulator.simulator
+    sim.record = True
+    sim.script("t_pair", [bad, json.dumps({"word": "ok", "count": 4})])
+    result = _run(_runner(simulator, prompts, tmp_path), Stage("t", "pair", Pair, (even_count,)))
+    assert result.status == "repaired" and result.output.count == 4
+    assert [c["outcome"] for c in result.calls] == [outcome, "ok"]
+    repair = sim.recorded[1]["messages"]
+    assert repair[-2] == {"role": "assistant", "content": bad}
+    assert "could not be used" in repair[-1]["content"]
+
+
+def test_drop_policy_after_bounded_repairs(simulator, prompts, tmp_path):
+    simulator.simulator.script("t_pair", [json.dumps({"word": "x", "count": 1})] * 5)
+    runner = _runner(simulator, prompts, tmp_path, repairs=2)
+    result = _run(runner, Stage("t", "pair", Pair, (even_count,), policy="drop"))
+    assert result.status == "dropped" and result.output is None
+    assert len(result.calls) == 3 and simulator.simulator.counters.requests == 3
+    assert any("even_count" in p for p in result.problems)
+
+
+def test_flag_policy_keeps_the_last_valid_output(simulator, prompts, tmp_path):
+    simulator.simulator.script("t_pair", [json.dumps({"word": "x", "count": 1})] * 3)
+    result = _run(_runner(simulator, prompts, tmp_path, repairs=2),
+                  Stage("t", "pair", Pair, (even_count,), policy="flag"))
+    assert result.status == "flagged" and result.output.count == 1
+
+
+def test_truncated_answer_is_repairable(simulator, prompts, tmp_path):
+    from memsynth.simulator.server import Faults
+
+    simulator.simulator.faults = Faults(rate_truncated=1.0)
+    runner = _runner(simulator, prompts, tmp_path, repairs=1)
+    result = _run(runner, Stage("t", "pair", Pair))
+    assert [c["outcome"] for c in result.calls] == ["truncated", "truncated"]
+    assert result.status == "dropped"
+
+
+def test_json_object_mode_puts_the_schema_in_the_prompt(simulator, prompts, tmp_path):
+    sim = simulator.simulator
+    sim.record = True
+    runner = _runner(simulator, prompts, tmp_path, response_mode="json_object")
+    result = _run(runner, Stage("t", "pair", Pair))
+    body = sim.recorded[0]
+    assert body["response_format"] == {"type": "json_object"}
+    assert '<json-schema name="t_pair">' in body["messages"][-1]["content"]
+    assert result.status == "ok" and isinstance(result.output, Pair)
+
+
+def test_transport_failure_is_recorded_not_raised(prompts, tmp_path):
+    engine = LLMEngine(EngineSettings(base_url="http://127.0.0.1:9/v1", api_key_env="X",
+                                      max_attempts=1, timeout_s=2),
+                       ResponseCache(tmp_path / "c"), api_key="k")
+    runner = StageRunner(engine, prompts, GenerationSettings(model="m"))
+    result = _run(runner, Stage("t", "pair", Pair))
+    assert result.status == "dropped"
+    assert result.calls[0]["outcome"] == "transport_error"

@@ -1,0 +1,125 @@
+"""The DuckLake warehouse: offline extension, atomic versions, time travel, read-only SQL."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import duckdb
+import pytest
+from pydantic import BaseModel
+
+from memsynth.errors import MemsynthError
+from memsynth.tables import Table
+from memsynth.warehouse.catalog import check_read_only, list_datasets, list_versions, run_query
+from memsynth.warehouse.ducklake import load_ducklake, shipped_extension_path
+from memsynth.warehouse.publish import VersionInfo, publish
+from memsynth.warehouse.staging import StagingArea
+
+
+class Row(BaseModel):
+    id: int
+    tags: list[str]
+    extra: dict
+
+
+T = Table("things", Row)
+
+
+def _info(n: int = 0) -> VersionInfo:
+    return VersionInfo(build_id=f"b{n}", recipe="test", config={"dataset": "d"}, config_hash="h",
+                       memsynth_version="0", prompt_hashes={}, schema_hashes={}, model="m",
+                       started_at=time.time(), llm={"calls": 3})
+
+
+def _publish(root, rows, n=0, dataset="d"):
+    staging = StagingArea(root / dataset, f"b{n}")
+    staging.write(T, "shard-0", rows)
+    try:
+        return publish(root, dataset, {"things": staging.files("things")}, _info(n))
+    finally:
+        staging.discard()
+
+
+def test_ducklake_loads_offline_from_the_pip_package():
+    # A fresh interpreter with no network: LOAD must come from the installed wheel.
+    assert shipped_extension_path("ducklake") is not None
+    code = ("import duckdb; from memsynth.warehouse.ducklake import load_ducklake; "
+            "c = duckdb.connect(); load_ducklake(c); "
+            "print(c.execute(\"SELECT loaded FROM duckdb_extensions() WHERE extension_name='ducklake'\").fetchone()[0])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent",
+                              "http_proxy": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9"},
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "True"
+    con = duckdb.connect()
+    load_ducklake(con)
+
+
+def test_versions_are_immutable_snapshots(tmp_path):
+    v1 = _publish(tmp_path, [Row(id=1, tags=["a"], extra={"k": 1})], 1)
+    v2 = _publish(tmp_path, [Row(id=2, tags=[], extra={}), Row(id=3, tags=["b", "c"], extra={})], 2)
+    assert (v1["version"], v2["version"]) == (1, 2) and v2["parent_version"] == 1
+    _, rows, _ = run_query(tmp_path, "d", "SELECT id FROM things ORDER BY id", version=1)
+    assert rows == [(1,)]
+    cols, rows, number = run_query(tmp_path, "d", "SELECT id, tags, extra FROM things ORDER BY id")
+    assert number == 2 and [r[0] for r in rows] == [2, 3] and rows[1][1] == ["b", "c"]
+    versions = list_versions(tmp_path, "d")
+    assert [v["version"] for v in versions] == [1, 2]
+    assert versions[1]["row_counts"] == {"things": 2} and versions[0]["llm_calls"] == 3
+    assert list_datasets(tmp_path)[0]["latest_version"] == 2
+    assert list(tmp_path.glob("d/data/**/*.parquet")), "data must be real Parquet files"
+
+
+def test_empty_tables_keep_their_schema(tmp_path):
+    _publish(tmp_path, [])
+    cols, rows, _ = run_query(tmp_path, "d", "SELECT * FROM things")
+    assert cols == ["id", "tags", "extra"] and rows == []
+
+
+def test_failed_publish_leaves_no_version(tmp_path):
+    _publish(tmp_path, [Row(id=1, tags=[], extra={})], 1)
+    with pytest.raises(MemsynthError):
+        publish(tmp_path, "d", {"things": [tmp_path / "missing.parquet"]}, _info(2))
+    assert [v["version"] for v in list_versions(tmp_path, "d")] == [1]
+    assert run_query(tmp_path, "d", "SELECT count(*) FROM things")[1] == [(1,)]
+
+
+@pytest.mark.parametrize("sql", [
+    "INSERT INTO things VALUES (9, [], '{}')",
+    "DELETE FROM things",
+    "COPY things TO '/tmp/x.csv'",
+    "ATTACH '/tmp/other.db' AS o",
+    "INSTALL httpfs",
+    "LOAD httpfs",
+    "CREATE TABLE x AS SELECT 1",
+    "SELECT 1; DROP TABLE things",
+    "SET enable_external_access = true",
+])
+def test_writes_are_refused(tmp_path, sql):
+    _publish(tmp_path, [Row(id=1, tags=[], extra={})])
+    with pytest.raises(MemsynthError):
+        run_query(tmp_path, "d", sql)
+    assert run_query(tmp_path, "d", "SELECT count(*) FROM things")[1] == [(1,)]
+
+
+def test_reading_outside_the_dataset_is_refused(tmp_path):
+    _publish(tmp_path, [Row(id=1, tags=[], extra={})])
+    (tmp_path / "secret.csv").write_text("a\n1\n")
+    with pytest.raises(MemsynthError, match="query failed"):
+        run_query(tmp_path, "d", f"SELECT * FROM read_csv('{tmp_path}/secret.csv')")
+
+
+def test_check_read_only_accepts_plain_selects():
+    check_read_only("WITH a AS (SELECT 1) SELECT * FROM a")
+    check_read_only("EXPLAIN SELECT 1")
+
+
+def test_unknown_dataset_and_version_are_clear_errors(tmp_path):
+    with pytest.raises(MemsynthError, match="no dataset"):
+        run_query(tmp_path, "nope", "SELECT 1")
+    _publish(tmp_path, [Row(id=1, tags=[], extra={})])
+    with pytest.raises(MemsynthError, match="no version 7"):
+        run_query(tmp_path, "d", "SELECT 1", version=7)
