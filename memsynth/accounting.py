@@ -6,6 +6,7 @@ from typing import Any
 
 from memsynth.config import Price
 from memsynth.llm.engine import EngineCounters
+from memsynth.simulator.server import MODEL_ID as SIMULATOR_MODEL
 
 
 def estimated_cost(by_model: dict[str, list[int]], prices: dict[str, Price]) -> float:
@@ -29,5 +30,6 @@ def llm_totals(calls: int, cache_hits: int, counters: EngineCounters,
         "prompt_tokens": counters.prompt_tokens,
         "completion_tokens": counters.completion_tokens,
         "estimated_cost_usd": estimated_cost(counters.by_model, prices),
-        "priced": all(m in prices for m in counters.by_model) if counters.by_model else True,
+        # The simulator costs nothing, so it never makes a summary say "unpriced".
+        "priced": all(m in prices or m == SIMULATOR_MODEL for m in counters.by_model),
     }
