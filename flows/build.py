@@ -30,6 +30,7 @@ from memsynth.errors import BuildFailed, ConfigError
 from memsynth.llm.cache import ResponseCache
 from memsynth.llm.engine import EngineSettings, LLMEngine
 from memsynth.llm.loop import LoopThread
+from memsynth.persona_synthesis import synthesize_personas
 from memsynth.personas import persona_pool
 from memsynth.progress import BuildProgress
 from memsynth.prompts import PromptLibrary
@@ -83,7 +84,9 @@ class BuildSession:
     personas: dict[str, Any]
     progress: BuildProgress
     tables: tuple[Table, ...]
-    shard_stats: list[dict[str, Any]] = field(default_factory=list)
+    wanted: int = 0
+    shard_size: int = 8
+    synthesis: dict[str, int] = field(default_factory=dict)
 
 
 _SESSIONS: dict[str, BuildSession] = {}
@@ -103,33 +106,70 @@ async def _run_personas(session: BuildSession, persona_ids: list[str]) -> ShardO
     return output
 
 
-@task(name="shard", cache_policy=NO_CACHE, persist_result=False, task_run_name="shard-{index}")
-def run_shard(build_id: str, index: int, persona_ids: list[str]) -> dict[str, Any]:
-    """Run one batch of personas through every stage and stage its rows as Parquet."""
-    session = _SESSIONS[build_id]
-    output = session.loop.run(_run_personas(session, persona_ids))
-    shard = f"shard-{index:05d}"
+def _stage_output(session: BuildSession, shard: str, output: ShardOutput) -> dict[str, Any]:
+    """Write every table of a shard as Parquet and return its tallies."""
     for table in session.tables:
         session.staging.write(table, shard, output.rows.get(table.name, []))
     calls = output.rows.get(LLM_CALLS.name, [])
     return {
         "rows": {t.name: len(output.rows.get(t.name, [])) for t in session.tables},
         "stage_stats": {k: dict(v) for k, v in output.stage_stats.items()},
+        "check_stats": {k: dict(v) for k, v in output.check_stats.items()},
         "calls": len(calls),
         "cache_hits": sum(1 for c in calls if c.cache_hit),
         "problems": [p for f in output.rows.get(STAGE_FAILURES.name, [])[:5] for p in f.problems[:1]],
     }
 
 
+@task(name="personas", cache_policy=NO_CACHE, persist_result=False)
+def prepare_personas(build_id: str) -> tuple[list[str], dict[str, Any] | None]:
+    """The build's persona ids, writing new personas first when the pool is short."""
+    session = _SESSIONS[build_id]
+    ids = list(session.personas)
+    missing = session.wanted - len(ids)
+    if missing <= 0:
+        return ids[: session.wanted], None
+    stage = getattr(session.recipe, "persona_stage", None)
+    if stage is None:
+        raise ConfigError(f"the build asks for {session.wanted} personas but only {len(ids)} are "
+                          f"available, and recipe {session.recipe.name} cannot write new ones")
+    output = ShardOutput()
+    config = session.config
+    rows, report = session.loop.run(synthesize_personas(
+        session.runner, stage, missing, seed=config.seed, language=config.language,
+        threshold=session.recipe.dedup_threshold, existing=list(session.personas.values()),
+        attributes=session.recipe.persona_variables, output=output))
+    session.synthesis = report.as_dict()
+    if len(rows) < missing:
+        raise BuildFailed(f"could write only {len(rows)} of {missing} distinct new personas "
+                          f"({report.near_duplicates} near and {report.exact_duplicates} exact "
+                          f"duplicates, {report.failed} failed); nothing was published")
+    session.personas.update({r.persona_id: r for r in rows})
+    session.progress.set_total(session.wanted)
+    return ids + [r.persona_id for r in rows], _stage_output(session, "personas", output)
+
+
+@task(name="shard", cache_policy=NO_CACHE, persist_result=False, task_run_name="shard-{index}")
+def run_shard(build_id: str, index: int, persona_ids: list[str]) -> dict[str, Any]:
+    """Run one batch of personas through every stage and stage its rows as Parquet."""
+    session = _SESSIONS[build_id]
+    output = session.loop.run(_run_personas(session, persona_ids))
+    return _stage_output(session, f"shard-{index:05d}", output)
+
+
 @flow(name="memsynth-build", persist_result=False, log_prints=False)
-def build_flow(build_id: str, dataset: str, shards: list[list[str]]) -> list[dict[str, Any]]:
-    """Map the shards over the task runner and wait for all of them."""
+def build_flow(build_id: str, dataset: str) -> list[dict[str, Any]]:
+    """Settle the personas, then map their shards over the task runner and wait for all."""
+    persona_ids, synthesis_stats = prepare_personas(build_id)
+    size = _SESSIONS[build_id].shard_size
+    shards = [persona_ids[i:i + size] for i in range(0, len(persona_ids), size)]
     futures = run_shard.map(unmapped(build_id), list(range(len(shards))), shards)
-    return [f.result() for f in futures]
+    return [f.result() for f in futures] + ([synthesis_stats] if synthesis_stats else [])
 
 
 def _merge_stats(shard_stats: list[dict[str, Any]]) -> dict[str, Any]:
     stages: dict[str, Counter[str]] = {}
+    checks: dict[str, Counter[str]] = {}
     rows: Counter[str] = Counter()
     problems: list[str] = []
     for s in shard_stats:
@@ -137,9 +177,13 @@ def _merge_stats(shard_stats: list[dict[str, Any]]) -> dict[str, Any]:
         problems += s["problems"]
         for stage, counts in s["stage_stats"].items():
             stages.setdefault(stage, Counter()).update(counts)
+        for name, counts in s["check_stats"].items():
+            checks.setdefault(name, Counter()).update(counts)
     return {
         "rows": dict(rows),
         "stages": {k: dict(v) for k, v in stages.items()},
+        "checks": {k: {**v, "pass_rate": round(v["passed"] / v["total"], 4) if v["total"] else None}
+                   for k, v in checks.items()},
         "calls": sum(s["calls"] for s in shard_stats),
         "cache_hits": sum(s["cache_hits"] for s in shard_stats),
         "problems": problems,
@@ -164,10 +208,6 @@ def run_build(config: BuildConfig, options: BuildOptions) -> dict[str, Any]:
     recipe = recipe_for(config)
 
     pool = persona_pool(config, warehouse)
-    if len(pool) < config.personas.count:
-        raise ConfigError(
-            f"the build asks for {config.personas.count} personas but only {len(pool)} are "
-            "available: add files under personas.files or run `memsynth personas import`")
     chosen = pool[: config.personas.count]
 
     cache_dir = config.resolve_path(config.cache_dir) if config.cache_dir else warehouse / CACHE_DIR
@@ -195,16 +235,15 @@ def run_build(config: BuildConfig, options: BuildOptions) -> dict[str, Any]:
     loop = LoopThread()
     progress = BuildProgress(len(chosen), engine.counters, enabled=options.progress)
     session = BuildSession(build_id, config, recipe, runner, engine, loop, staging,
-                           {p.persona_id: p for p in chosen}, progress, tables)
+                           {p.persona_id: p for p in chosen}, progress, tables,
+                           wanted=config.personas.count, shard_size=config.shard_size)
     _SESSIONS[build_id] = session
-    size = config.shard_size
-    shards = [[p.persona_id for p in chosen[i:i + size]] for i in range(0, len(chosen), size)]
     try:
         with progress:
             shard_stats = build_flow.with_options(
                 task_runner=ThreadPoolTaskRunner(max_workers=config.max_workers),
                 flow_run_name=f"{config.dataset}-{build_id}",
-            )(build_id=build_id, dataset=config.dataset, shards=shards)
+            )(build_id=build_id, dataset=config.dataset)
         loop.run(engine.aclose())
         stats = _merge_stats(shard_stats)
         failed, items = _failure_rate(stats["stages"])
@@ -242,8 +281,10 @@ def run_build(config: BuildConfig, options: BuildOptions) -> dict[str, Any]:
         "llm": totals,
         "model": model,
         "seconds": round(time.time() - started, 2),
-        "personas": len(chosen),
-        "shards": len(shards),
+        "checks": stats["checks"],
+        "personas": len(session.personas),
+        "persona_synthesis": session.synthesis or None,
+        "shards": len(shard_stats),
     }
 
 

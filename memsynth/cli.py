@@ -102,6 +102,17 @@ def _print_summary(s: dict[str, Any]) -> None:
     for name, c in s["stages"].items():
         stages.add_row(name, *(str(c.get(k, 0)) for k in ("items", "ok", "repaired", "flagged", "dropped")))
     out.print(stages)
+    if s.get("checks"):
+        checks = RichTable("check", "passed", "total", "pass rate")
+        for name, c in s["checks"].items():
+            rate = "" if c["pass_rate"] is None else f"{c['pass_rate']:.0%}"
+            checks.add_row(name, str(c.get("passed", 0)), str(c.get("total", 0)), rate)
+        out.print(checks)
+    if s.get("persona_synthesis"):
+        p = s["persona_synthesis"]
+        out.print(f"personas written: {p['kept']} kept of {p['generated']} generated "
+                  f"({p['exact_duplicates']} exact and {p['near_duplicates']} near duplicates "
+                  f"dropped, {p['failed']} failed)")
     cost = f"${llm['estimated_cost_usd']:.4f}" + ("" if llm["priced"] else " (some models unpriced)")
     out.print(f"LLM: {llm['calls']} calls, {llm['cache_hits']} from cache, {llm['requests']} requests "
               f"sent ({llm['retries']} retries), {llm['prompt_tokens']:,} prompt + "

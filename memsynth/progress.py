@@ -45,6 +45,9 @@ class BuildProgress:
             self._refresh()
             self._progress.stop()
 
+    def set_total(self, total: int) -> None:
+        self._progress.update(self._task, total=total)
+
     def persona_done(self) -> None:
         with self._lock:
             self._done += 1

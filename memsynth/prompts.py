@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import jinja2.meta
 
 from memsynth.errors import ConfigError
 
@@ -43,13 +44,29 @@ class PromptLibrary:
         self._hashes: dict[str, str] = {}
 
     def hash(self, name: str) -> str:
-        """sha256 (first 16 hex) of the template file's bytes."""
+        """sha256 (first 16 hex) of the template and every template it includes."""
         if name not in self._hashes:
-            path = self.directory / name
+            digest = hashlib.sha256()
+            for part in self._closure(name):
+                digest.update(part.encode() + b"\0" + (self.directory / part).read_bytes())
+            self._hashes[name] = digest.hexdigest()[:16]
+        return self._hashes[name]
+
+    def _closure(self, name: str) -> list[str]:
+        """`name` and the templates it includes or extends, recursively, sorted."""
+        seen: set[str] = set()
+        todo = [name]
+        while todo:
+            current = todo.pop()
+            if current in seen:
+                continue
+            path = self.directory / current
             if not path.is_file():
                 raise ConfigError(f"prompt template not found: {path}")
-            self._hashes[name] = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
-        return self._hashes[name]
+            seen.add(current)
+            ast = self.env.parse(path.read_text(encoding="utf-8"))
+            todo += [t for t in jinja2.meta.find_referenced_templates(ast) if t]
+        return sorted(seen)
 
     def render(self, name: str, variables: dict[str, Any]) -> list[dict[str, str]]:
         """Chat messages (system, then user) rendered from template `name`."""

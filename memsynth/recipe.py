@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -35,6 +36,13 @@ class ShardOutput:
 
     rows: dict[str, list[BaseModel]] = field(default_factory=dict)
     stage_stats: dict[str, Counter[str]] = field(default_factory=dict)
+    check_stats: dict[str, Counter[str]] = field(default_factory=dict)
+
+    def tally_check(self, name: str, passed: bool) -> None:
+        """Count one verdict of a quality check (for pass rates in the summary)."""
+        stats = self.check_stats.setdefault(name, Counter())
+        stats["total"] += 1
+        stats["passed"] += int(passed)
 
     def emit(self, table: Table, rows: Iterable[BaseModel]) -> None:
         self.rows.setdefault(table.name, []).extend(rows)
@@ -56,6 +64,8 @@ class ShardOutput:
             self.rows.setdefault(name, []).extend(rows)
         for stage, stats in other.stage_stats.items():
             self.stage_stats.setdefault(stage, Counter()).update(stats)
+        for name, stats in other.check_stats.items():
+            self.check_stats.setdefault(name, Counter()).update(stats)
 
 
 @dataclass
@@ -85,9 +95,11 @@ class PersonaContext:
     async def run_many(self, stage: Stage, items: Iterable[tuple[str, Mapping[str, Any]]]
                        ) -> list[ItemResult]:
         """Fan out: run (item_key, variables) items of `stage` concurrently, results in order."""
-        import asyncio
-
         return list(await asyncio.gather(*(self.run(stage, v, k) for k, v in items)))
+
+    def derived_rng(self, purpose: str) -> random.Random:
+        """A generator for one purpose of this persona, independent of call order."""
+        return persona_rng(self.config.seed, self.persona.persona_id, purpose)
 
     def common_variables(self) -> dict[str, Any]:
         return {"language": self.config.language,

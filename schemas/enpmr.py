@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import datetime as dt
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 from memsynth.tables import Table
@@ -43,6 +45,120 @@ class LifeThemes(BaseModel):
     themes: list[LifeTheme] = Field(min_length=10)
 
 
+class PersonaDescription(BaseModel):
+    """`persona`: a PersonaHub-style description written from sampled attributes."""
+
+    description: str = Field(min_length=40, description="two or three sentences about the person")
+
+
+class Relationship(BaseModel):
+    name: str = Field(min_length=1, description="the other person's name")
+    relationship_type: str = Field(min_length=1, description="e.g. mentor, sister, teammate")
+    relationship_quality: Literal["good", "bad"]
+    occupation: str = Field(min_length=1)
+    characteristic: str = Field(min_length=1, description="what they are like and how they support (or strain) the user")
+    date: dt.date
+
+
+class Relationships(BaseModel):
+    """`relationship`: people who mattered within one life theme."""
+
+    items: list[Relationship] = Field(min_length=4)
+
+
+class Power(BaseModel):
+    name: str = Field(min_length=1, description="a concrete sub-skill")
+    description: str = Field(min_length=1)
+    performance: Literal["proficient", "not proficient"]
+    acquisition_method: str = Field(min_length=1)
+    date: dt.date
+
+
+class Powers(BaseModel):
+    """`power`: sub-skills within one life theme, in date order."""
+
+    items: list[Power] = Field(min_length=6)
+
+
+class Goal(BaseModel):
+    name: str = Field(min_length=1)
+    description: str = Field(min_length=1)
+    status: Literal["achieved", "not achieved"]
+    date: dt.date
+
+
+class Goals(BaseModel):
+    """`goal`: goals within one life theme, in date order, the unfinished one last."""
+
+    items: list[Goal] = Field(min_length=3)
+
+
+class Highlight(BaseModel):
+    name: str = Field(min_length=1, description="the moment of recognition or breakthrough")
+    description: str = Field(min_length=1)
+    recognized_by: str = Field(min_length=1, description="who recognised it")
+    date: dt.date
+
+
+class Highlights(BaseModel):
+    """`highlight`: moments of recognition or breakthrough within one life theme."""
+
+    items: list[Highlight] = Field(min_length=2)
+
+
+class Preference(BaseModel):
+    name: str = Field(min_length=1, description="short label of the like or dislike")
+    description: str = Field(min_length=1)
+    date: dt.date = Field(description="when the user first mentioned it")
+
+
+class Preferences(BaseModel):
+    """`preferences`: dated preference memories drawn from the profile."""
+
+    items: list[Preference] = Field(min_length=10)
+
+
+class Turn(BaseModel):
+    role: Literal["user", "ai"]
+    content: str = Field(min_length=1)
+
+
+class MemorySession(BaseModel):
+    """`memory_session`: a user–AI snippet in which the user's words reveal one memory."""
+
+    turns: list[Turn] = Field(min_length=10, max_length=20)
+
+
+class SupportDialogue(BaseModel):
+    """`support_dialogue`: a scene and a short dialogue where the AI recalls the target memory."""
+
+    scene: str = Field(min_length=1)
+    turns: list[Turn] = Field(min_length=2, max_length=6)
+    memory_turn: int = Field(ge=1, description="1-based index of the AI turn that recalls the memory")
+
+
+class JudgeScore(BaseModel):
+    """`scenario_consistency`: a 1–5 judgement with a one-sentence reason."""
+
+    score: int = Field(ge=1, le=5)
+    reason: str = Field(min_length=1)
+
+
+class Faithfulness(BaseModel):
+    """`faithfulness`: is the dialogue grounded in the target memory and not the negatives?"""
+
+    grounded_in_target: bool
+    uses_negatives: bool
+    score: int = Field(ge=1, le=5)
+    reason: str = Field(min_length=1)
+
+
+class BlriScores(BaseModel):
+    """`blri`: the 12 Barrett-Lennard empathy items, scored in order on the configured scale."""
+
+    scores: list[int] = Field(min_length=12, max_length=12)
+
+
 # --- table rows --------------------------------------------------------------------
 
 
@@ -72,3 +188,75 @@ class LifeThemeRow(BaseModel):
 
 PROFILES = Table("profiles", ProfileRow)
 LIFE_THEMES = Table("life_themes", LifeThemeRow)
+
+
+class MemoryRow(BaseModel):
+    memory_id: str
+    persona_id: str
+    theme_id: str | None  # null only for preferences
+    category: str  # relationship | power | goal | highlight | preference
+    date: dt.date
+    name: str
+    text: str  # a self-contained sentence, for retrieval
+    attributes: dict  # the category's own fields, as JSON
+
+
+class MemorySessionRow(BaseModel):
+    memory_id: str
+    persona_id: str
+    turn_index: int
+    role: str
+    content: str
+
+
+class DialogueTurn(BaseModel):
+    role: str
+    content: str
+
+
+class SupportDialogueRow(BaseModel):
+    dialogue_id: str
+    persona_id: str
+    need: str  # PN | LB | EN | SA
+    target_memory_id: str
+    theme_id: str | None
+    scene: str
+    turns: list[DialogueTurn]
+    memory_turn: int
+    negatives_short: bool  # fewer than 2 negatives existed in the theme and category
+
+
+class NegativeRow(BaseModel):
+    dialogue_id: str
+    memory_id: str
+    rank: int
+
+
+class QualityCheckRow(BaseModel):
+    dialogue_id: str
+    check_name: str  # scenario_consistency | faithfulness | blri
+    score: float
+    passed: bool
+    details: dict
+
+
+class BenchmarkRow(BaseModel):
+    dialogue_id: str
+    persona_id: str
+    need: str
+    target_memory_id: str
+    target_category: str
+    theme_id: str | None
+    scene: str
+    turns: list[DialogueTurn]
+    memory_turn: int
+    negative_memory_ids: list[str]
+    blri_mean: float
+
+
+MEMORIES = Table("memories", MemoryRow)
+MEMORY_SESSIONS = Table("memory_sessions", MemorySessionRow)
+SUPPORT_DIALOGUES = Table("support_dialogues", SupportDialogueRow)
+NEGATIVES = Table("negatives", NegativeRow)
+QUALITY_CHECKS = Table("quality_checks", QualityCheckRow)
+BENCHMARK = Table("benchmark", BenchmarkRow)

@@ -55,3 +55,165 @@ def _life_themes(draft: dict[str, Any], prompt: str, text: TextMaker) -> dict[st
         for title in text.theme_titles(count)
     ]
     return draft
+
+
+def prompt_text(prompt: str, label: str, default: str = "") -> str:
+    """The rest of the line after `label:` in the prompt."""
+    match = re.search(r"^\s*-?\s*" + re.escape(label) + r"\s*:\s*(.+)$", prompt, re.MULTILINE)
+    return match.group(1).strip() if match else default
+
+
+def _dated_items(draft: dict[str, Any], prompt: str, text: TextMaker, count: int,
+                 start_label: str = "Theme start date") -> list[dict[str, Any]]:
+    """`count` items shaped like the draft's first one, with sorted dates in the allowed span."""
+    reference = prompt_date(prompt, "Reference date", dt.date(2024, 12, 2))
+    start = prompt_date(prompt, start_label, reference - dt.timedelta(days=365))
+    dates = sorted(text.date_between(start, reference) for _ in range(count))
+    template = draft["items"][0]
+    names = text.distinct_sentences(count)
+    items = []
+    for name, date in zip(names, dates):
+        item = {k: (text.paragraph(1) if isinstance(v, str) else v) for k, v in template.items()}
+        item.update(name=name.rstrip(".。"), date=date.isoformat())
+        items.append(item)
+    return items
+
+
+@answers("enpmr_persona")
+def _persona(draft: dict[str, Any], prompt: str, text: TextMaker) -> dict[str, Any]:
+    job = prompt_text(prompt, "occupation", "office worker")
+    age = prompt_text(prompt, "age band", "30-39")
+    region = prompt_text(prompt, "region", "a mid-sized city")
+    stage = prompt_text(prompt, "life stage", "settling into a routine")
+    interests = prompt_text(prompt, "interests", "reading")
+    name = text.person_name()
+    if text.language == "zh":
+        draft["description"] = (f"{name}是一位来自{region}的{job}，年龄在{age}岁之间，目前{stage}。"
+                                f"平时喜欢{interests}。{text.paragraph(2)}")
+    else:
+        draft["description"] = (f"{name} is a {job} aged {age} living in {region}, currently {stage}. "
+                                f"Outside work they love {interests}. {text.paragraph(2)}")
+    return draft
+
+
+@answers("enpmr_relationship")
+def _relationship(draft: dict[str, Any], prompt: str, text: TextMaker) -> dict[str, Any]:
+    count = prompt_int(prompt, r"at least (\d+) people", 4) + text.rng.randint(0, 1)
+    items = _dated_items(draft, prompt, text, count)
+    for i, item in enumerate(items):
+        item["name"] = text.person_name() + ("" if i < 20 else f" {i}")
+        item["relationship_quality"] = "good" if i % 2 == 0 else "bad"
+    _unique_names(items)
+    draft["items"] = items
+    return draft
+
+
+@answers("enpmr_power")
+def _power(draft: dict[str, Any], prompt: str, text: TextMaker) -> dict[str, Any]:
+    count = prompt_int(prompt, r"at least (\d+) concrete sub-skills", 6) + text.rng.randint(0, 1)
+    items = _dated_items(draft, prompt, text, count)
+    # Interleave: every third skill is the weak one, which gives >= 4 proficient of 6.
+    for i, item in enumerate(items):
+        item["performance"] = "not proficient" if i % 3 == 1 else "proficient"
+    draft["items"] = items
+    return draft
+
+
+@answers("enpmr_goal")
+def _goal(draft: dict[str, Any], prompt: str, text: TextMaker) -> dict[str, Any]:
+    count = prompt_int(prompt, r"at least (\d+) goals", 3) + text.rng.randint(0, 1)
+    items = _dated_items(draft, prompt, text, count)
+    for i, item in enumerate(items):
+        item["status"] = "not achieved" if i == len(items) - 1 else "achieved"
+    draft["items"] = items
+    return draft
+
+
+@answers("enpmr_highlight")
+def _highlight(draft: dict[str, Any], prompt: str, text: TextMaker) -> dict[str, Any]:
+    count = prompt_int(prompt, r"at least (\d+) highlights", 2) + text.rng.randint(0, 1)
+    items = _dated_items(draft, prompt, text, count)
+    for item in items:
+        item["recognized_by"] = text.person_name()
+    draft["items"] = items
+    return draft
+
+
+@answers("enpmr_preferences")
+def _preferences(draft: dict[str, Any], prompt: str, text: TextMaker) -> dict[str, Any]:
+    count = prompt_int(prompt, r"at least (\d+) preference memories", 10) + text.rng.randint(0, 2)
+    draft["items"] = _dated_items(draft, prompt, text, count, start_label="Earliest allowed date")
+    return draft
+
+
+def _unique_names(items: list[dict[str, Any]]) -> None:
+    seen: set[str] = set()
+    for i, item in enumerate(items):
+        while item["name"].lower() in seen:
+            item["name"] = f"{item['name']} {i}"
+        seen.add(item["name"].lower())
+
+
+def _alternating(text: TextMaker, count: int) -> list[dict[str, str]]:
+    return [{"role": "user" if i % 2 == 0 else "ai", "content": text.paragraph(1)}
+            for i in range(count)]
+
+
+@answers("enpmr_memory_session")
+def _memory_session(draft: dict[str, Any], prompt: str, text: TextMaker) -> dict[str, Any]:
+    name = prompt_text(prompt, "Memory name", "that day")
+    low = prompt_int(prompt, r"between (\d+) and \d+ turns", 10)
+    high = prompt_int(prompt, r"between \d+ and (\d+) turns", 20)
+    turns = _alternating(text, text.rng.randint(low, high))
+    reveal = 2 * text.rng.randint(0, (len(turns) - 1) // 2)  # a user turn
+    opener = "你知道吗，关于" if text.language == "zh" else "You know, about"
+    turns[reveal]["content"] = f"{opener} {name} — {turns[reveal]['content']}"
+    draft["turns"] = turns
+    return draft
+
+
+@answers("enpmr_support_dialogue")
+def _support_dialogue(draft: dict[str, Any], prompt: str, text: TextMaker) -> dict[str, Any]:
+    name = prompt_text(prompt, "Target memory name", "that memory")
+    low = prompt_int(prompt, r"(\d+) to \d+ turns", 2)
+    high = prompt_int(prompt, r"\d+ to (\d+) turns", 6)
+    count = text.rng.choice([n for n in range(low, high + 1) if n % 2 == 0] or [low])
+    turns = _alternating(text, count)
+    for turn in turns:  # the user must never say the memory's name
+        turn["content"] = turn["content"].replace(name, "")
+    memory_turn = 2 * text.rng.randint(1, count // 2)  # an AI turn (1-based, even)
+    recall = "还记得" if text.language == "zh" else "Remember"
+    turns[memory_turn - 1]["content"] = f"{recall} {name}? {turns[memory_turn - 1]['content']}"
+    draft.update(scene=text.paragraph(2), turns=turns, memory_turn=memory_turn)
+    return draft
+
+
+@answers("enpmr_scenario_consistency")
+def _scenario(draft: dict[str, Any], prompt: str, text: TextMaker) -> dict[str, Any]:
+    draft.update(score=text.rng.choice([4, 5]), reason=text.sentence())
+    return draft
+
+
+@answers("enpmr_faithfulness")
+def _faithfulness(draft: dict[str, Any], prompt: str, text: TextMaker) -> dict[str, Any]:
+    draft.update(grounded_in_target=True, uses_negatives=False, score=text.rng.choice([4, 5]),
+                 reason=text.sentence())
+    return draft
+
+
+_NEGATIVE_CUES = (" not ", "n't", "misses", "get in the way", "automatic")
+
+
+@answers("enpmr_blri")
+def _blri(draft: dict[str, Any], prompt: str, text: TextMaker) -> dict[str, Any]:
+    low = prompt_int(prompt, r"Scale: (\d+) to \d+", 1)
+    high = prompt_int(prompt, r"Scale: \d+ to (\d+)", 5)
+    statements = re.findall(r"^\d+\. (.+)$", prompt.split("Statements:", 1)[-1], re.MULTILINE)
+    count = prompt_int(prompt, r"exactly (\d+) integers", 12)
+    scores = []
+    for i in range(count):
+        statement = f" {statements[i].lower()} " if i < len(statements) else ""
+        negative = any(cue in statement for cue in _NEGATIVE_CUES)
+        scores.append(text.rng.randint(low, low + 1) if negative else text.rng.randint(high - 1, high))
+    draft["scores"] = scores
+    return draft
