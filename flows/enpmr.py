@@ -68,7 +68,7 @@ class EnpmrOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     min_life_themes: int = Field(10, ge=1, le=40)
-    dialogues_per_persona: int = Field(4, ge=0, le=200)
+    dialogues_per_persona: int = Field(4, ge=0, le=10_000)
     # The seed's split: 1,099 SA : 401 EN : 192 PN : 180 LB.
     need_proportions: dict[str, float] = Field(
         default_factory=lambda: {"SA": 1099, "EN": 401, "PN": 192, "LB": 180})

@@ -55,22 +55,29 @@ def minhash(text: str) -> MinHash:
 
 
 class NearDuplicateIndex:
-    """Remembers descriptions and tells whether a new one is (nearly) one of them."""
+    """Remembers descriptions and tells whether a new one is (nearly) one of them.
+
+    LSH banding is tuned for a lower similarity than the threshold so that it rarely
+    misses a candidate; each candidate is then confirmed by its estimated Jaccard.
+    """
 
     def __init__(self, threshold: float):
-        self.lsh = MinHashLSH(threshold=threshold, num_perm=NUM_PERM)
-        self.ids: set[str] = set()
+        self.threshold = threshold
+        self.lsh = MinHashLSH(threshold=max(0.1, threshold * 0.6), num_perm=NUM_PERM)
+        self.hashes: dict[str, MinHash] = {}
 
     def add(self, row: PersonaRow) -> None:
-        if row.persona_id not in self.ids:
-            self.ids.add(row.persona_id)
-            self.lsh.insert(row.persona_id, minhash(row.description))
+        if row.persona_id not in self.hashes:
+            self.hashes[row.persona_id] = m = minhash(row.description)
+            self.lsh.insert(row.persona_id, m)
 
     def verdict(self, row: PersonaRow) -> str:
         """'exact', 'near' or 'new'."""
-        if row.persona_id in self.ids:
+        if row.persona_id in self.hashes:
             return "exact"
-        return "near" if self.lsh.query(minhash(row.description)) else "new"
+        m = minhash(row.description)
+        near = any(self.hashes[c].jaccard(m) >= self.threshold for c in self.lsh.query(m))
+        return "near" if near else "new"
 
 
 async def synthesize_personas(

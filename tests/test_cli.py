@@ -11,7 +11,8 @@ from memsynth.simulator.server import Faults
 from tests.conftest import ROOT, cli_json, memsynth_cli, start_simulator, write_config
 
 SECRET = "sk-memsynth-test-secret-0123456789abcdef"
-RECIPE_TABLES = ("personas", "profiles", "life_themes")
+RECIPE_TABLES = ("personas", "profiles", "life_themes", "memories", "memory_sessions",
+                 "support_dialogues", "negatives", "quality_checks", "benchmark")
 
 
 def _build(config: Path | str, warehouse: Path, *extra: str, env=None) -> dict:
@@ -32,12 +33,13 @@ def test_quickstart_builds_versions_and_queries(tmp_path):
     first = _build(ROOT / "configs/quickstart.yaml", wh, "--llm", "simulator")
     assert first["version"] == 1 and first["failed_items"] == 0
     assert _count(wh, "quickstart", "life_themes") >= 30
-    assert first["row_counts"]["llm_calls"] == first["llm"]["calls"] == 6
+    assert first["row_counts"]["llm_calls"] == first["llm"]["calls"] > 0
 
     second = _build(ROOT / "configs/quickstart.yaml", wh, "--llm", "simulator", "--personas", "4")
     assert second["version"] == 2
     # The three personas of version 1 come from the cache; only the new one is sent.
-    assert second["llm"]["requests"] == 2 and second["llm"]["cache_hits"] == 6
+    assert second["llm"]["cache_hits"] == first["llm"]["calls"]
+    assert second["llm"]["requests"] == second["llm"]["calls"] - first["llm"]["calls"] > 0
     assert _count(wh, "quickstart", "personas", version=1) == 3
     assert _count(wh, "quickstart", "personas") == 4
 
@@ -47,7 +49,7 @@ def test_quickstart_builds_versions_and_queries(tmp_path):
 
     versions = cli_json("versions", "quickstart", "--warehouse", str(wh), "--format", "json")
     assert [v["version"] for v in versions] == [1, 2, 3]
-    assert versions[0]["prompt_hashes"].keys() == {"enpmr/profile.j2", "enpmr/life_themes.j2"}
+    assert {"enpmr/profile.j2", "enpmr/life_themes.j2", "enpmr/blri.j2"} <= versions[0]["prompt_hashes"].keys()
     assert versions[1]["parent_version"] == 1
     listed = cli_json("datasets", "list", "--warehouse", str(wh), "--format", "json")
     assert listed[0]["dataset"] == "quickstart" and listed[0]["latest_version"] == 3
@@ -63,7 +65,7 @@ def test_quickstart_builds_versions_and_queries(tmp_path):
     assert prefs[0]["p"] >= 10
 
     stats = cli_json("cache", "stats", "--warehouse", str(wh), "--format", "json")
-    assert stats["entries"] == 8
+    assert stats["entries"] == second["llm"]["calls"]
 
     csv_out = memsynth_cli("query", "SELECT theme_id FROM life_themes ORDER BY 1 LIMIT 2",
                            "--dataset", "quickstart", "--warehouse", str(wh), "--format", "csv")
@@ -71,12 +73,13 @@ def test_quickstart_builds_versions_and_queries(tmp_path):
 
 
 def test_faulty_endpoint_gives_the_same_rows_and_a_rerun_sends_nothing(tmp_path):
-    upstream = start_simulator(latency_ms=30)
+    upstream = start_simulator(latency_ms=10)
     proxy = start_simulator(upstream=upstream.base_url, faults=Faults(
         rate_429=0.2, rate_500=0.1, rate_malformed=0.05, rate_truncated=0.05, seed=11,
         schedule=("429", "500", "malformed", "truncated")))
     try:
-        config = write_config(tmp_path / "c.yaml", dataset="faults", personas={"count": 3},
+        config = write_config(tmp_path / "c.yaml", dataset="faults", personas={"count": 2},
+                              recipe_options={"dialogues_per_persona": 2},
                               llm={"model": "gpt-test", "concurrency": 2, "max_attempts": 12,
                                    "repairs": 4, "retry_base_s": 0.02})
         clean = _build(config, tmp_path / "clean",
@@ -129,7 +132,8 @@ def test_too_many_failures_publish_nothing(tmp_path):
     ("dataset: ok\nsurprise: 1", "surprise"),
     ("dataset: ok\nrecipe: nope", "recipe"),
     ("dataset: Bad Name", "dataset"),
-    ("dataset: ok\npersonas: {count: 5000, include_imported: false}", "only 56 are available"),
+    ("dataset: ok\npersonas: {count: 0}", "personas.count"),
+    ("dataset: ok\nrecipe_options: {need_proportions: {XX: 1}}", "unknown needs"),
 ])
 def test_bad_config_is_one_clear_line(tmp_path, content, needle):
     path = tmp_path / "c.yaml"

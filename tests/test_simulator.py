@@ -59,10 +59,18 @@ def test_every_enpmr_stage_answer_validates_and_passes_checks(tmp_path, language
 
     asyncio.run(main())
     for stage in recipe.stages:
+        if stage is recipe.persona_stage:  # runs only when personas are synthesized
+            continue
         stats = output.stage_stats[stage.qualified_name]
-        assert stats["ok"] == stats["items"] == 4, (stage.name, dict(stats))
+        assert stats["items"] >= 4 and stats["ok"] == stats["items"], (stage.name, dict(stats))
+    assert output.rows["benchmark"], "every judge passes the simulator's dialogues"
     if language == "zh":
-        assert any("\u4e00" <= ch <= "\u9fff" for ch in output.rows["life_themes"][0].theme)
+        def chinese(text):
+            return any("\u4e00" <= ch <= "\u9fff" for ch in text)
+        assert chinese(output.rows["life_themes"][0].theme)
+        assert all(chinese(m.text) for m in output.rows["memories"])
+        assert chinese(output.rows["memory_sessions"][0].content)
+        assert chinese(output.rows["support_dialogues"][0].turns[0].content)
 
 
 def test_answers_are_deterministic_and_vary_between_prompts(simulator):

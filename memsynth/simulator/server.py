@@ -64,12 +64,15 @@ class Simulator:
         self.counters = Counters()
         self.recorded: list[dict[str, Any]] = []  # request bodies, when record=True
         self.record = False
-        self._scripts: dict[str, list[str]] = {}
+        self._scripts: dict[str, list[Any]] = {}
         self._rng = random.Random(self.faults.seed)
         self._session: aiohttp.ClientSession | None = None
 
-    def script(self, schema_name: str, contents: list[str]) -> None:
-        """Answer the next requests for `schema_name` with these contents, in order (tests)."""
+    def script(self, schema_name: str, contents: list[Any]) -> None:
+        """Answer the next requests for `schema_name` with these contents, in order (tests).
+
+        An entry is the content itself, or a function of the prompt text that returns it.
+        """
         self._scripts.setdefault(schema_name, []).extend(contents)
 
     def app(self) -> web.Application:
@@ -169,6 +172,7 @@ class Simulator:
         text = TextMaker(rng, language)
         if scripted:
             content = scripted.pop(0)
+            content = content(prompt) if callable(content) else content
         elif schema is None:
             content = text.paragraph(3)
         else:

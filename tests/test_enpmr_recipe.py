@@ -1,0 +1,267 @@
+"""The enpmr recipe in process against the simulator: every rule caught, repaired or dropped."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from collections import Counter
+
+import pytest
+
+from flows.enpmr import NEED_CATEGORIES, EnpmrOptions, EnpmrRecipe, blri_mean, plan_dialogues
+from memsynth.config import BuildConfig
+from memsynth.llm.cache import ResponseCache
+from memsynth.llm.engine import EngineSettings, LLMEngine
+from memsynth.persona_synthesis import synthesize_personas
+from memsynth.personas import read_persona_file
+from memsynth.config import SEED_PERSONAS
+from memsynth.prompts import PromptLibrary
+from memsynth.recipe import PersonaContext, ShardOutput, persona_rng
+from memsynth.simulator.stage_answers import prompt_text
+from memsynth.stage import GenerationSettings, StageRunner
+from schemas.enpmr import MemoryRow
+from schemas.records import PersonaRow
+
+TODAY = "2024-12-02"
+
+
+def run_recipe(sim, tmp_path, *, personas=1, options=None, repairs=2, language="en"):
+    """Generate `personas` personas in process; returns the collected ShardOutput."""
+    config = BuildConfig(dataset="t", language=language,
+                         recipe_options={"dialogues_per_persona": 1, **(options or {})})
+    engine = LLMEngine(EngineSettings(base_url=sim.base_url, api_key_env="X", backoff_base_s=0.01),
+                       ResponseCache(tmp_path / "cache"), api_key="k")
+    runner = StageRunner(engine, PromptLibrary(), GenerationSettings(model="m", repairs=repairs))
+    recipe = EnpmrRecipe(config.recipe_options)
+    output = ShardOutput()
+
+    async def main():
+        for i in range(personas):
+            persona = PersonaRow(persona_id=f"p{i}", description=f"A baker number {i}", source="t")
+            await recipe.generate(PersonaContext(persona, config, runner, output,
+                                                 persona_rng(0, f"p{i}")))
+        await engine.aclose()
+
+    asyncio.run(main())
+    return output
+
+
+def _items(**fields):
+    return lambda n: json.dumps({"items": [
+        {k: (v(i) if callable(v) else v) for k, v in fields.items()} for i in range(n)]})
+
+
+REL = dict(name=lambda i: f"Person {i}", relationship_type="friend", occupation="cook",
+           characteristic="kind", date=TODAY, relationship_quality="good")
+POW = dict(name=lambda i: f"Skill {i}", description="d", acquisition_method="practice", date=TODAY,
+           performance="proficient")
+GOAL = dict(name=lambda i: f"Goal {i}", description="d", date=TODAY, status="achieved")
+HIGH = dict(name=lambda i: f"Moment {i}", description="d", recognized_by="boss", date=TODAY)
+PREF = dict(name=lambda i: f"Likes {i}", description="d", date=TODAY)
+
+
+def _turns(roles, text=lambda i: f"line {i}"):
+    return [{"role": r, "content": text(i)} for i, r in enumerate(roles)]
+
+
+def _themes(dates=None, names=None, n=10):
+    return json.dumps({"themes": [
+        {"theme": (names or [f"theme {i}" for i in range(n)])[i], "description": "d",
+         "start_date": (dates or ["2021-01-01"] * n)[i]} for i in range(n)]})
+
+
+def _profile(preferences):
+    return json.dumps({"name": "A", "age": 30, "gender": "f", "occupation": "o", "education": "e",
+                       "personality": ["a", "b", "c"], "habits": ["a", "b", "c"], "social": ["a", "b"],
+                       "emotional_pattern": ["a", "b"], "goals": ["a", "b"],
+                       "communication_style": ["a", "b"], "preferences": preferences})
+
+
+def _dialogue(states_name=False, memory_turn=2, roles=("user", "ai")):
+    def content(prompt):
+        name = prompt_text(prompt, "Target memory name")
+        turns = _turns(roles, lambda i: f"Remember {name}?" if i == memory_turn - 1 else "hi")
+        if states_name:
+            turns[0]["content"] = f"I keep thinking about {name}"
+        return json.dumps({"scene": "s", "turns": turns, "memory_turn": memory_turn})
+    return content
+
+
+VIOLATIONS = [
+    ("profile", _profile(["same"] * 10), "distinct_preferences"),
+    ("life_themes", _themes(dates=["2010-01-01"] * 10), "theme_dates_in_window"),
+    ("life_themes", _themes(names=["same"] * 10), "distinct_themes"),
+    ("life_themes", _themes(n=10), None),  # 10 themes are fine for the default…
+    ("relationship", _items(**REL)(4), "quality_mix"),
+    ("relationship", _items(**{**REL, "date": "2030-01-01", "relationship_quality": lambda i: "good bad".split()[i % 2]})(4), "dates_in_theme"),
+    ("relationship", _items(**{**REL, "name": "Same", "relationship_quality": lambda i: "good bad".split()[i % 2]})(4), "distinct_names"),
+    ("power", _items(**POW)(6), "proficiency_mix"),
+    ("power", _items(**{**POW, "date": lambda i: f"2024-12-0{2 - i % 2}",
+                        "performance": lambda i: "not proficient" if i in (1, 4) else "proficient"})(6), "chronological"),
+    ("goal", _items(**GOAL)(3), "goal_status"),
+    ("highlight", _items(**{**HIGH, "date": "2001-01-01"})(2), "dates_in_theme"),
+    ("preferences", _items(**{**PREF, "date": "2001-01-01"})(10), "dates_in_window"),
+    ("memory_session", json.dumps({"turns": _turns(["user", "user"] + ["ai", "user"] * 5)}), "session_alternates"),
+    ("memory_session", json.dumps({"turns": _turns(["user", "ai"] * 5)}), "user_reveals_memory"),
+    ("support_dialogue", _dialogue(roles=("ai", "user")), "dialogue_alternates"),
+    ("support_dialogue", _dialogue(memory_turn=1), "memory_turn_recalls_target"),
+    ("support_dialogue", _dialogue(states_name=True), "user_never_states_memory"),
+    ("blri", json.dumps({"scores": [9] * 12}), "blri_in_scale"),
+]
+
+
+@pytest.mark.parametrize("stage,bad,check_name", [v for v in VIOLATIONS if v[2]],
+                         ids=[f"{v[0]}-{v[2]}" for v in VIOLATIONS if v[2]])
+def test_each_rule_is_caught_and_repaired(simulator, tmp_path, stage, bad, check_name):
+    simulator.simulator.script(f"enpmr_{stage}", [bad])
+    out = run_recipe(simulator, tmp_path)
+    calls = [c for c in out.rows["llm_calls"] if c.stage == f"enpmr.{stage}"]
+    caught = [c for c in calls if f"[{check_name}]" in c.error]
+    assert caught and caught[0].outcome == "check_failed", [c.error for c in calls if c.error]
+    stats = out.stage_stats[f"enpmr.{stage}"]
+    assert stats["repaired"] == 1 and stats.get("dropped", 0) == 0, dict(stats)
+
+
+def test_min_themes_option_is_enforced(simulator, tmp_path):
+    simulator.simulator.script("enpmr_life_themes", [_themes(n=10)])
+    out = run_recipe(simulator, tmp_path, options={"min_life_themes": 11})
+    calls = [c for c in out.rows["llm_calls"] if c.stage == "enpmr.life_themes"]
+    assert "[enough_themes]" in calls[0].error and out.stage_stats["enpmr.life_themes"]["repaired"] == 1
+    assert sum(1 for t in out.rows["life_themes"]) >= 11
+
+
+def test_persistent_violation_is_dropped_and_recorded(simulator, tmp_path):
+    # Scripted answers go to requests in arrival order, so with no repairs allowed the
+    # one bad answer is the whole fate of one item.
+    simulator.simulator.script("enpmr_power", [_items(**POW)(6)])
+    out = run_recipe(simulator, tmp_path, repairs=0)
+    assert out.stage_stats["enpmr.power"]["dropped"] == 1
+    failure = [f for f in out.rows["stage_failures"] if f.stage == "enpmr.power"][0]
+    assert failure.action == "dropped" and any("proficiency_mix" in p for p in failure.problems)
+    dropped_theme = failure.item_key.split("/")[0]
+    assert not [m for m in out.rows["memories"] if m.theme_id == dropped_theme and m.category == "power"]
+
+
+def test_low_blri_keeps_the_dialogue_out_of_the_benchmark(simulator, tmp_path):
+    # Agree with every negative statement and disagree with every positive one.
+    low = json.dumps({"scores": [5, 1, 5, 5, 1, 1, 5, 1, 5, 1, 1, 5][::-1] and
+                      [1, 5, 1, 1, 5, 5, 1, 5, 1, 5, 5, 1]})
+    simulator.simulator.script("enpmr_blri", [low])
+    out = run_recipe(simulator, tmp_path, personas=1, options={"dialogues_per_persona": 2})
+    checks = {(q.dialogue_id, q.check_name): q for q in out.rows["quality_checks"]}
+    failed = [q for q in checks.values() if q.check_name == "blri" and not q.passed]
+    assert len(failed) == 1 and failed[0].score == 1.0
+    assert json.loads(failed[0].details)["items"] == json.loads(low)["scores"] if isinstance(failed[0].details, str) \
+        else failed[0].details["items"] == json.loads(low)["scores"]
+    benchmark = {b.dialogue_id for b in out.rows["benchmark"]}
+    dialogues = {d.dialogue_id for d in out.rows["support_dialogues"]}
+    assert failed[0].dialogue_id in dialogues and failed[0].dialogue_id not in benchmark
+    assert benchmark == dialogues - {failed[0].dialogue_id}
+
+
+def test_blri_reverses_negative_items():
+    scores = [5, 1, 5, 5, 1, 1, 5, 1, 5, 1, 1, 5]  # ideal: agree with positives, reject negatives
+    mean, adjusted = blri_mean(scores, (1, 5))
+    assert mean == 5 and adjusted == [5] * 12
+    assert blri_mean([3] * 12, (1, 5))[0] == 3
+
+
+def _memories(theme_count=3):
+    rows = []
+    for t in range(theme_count):
+        for cat, n in (("relationship", 4), ("power", 6), ("goal", 3), ("highlight", 2)):
+            rows += [MemoryRow(memory_id=f"t{t}-{cat}-{i}", persona_id="p", theme_id=f"t{t}",
+                               category=cat, date=TODAY, name=f"{cat}{t}{i}", text="x",
+                               attributes={}) for i in range(n)]
+    rows += [MemoryRow(memory_id=f"pref-{i}", persona_id="p", theme_id=None, category="preference",
+                       date=TODAY, name=f"pref{i}", text="x", attributes={}) for i in range(10)]
+    return rows
+
+
+def test_dialogue_plans_follow_needs_mapping_and_negatives():
+    memories = {m.memory_id: m for m in _memories()}
+    options = EnpmrOptions(dialogues_per_persona=2000)
+    plans = plan_dialogues("p", list(memories.values()), options, random.Random(1))
+    needs = Counter(p.need for p in plans)
+    total = sum(options.need_proportions.values())
+    for need, weight in options.need_proportions.items():
+        assert abs(needs[need] / len(plans) - weight / total) < 0.04, needs
+    for plan in plans:
+        assert plan.target.category in NEED_CATEGORIES[plan.need]
+        assert plan.target not in plan.negatives
+        for negative in plan.negatives:
+            assert (negative.theme_id, negative.category) == (plan.target.theme_id, plan.target.category)
+        same = [m for m in memories.values() if (m.theme_id, m.category) ==
+                (plan.target.theme_id, plan.target.category) and m != plan.target]
+        assert len(plan.negatives) == min(len(same), len(plan.negatives)) and len(plan.negatives) <= 3
+        assert plan.negatives_short == (len(plan.negatives) < 2)
+        if len(same) >= 2:
+            assert len(plan.negatives) >= 2
+    # Highlights have only one sibling per theme here: such dialogues are marked short.
+    assert any(p.negatives_short for p in plans if p.target.category == "highlight")
+
+
+def test_dialogue_plans_are_deterministic():
+    a = plan_dialogues("p", _memories(), EnpmrOptions(), random.Random("x"))
+    b = plan_dialogues("p", _memories(), EnpmrOptions(), random.Random("x"))
+    assert a == b
+
+
+@pytest.mark.parametrize("options,needle", [
+    ({"need_proportions": {"XX": 1}}, "unknown needs"),
+    ({"need_proportions": {"SA": 0}}, "positive weight"),
+    ({"blri_scale": [5, 1]}, "blri_scale"),
+    ({"surprise": 1}, "surprise"),
+])
+def test_bad_recipe_options_are_refused(options, needle):
+    with pytest.raises(ValueError, match=needle):
+        EnpmrOptions.model_validate(options)
+
+
+def test_thousand_distinct_personas_are_reachable(simulator, tmp_path):
+    engine = LLMEngine(EngineSettings(base_url=simulator.base_url, api_key_env="X", concurrency=64),
+                       ResponseCache(tmp_path / "cache"), api_key="k")
+    runner = StageRunner(engine, PromptLibrary(), GenerationSettings(model="m"))
+    recipe = EnpmrRecipe({})
+    existing = read_persona_file(SEED_PERSONAS)
+    # The first three answers are the same text: one is kept, two are exact duplicates.
+    same = json.dumps({"description": "A night-shift baker in Leeds who sings in a choir and "
+                                      "worries about her mother's health every single day."})
+    simulator.simulator.script("enpmr_persona", [same] * 3)
+    output = ShardOutput()
+
+    async def main():
+        out = await synthesize_personas(runner, recipe.persona_stage, 1000, seed=5, language="en",
+                                        threshold=recipe.dedup_threshold, existing=existing,
+                                        attributes=recipe.persona_variables, output=output)
+        await engine.aclose()
+        return out
+
+    rows, report = asyncio.run(main())
+    assert len(rows) == 1000 and len({r.persona_id for r in rows}) == 1000
+    assert not {r.persona_id for r in rows} & {r.persona_id for r in existing}
+    assert report.exact_duplicates >= 2 and report.kept == 1000
+    assert all(r.source == "synthesized" for r in rows)
+
+
+def test_near_duplicates_are_dropped(simulator, tmp_path):
+    engine = LLMEngine(EngineSettings(base_url=simulator.base_url, api_key_env="X"),
+                       ResponseCache(tmp_path / "cache"), api_key="k")
+    runner = StageRunner(engine, PromptLibrary(), GenerationSettings(model="m"))
+    recipe = EnpmrRecipe({})
+    text = ("A retired railway engineer from Osaka who restores vintage radios, volunteers at a "
+            "children's science club on Saturdays and writes letters to his grandchildren.")
+    near = text.replace("Saturdays", "Sundays")
+    simulator.simulator.script("enpmr_persona", [json.dumps({"description": t}) for t in (text, near)])
+
+    async def main():
+        out = await synthesize_personas(runner, recipe.persona_stage, 3, seed=1, language="en",
+                                        threshold=0.7, existing=[], output=ShardOutput(),
+                                        attributes=recipe.persona_variables)
+        await engine.aclose()
+        return out
+
+    rows, report = asyncio.run(main())
+    assert report.near_duplicates == 1 and len(rows) == 3
+    assert rows[0].description == text and near not in [r.description for r in rows]
