@@ -187,3 +187,17 @@ def test_help_explains_every_build_flag():
     out = memsynth_cli("build", "--help").stdout
     for flag in ("--llm", "--personas", "--concurrency", "--warehouse", "--no-cache", "--format"):
         assert flag in out
+
+
+def test_build_writes_personas_when_the_pool_is_short(tmp_path):
+    config = write_config(tmp_path / "c.yaml", dataset="synth",
+                          personas={"count": 3, "include_seed": False},
+                          recipe_options={"dialogues_per_persona": 0})
+    summary = _build(config, tmp_path / "wh", "--llm", "simulator")
+    report = summary["persona_synthesis"]
+    assert report["kept"] == 3 and report["generated"] >= 3
+    assert {"exact_duplicates", "near_duplicates"} <= report.keys()
+    rows = cli_json("query", "SELECT source, count(DISTINCT persona_id) n FROM personas GROUP BY 1",
+                    "--dataset", "synth", "--warehouse", str(tmp_path / "wh"), "--format", "json")
+    assert rows == [{"source": "synthesized", "n": 3}]
+    assert summary["row_counts"]["profiles"] == 3
