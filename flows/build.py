@@ -48,8 +48,9 @@ CACHE_DIR = "_cache"
 
 def recipe_for(config: BuildConfig) -> Recipe:
     from flows.enpmr import EnpmrRecipe
+    from flows.pal import PalRecipe
 
-    recipes = {"enpmr": EnpmrRecipe}
+    recipes = {"enpmr": EnpmrRecipe, "pal": PalRecipe}
     try:
         return recipes[config.recipe](config.recipe_options)
     except ValueError as exc:  # pydantic validation of recipe_options
@@ -94,15 +95,21 @@ _SESSIONS: dict[str, BuildSession] = {}
 
 async def _run_personas(session: BuildSession, persona_ids: list[str]) -> ShardOutput:
     output = ShardOutput()
+    contexts = [PersonaContext(persona=session.personas[pid], config=session.config,
+                               runner=session.runner, output=output,
+                               rng=persona_rng(session.config.seed, pid),
+                               on_done=session.progress.persona_done)
+                for pid in persona_ids]
+    recipe = session.recipe
+    if hasattr(recipe, "generate_many"):  # recipes with shard-level steps (pal's profile batches)
+        await recipe.generate_many(contexts)
+        return output
 
-    async def one(pid: str) -> None:
-        persona = session.personas[pid]
-        ctx = PersonaContext(persona=persona, config=session.config, runner=session.runner,
-                             output=output, rng=persona_rng(session.config.seed, pid))
-        await session.recipe.generate(ctx)
-        session.progress.persona_done()
+    async def one(ctx: PersonaContext) -> None:
+        await recipe.generate(ctx)
+        ctx.done()
 
-    await asyncio.gather(*(one(pid) for pid in persona_ids))
+    await asyncio.gather(*(one(ctx) for ctx in contexts))
     return output
 
 
@@ -262,6 +269,7 @@ def run_build(config: BuildConfig, options: BuildOptions) -> dict[str, Any]:
             model=model, started_at=started, llm=totals)
         files = {t.name: staging.files(t.name) for t in tables}
         published = publish(warehouse, config.dataset, files, info)
+        statistics = _statistics(recipe, warehouse, config.dataset, published["version"])
     finally:
         _SESSIONS.pop(build_id, None)
         staging.discard()
@@ -282,10 +290,22 @@ def run_build(config: BuildConfig, options: BuildOptions) -> dict[str, Any]:
         "model": model,
         "seconds": round(time.time() - started, 2),
         "checks": stats["checks"],
+        "statistics": statistics,
         "personas": len(session.personas),
         "persona_synthesis": session.synthesis or None,
         "shards": len(shard_stats),
     }
+
+
+def _statistics(recipe: Recipe, warehouse: Path, dataset: str, version: int) -> dict[str, Any]:
+    """The recipe's headline figures, computed with SQL over the version just published."""
+    from memsynth.warehouse.catalog import run_query
+
+    out: dict[str, Any] = {}
+    for name, sql in getattr(recipe, "statistics", {}).items():
+        value = run_query(warehouse, dataset, sql, version)[1][0][0]
+        out[name] = round(value, 2) if isinstance(value, float) else value
+    return out
 
 
 def _schema_hash(model: Any) -> str:

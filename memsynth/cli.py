@@ -108,6 +108,8 @@ def _print_summary(s: dict[str, Any]) -> None:
             rate = "" if c["pass_rate"] is None else f"{c['pass_rate']:.0%}"
             checks.add_row(name, str(c.get("passed", 0)), str(c.get("total", 0)), rate)
         out.print(checks)
+    if s.get("statistics"):
+        out.print("statistics: " + ", ".join(f"{k} {v}" for k, v in s["statistics"].items()))
     if s.get("persona_synthesis"):
         p = s["persona_synthesis"]
         out.print(f"personas written: {p['kept']} kept of {p['generated']} generated "

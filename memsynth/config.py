@@ -58,7 +58,7 @@ class PersonasConfig(_Strict):
 
 class BuildConfig(_Strict):
     dataset: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")
-    recipe: Literal["enpmr"] = "enpmr"
+    recipe: Literal["enpmr", "pal"] = "enpmr"
     description: str = ""
     seed: int = 0
     reference_date: dt.date = dt.date(2024, 12, 2)

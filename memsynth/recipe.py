@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Protocol
@@ -77,6 +77,12 @@ class PersonaContext:
     runner: StageRunner
     output: ShardOutput
     rng: random.Random
+    on_done: Callable[[], None] | None = None
+
+    def done(self) -> None:
+        """Tell the build this persona's chain has finished (for progress)."""
+        if self.on_done is not None:
+            self.on_done()
 
     @property
     def language(self) -> str:

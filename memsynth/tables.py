@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
-from pydantic import BaseModel
+from pydantic import AwareDatetime, BaseModel
 
 
 @dataclass(frozen=True)
@@ -62,8 +62,10 @@ def _arrow_type(tp: Any) -> pa.DataType:
         return pa.string()
     if isinstance(tp, type) and issubclass(tp, BaseModel):
         return pa.struct([pa.field(n, _arrow_type(f.annotation)) for n, f in tp.model_fields.items()])
+    # Wall-clock times (log timestamps) stay naive; instants (when a call ran) are UTC.
     mapping = {str: pa.string(), int: pa.int64(), float: pa.float64(), bool: pa.bool_(),
-               dt.date: pa.date32(), dt.datetime: pa.timestamp("us", tz="UTC")}
+               dt.date: pa.date32(), dt.datetime: pa.timestamp("us"),
+               AwareDatetime: pa.timestamp("us", tz="UTC")}
     if tp in mapping:
         return mapping[tp]
     raise TypeError(f"no Arrow type for {tp!r}")

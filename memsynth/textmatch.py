@@ -29,3 +29,11 @@ def mentions(text: str, name: str, share: float = 0.5) -> bool:
     words = {w for w in _WORD.findall(n) if len(w) >= 3}
     present = set(_WORD.findall(t))
     return bool(words) and len(words & present) / len(words) >= share
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of a text: split after . ! ? (then a space) and after 。！？."""
+    return [s for s in (part.strip() for part in _SENTENCE_END.split(text.strip())) if len(s) > 1]

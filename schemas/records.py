@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
-from pydantic import BaseModel
+from pydantic import AwareDatetime, BaseModel
 
 from memsynth.tables import Table
 
@@ -31,7 +29,7 @@ class LLMCallRow(BaseModel):
     cache_hit: bool
     outcome: str  # ok | invalid_json | invalid_schema | check_failed | truncated | transport_error
     error: str
-    started_at: datetime
+    started_at: AwareDatetime
 
 
 class StageFailureRow(BaseModel):

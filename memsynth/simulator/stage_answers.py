@@ -217,3 +217,167 @@ def _blri(draft: dict[str, Any], prompt: str, text: TextMaker) -> dict[str, Any]
         scores.append(text.rng.randint(low, low + 1) if negative else text.rng.randint(high - 1, high))
     draft["scores"] = scores
     return draft
+
+
+# --- pal -------------------------------------------------------------------------
+
+_LEVELS = ("low", "medium", "high")
+_BIG_FIVE = ("openness", "conscientiousness", "extraversion", "agreeableness", "neuroticism")
+
+
+@answers("pal_profile")
+def _pal_profile(draft: dict[str, Any], prompt: str, text: TextMaker) -> dict[str, Any]:
+    count = prompt_int(prompt, r"for each of the (\d+) persona sketches", 1)
+    offset = text.rng.randint(0, 2)
+    profiles = []
+    for i in range(count):
+        profiles.append({
+            "name": text.person_name(),
+            "gender": text.rng.choice(["女", "男"] if text.language == "zh" else ["female", "male"]),
+            "age": text.rng.randint(25, 60),
+            **{field: text.paragraph(text.rng.randint(2, 3))
+               for field in ("occupation", "health_status", "family_members", "hobbies")},
+            # Cycling the levels makes every batch of three or more varied.
+            "personality": {t: _LEVELS[(i + j + offset) % 3] for j, t in enumerate(_BIG_FIVE)},
+        })
+    draft["profiles"] = profiles
+    return draft
+
+
+@answers("pal_timeline")
+def _pal_timeline(draft: dict[str, Any], prompt: str, text: TextMaker) -> dict[str, Any]:
+    months = [m.strip() for m in prompt_text(prompt, "Months").split(",") if m.strip()]
+    draft["months"] = [{"month": m, "summary": text.paragraph(text.rng.randint(5, 6))} for m in months]
+    return draft
+
+
+@answers("pal_requirement_types")
+def _pal_requirement_types(draft: dict[str, Any], prompt: str, text: TextMaker) -> dict[str, Any]:
+    phrases = text.distinct_sentences(4 * 5)
+    for a, aspect in enumerate(("work", "health", "family", "leisure")):
+        n = text.rng.randint(4, 5)
+        draft[aspect] = [p.rstrip(".。") for p in phrases[a * 5: a * 5 + n]]
+    return draft
+
+
+@answers("pal_preferences")
+def _pal_preferences(draft: dict[str, Any], prompt: str, text: TextMaker) -> dict[str, Any]:
+    ids = re.findall(r"^- ((?:work|health|family|leisure)-\d+):", prompt, re.MULTILINE)
+    draft["items"] = [{"requirement_id": rid, "pos": text.paragraph(text.rng.randint(4, 5)),
+                       "neg": text.paragraph(text.rng.randint(4, 5))} for rid in dict.fromkeys(ids)]
+    return draft
+
+
+@answers("pal_situations")
+def _pal_situations(draft: dict[str, Any], prompt: str, text: TextMaker) -> dict[str, Any]:
+    import calendar
+
+    month = prompt_text(prompt, "Month", "2024-01")
+    year, m = map(int, month.split("-"))
+    days = calendar.monthrange(year, m)[1]
+    previous = re.search(r"Previous situation ended: (\d{4}-\d{2}-\d{2})", prompt)
+    start = (dt.date.fromisoformat(previous.group(1)) + dt.timedelta(days=1) if previous
+             else dt.date(year, m, 1))
+    last_end = dt.date(year, m, text.rng.randint(days - 2, days))
+    low = prompt_int(prompt, r"into (\d+) to \d+ situations", 4)
+    high = prompt_int(prompt, r"into \d+ to (\d+) situations", 6)
+    count = text.rng.randint(low, high)
+    span_days = (last_end - start).days + 1
+    # Every span ends inside the month, even when the first starts in the month before.
+    first_cut = max(1, (dt.date(year, m, 1) - start).days + 1)
+    cuts = sorted(text.rng.sample(range(first_cut, span_days), count - 1))
+    bounds = [0, *cuts, span_days]
+    ids = [i.strip() for i in prompt_text(prompt, "Valid requirement ids").split(",") if i.strip()]
+    situations = []
+    for a, b in zip(bounds, bounds[1:]):
+        s_start, s_end = start + dt.timedelta(days=a), start + dt.timedelta(days=b - 1)
+        situations.append({"time_span": f"{s_start.isoformat()} ~ {s_end.isoformat()}",
+                           "requirement_ids": text.rng.sample(ids, min(len(ids), text.rng.randint(2, 3))),
+                           "situation": text.paragraph(text.rng.randint(5, 6))})
+    draft["situations"] = situations
+    return draft
+
+
+@answers("pal_experience")
+def _pal_experience(draft: dict[str, Any], prompt: str, text: TextMaker) -> dict[str, Any]:
+    draft["experience"] = text.paragraph(text.rng.randint(5, 7))
+    return draft
+
+
+@answers("pal_requirements")
+def _pal_requirements(draft: dict[str, Any], prompt: str, text: TextMaker) -> dict[str, Any]:
+    needs = text.distinct_sentences(2)
+    draft.update(user_query=text.sentence(), requirement=text.paragraph(2), implicit_needs=[
+        {"need": n, "evidences": [text.sentence() for _ in range(text.rng.randint(1, 3))]}
+        for n in needs])
+    return draft
+
+
+@answers("pal_candidates")
+def _pal_candidates(draft: dict[str, Any], prompt: str, text: TextMaker) -> dict[str, Any]:
+    draft["solutions"] = text.distinct_sentences(8)
+    return draft
+
+
+@answers("pal_solution_preferences")
+def _pal_solution_preferences(draft: dict[str, Any], prompt: str, text: TextMaker) -> dict[str, Any]:
+    listed = re.findall(r"^\d+\. (.+)$", prompt.split("Candidates:", 1)[-1], re.MULTILINE)
+    picks = text.rng.sample(listed, 4) if len(listed) >= 4 else (listed * 4)[:4]
+    rated = [{"solution": p, "reason": text.sentence()} for p in picks]
+    draft.update(liked=rated[:2], disliked=rated[2:])
+    return draft
+
+
+def _log_content(kind: str, text: TextMaker) -> str:
+    r, zh = text.rng, text.language == "zh"
+    who, thing = text.person_name(), text.phrase()
+    if zh:
+        return {
+            "web_search": f"用户搜索了“{thing}”，并查看了相关内容概述。",
+            "content_publishing": f"用户在微信朋友圈发布了帖子，主要内容为：{text.sentence()}",
+            "content_browsing": f"用户在知乎浏览了文章，主要内容为：{text.sentence()}",
+            "message_sending": f"用户向{who}发送消息：“{text.sentence()}”",
+            "message_receiving": f"用户接收到来自{who}的消息：“{text.sentence()}”",
+            "schedule_management": f"用户在手机日历创建了“{thing}”日程，时间：{r.randint(8, 11)}:00-{r.randint(12, 18)}:00，地点：星河大厦{r.randint(2, 30)}层。",
+            "transaction_record": f"用户通过淘宝完成了商品购买，产品：{thing}（{r.randint(1, 5)}件）。",
+            "device_operation": f"用户在智能手环进行了记录操作：步数{r.randint(3000, 15000)}步。",
+        }[kind]
+    return {
+        "web_search": f"The user searched for {thing} and viewed a short guide on it.",
+        "content_publishing": f"The user published a post on Instagram, with the main content summarized as: {text.sentence()}",
+        "content_browsing": f"The user browsed an article on Medium, with the main content summarized as: {text.sentence()}",
+        "message_sending": f"The user sent a message to {who}: '{text.sentence()}'",
+        "message_receiving": f"The user received a message from {who}: '{text.sentence()}'",
+        "schedule_management": f"The user created a schedule named '{thing}' in Google Calendar, time: {r.randint(8, 11)}:00 - {r.randint(12, 18)}:00, location: Harbour Tower, floor {r.randint(2, 30)}.",
+        "transaction_record": f"The user completed a purchase of a product via Amazon, product: {thing} (pack of {r.randint(1, 5)}).",
+        "device_operation": f"The user performed a tracking operation on a smart band: {r.randint(3000, 15000)} steps recorded.",
+    }[kind]
+
+
+_LOG_KINDS = ("web_search", "content_publishing", "content_browsing", "message_sending",
+              "message_receiving", "schedule_management", "transaction_record", "device_operation")
+
+
+@answers("pal_logs")
+def _pal_logs(draft: dict[str, Any], prompt: str, text: TextMaker) -> dict[str, Any]:
+    span = re.search(r"Span: (\d{4}-\d{2}-\d{2} \d{2}:\d{2}) ~ (\d{4}-\d{2}-\d{2} \d{2}:\d{2})", prompt)
+    fmt = "%Y-%m-%d %H:%M"
+    start = dt.datetime.strptime(span.group(1), fmt) if span else dt.datetime(2024, 1, 1)
+    end = dt.datetime.strptime(span.group(2), fmt) if span else start + dt.timedelta(days=3)
+    count = prompt_int(prompt, r"at least (\d+) entries", 20) + text.rng.randint(0, 6)
+    minutes = int((end - start).total_seconds() // 60)
+    stamps = sorted(text.rng.sample(range(1, minutes), min(count, minutes - 1)))
+    draft["logs"] = [{"timestamp": (start + dt.timedelta(minutes=m)).strftime(fmt),
+                      "event": text.sentence(), "type": (kind := text.rng.choice(_LOG_KINDS)),
+                      "content": _log_content(kind, text)} for m in stamps]
+    return draft
+
+
+@answers("pal_dialogue")
+def _pal_dialogue(draft: dict[str, Any], prompt: str, text: TextMaker) -> dict[str, Any]:
+    slots = re.findall(r"^turn \d+: user (\w+) \[(\w+)\] -> assistant (\w+) \[(\w+)\]$", prompt,
+                       re.MULTILINE)
+    draft["turns"] = [{"user": {"action": ua, "reference": ur, "content": text.sentence()},
+                       "assistant": {"action": aa, "reference": ar, "content": text.paragraph(2)}}
+                      for ua, ur, aa, ar in slots]
+    return draft

@@ -1,0 +1,271 @@
+"""pal (PAL-Bench / PAL-Set): stage output models and table rows.
+
+Stage outputs are what the LLM must answer; rows are what lands in the warehouse.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from memsynth.tables import Table
+
+Level = Literal["low", "medium", "high"]
+ASPECTS = ("work", "health", "family", "leisure")
+# The eight log types of the seed's Table 6.
+LogType = Literal["web_search", "content_publishing", "content_browsing", "message_sending",
+                  "message_receiving", "schedule_management", "transaction_record", "device_operation"]
+UserAction = Literal["topic_inquiry", "requirement_confirmation", "solution_discussion",
+                     "solution_feedback"]
+AssistantAction = Literal["requirement_prediction", "solution_proposal", "solution_discussion",
+                          "feedback_response"]
+SPAN_PATTERN = r"^\d{4}-\d{2}-\d{2} ~ \d{4}-\d{2}-\d{2}$"
+MINUTE_PATTERN = r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}$"
+
+# --- stage outputs -----------------------------------------------------------------
+
+
+class BigFive(BaseModel):
+    openness: Level
+    conscientiousness: Level
+    extraversion: Level
+    agreeableness: Level
+    neuroticism: Level
+
+
+class PalProfile(BaseModel):
+    name: str = Field(min_length=1)
+    gender: str = Field(min_length=1)
+    age: int = Field(ge=18, le=90)
+    occupation: str = Field(min_length=1, description="2-3 sentences")
+    health_status: str = Field(min_length=1, description="2-3 sentences")
+    family_members: str = Field(min_length=1, description="2-3 sentences")
+    hobbies: str = Field(min_length=1, description="2-3 sentences")
+    personality: BigFive
+
+
+class PalProfiles(BaseModel):
+    """`profile`: one profile per persona of the batch, in the order given."""
+
+    profiles: list[PalProfile] = Field(min_length=1)
+
+
+class MonthEntry(BaseModel):
+    month: str = Field(pattern=r"^\d{4}-\d{2}$")
+    summary: str = Field(min_length=1, description="at least 5 sentences of objective events")
+
+
+class Timeline(BaseModel):
+    """`timeline`: one entry per month, in order."""
+
+    months: list[MonthEntry] = Field(min_length=1)
+
+
+class RequirementTypes(BaseModel):
+    """`requirement_types`: 4-5 short abstract phrases per aspect."""
+
+    work: list[str] = Field(min_length=4, max_length=5)
+    health: list[str] = Field(min_length=4, max_length=5)
+    family: list[str] = Field(min_length=4, max_length=5)
+    leisure: list[str] = Field(min_length=4, max_length=5)
+
+
+class PreferenceEntry(BaseModel):
+    requirement_id: str = Field(pattern=r"^(work|health|family|leisure)-\d+$")
+    pos: str = Field(min_length=1, description="4-5 sentences")
+    neg: str = Field(min_length=1, description="4-5 sentences")
+
+
+class AspectPreferences(BaseModel):
+    """`preferences`: positive and negative preferences for each requirement type of one aspect."""
+
+    items: list[PreferenceEntry] = Field(min_length=1)
+
+
+class SituationEntry(BaseModel):
+    time_span: str = Field(pattern=SPAN_PATTERN, description="YYYY-MM-DD ~ YYYY-MM-DD")
+    requirement_ids: list[str] = Field(min_length=1, max_length=3)
+    situation: str = Field(min_length=1, description="at least 5 sentences")
+
+
+class MonthSituations(BaseModel):
+    """`situations`: 4-6 consecutive situations of one month."""
+
+    situations: list[SituationEntry] = Field(min_length=4, max_length=6)
+
+
+class Experience(BaseModel):
+    """`experience`: a situation expanded into objective events."""
+
+    experience: str = Field(min_length=1)
+
+
+class ImplicitNeed(BaseModel):
+    need: str = Field(min_length=1)
+    evidences: list[str] = Field(min_length=1, max_length=5)
+
+
+class TopicRequirement(BaseModel):
+    """`requirements`: the vague query, exactly two implicit needs, the full requirement."""
+
+    user_query: str = Field(min_length=1)
+    implicit_needs: list[ImplicitNeed] = Field(min_length=2, max_length=2)
+    requirement: str = Field(min_length=1)
+
+
+class Candidates(BaseModel):
+    """`candidates`: eight diverse one-sentence solutions."""
+
+    solutions: list[str] = Field(min_length=8, max_length=8)
+
+
+class RatedSolution(BaseModel):
+    solution: str = Field(min_length=1, description="copied verbatim from the candidates")
+    reason: str = Field(min_length=1, description="one sentence, from the user's point of view")
+
+
+class SolutionPreferences(BaseModel):
+    """`solution_preferences`: the two liked and two disliked candidates, verbatim."""
+
+    liked: list[RatedSolution] = Field(min_length=2, max_length=2)
+    disliked: list[RatedSolution] = Field(min_length=2, max_length=2)
+
+
+class LogEntry(BaseModel):
+    timestamp: str = Field(pattern=MINUTE_PATTERN, description="YYYY-MM-DD HH:MM")
+    event: str = Field(min_length=1)
+    type: LogType
+    content: str = Field(min_length=1)
+
+
+class Logs(BaseModel):
+    """`logs`: one operation per log, timestamps strictly increasing within the span."""
+
+    logs: list[LogEntry] = Field(min_length=1)
+
+
+class Utterance(BaseModel):
+    action: str
+    reference: str
+    content: str = Field(min_length=1)
+
+
+class DialogueTurnPair(BaseModel):
+    user: Utterance
+    assistant: Utterance
+
+
+class Dialogue(BaseModel):
+    """`dialogue`: the words for every slot of the skeleton, in order."""
+
+    turns: list[DialogueTurnPair] = Field(min_length=1)
+
+
+# --- table rows --------------------------------------------------------------------
+
+
+class PalProfileRow(BaseModel):
+    persona_id: str
+    name: str
+    gender: str
+    age: int
+    occupation: str
+    health_status: str
+    family_members: str
+    hobbies: str
+    openness: str
+    conscientiousness: str
+    extraversion: str
+    agreeableness: str
+    neuroticism: str
+
+
+class TimelineRow(BaseModel):
+    persona_id: str
+    month: str
+    summary: str
+
+
+class RequirementTypeRow(BaseModel):
+    persona_id: str
+    requirement_id: str
+    aspect: str
+    description: str
+
+
+class PreferenceRow(BaseModel):
+    persona_id: str
+    requirement_id: str
+    pos: str
+    neg: str
+
+
+class SituationRow(BaseModel):
+    situation_id: str
+    persona_id: str
+    month: str
+    start_time: dt.datetime
+    end_time: dt.datetime  # the session's dialogue time
+    requirement_ids: list[str]
+    text: str
+    split: str  # history | query
+
+
+class ExperienceRow(BaseModel):
+    situation_id: str
+    text: str
+
+
+class NeedRow(BaseModel):
+    need: str
+    evidences: list[str]
+
+
+class TopicRow(BaseModel):
+    topic_id: str
+    situation_id: str
+    requirement_id: str
+    user_query: str
+    implicit_needs: list[NeedRow]
+    requirement: str
+
+
+class CandidateSolutionRow(BaseModel):
+    topic_id: str
+    candidate_index: int
+    solution: str
+    feedback: str  # pos | neg | neu
+    reason: str | None
+
+
+class LogRow(BaseModel):
+    log_id: str
+    situation_id: str
+    persona_id: str
+    timestamp: dt.datetime
+    log_type: str
+    event: str
+    content: str
+
+
+class DialogueTurnRow(BaseModel):
+    situation_id: str
+    turn_index: int
+    speaker: str  # user | assistant
+    action: str
+    reference: str
+    content: str
+
+
+PAL_PROFILES = Table("pal_profiles", PalProfileRow)
+TIMELINES = Table("timelines", TimelineRow)
+REQUIREMENT_TYPES = Table("requirement_types", RequirementTypeRow)
+PREFERENCES = Table("preferences", PreferenceRow)
+SITUATIONS = Table("situations", SituationRow)
+EXPERIENCES = Table("experiences", ExperienceRow)
+TOPICS = Table("topics", TopicRow)
+CANDIDATE_SOLUTIONS = Table("candidate_solutions", CandidateSolutionRow)
+LOGS = Table("logs", LogRow)
+DIALOGUE_TURNS = Table("dialogue_turns", DialogueTurnRow)
