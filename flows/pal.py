@@ -295,15 +295,17 @@ def follows_skeleton(out: Dialogue, v: Mapping[str, Any]) -> Iterator[str]:
 # --- stages ------------------------------------------------------------------------
 
 
-def _stage(name: str, output: type[BaseModel], *checks: Check) -> Stage:
-    return Stage("pal", name, output, checks=checks)
+def _stage(name: str, output: type[BaseModel], *checks: Check, policy: str = "drop") -> Stage:
+    return Stage("pal", name, output, checks=checks, policy=policy)  # type: ignore[arg-type]
 
 
 PROFILE = _stage("profile", PalProfiles, batch_size, profile_sentences, working_adults, varied_batch)
 TIMELINE = _stage("timeline", Timeline, months_in_order, month_sentences)
 REQUIREMENT_TYPES_STAGE = _stage("requirement_types", RequirementTypes, distinct_requirement_types)
+# Sentence counts are soft: PAL-Set's own preferences are often 3 sentences, not 4-5,
+# so an answer that misses only on length is kept and flagged rather than lost.
 PREFERENCES_STAGE = _stage("preferences", AspectPreferences, covers_requirement_types,
-                           preference_sentences)
+                           preference_sentences, policy="flag")
 SITUATIONS_STAGE = _stage("situations", MonthSituations, situation_count, spans_consecutive,
                           valid_requirement_ids, situation_sentences)
 EXPERIENCE = _stage("experience", Experience, ends_before_session)
@@ -364,6 +366,26 @@ def build_skeleton(topics: Sequence[TopicPlan], rng: random.Random,
             else:
                 turn("solution_feedback", f"{p}_S{j}", "feedback_response", f"{p}_S{j}")
     return turns
+
+
+# The seed's action grammar as a regular language over (user, assistant) action pairs:
+# per topic, inquiry, 1-2 confirmations, then per solution an optional discussion and
+# the feedback (answered by the next proposal, or by a feedback response at the end).
+_PAIR_LETTERS = {
+    ("topic_inquiry", "requirement_prediction"): "Q",
+    ("requirement_confirmation", "requirement_prediction"): "C",
+    ("requirement_confirmation", "solution_proposal"): "P",
+    ("solution_discussion", "solution_discussion"): "D",
+    ("solution_feedback", "solution_proposal"): "F",
+    ("solution_feedback", "feedback_response"): "R",
+}
+ACTION_GRAMMAR = re.compile(r"^(QC?P(D?F)*D?R)+$")
+
+
+def conforms_to_grammar(pairs: Sequence[tuple[str, str]]) -> bool:
+    """Does a sequence of (user action, assistant action) turns follow the action grammar?"""
+    letters = "".join(_PAIR_LETTERS.get(tuple(p), "?") for p in pairs)
+    return bool(ACTION_GRAMMAR.match(letters))
 
 
 def reference_texts(topics: Sequence[TopicPlan]) -> dict[str, str]:

@@ -1,0 +1,202 @@
+"""A 3-persona pal build on the simulator through the real CLI; every rule confirmed with SQL."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from flows.pal import ACTION_GRAMMAR, PalRecipe, conforms_to_grammar
+from memsynth.config import BuildConfig
+from memsynth.llm.cache import ResponseCache
+from memsynth.llm.engine import EngineSettings, LLMEngine
+from memsynth.prompts import PromptLibrary
+from memsynth.recipe import PersonaContext, ShardOutput, persona_rng
+from memsynth.stage import GenerationSettings, StageRunner
+from memsynth.warehouse.catalog import run_query
+from schemas.records import PersonaRow
+from tests.conftest import ROOT, cli_json, write_config
+
+
+@pytest.fixture(scope="module")
+def pal_build(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("pal")
+    config = write_config(folder / "pal.yaml", dataset="pal", recipe="pal", personas={"count": 3},
+                          shard_size=3, recipe_options={"months": [2, 3], "query_share": 0.5})
+    summary = cli_json("build", str(config), "--llm", "simulator", "--warehouse", str(folder / "wh"),
+                       "--format", "json")
+    return folder / "wh", summary
+
+
+def sql(warehouse, query):
+    return run_query(warehouse, "pal", query)[1]
+
+
+def test_every_table_is_filled_and_statistics_reported(pal_build):
+    _, summary = pal_build
+    for table in ("pal_profiles", "timelines", "requirement_types", "preferences", "situations",
+                  "experiences", "topics", "candidate_solutions", "logs", "dialogue_turns"):
+        assert summary["row_counts"][table] > 0, table
+    stats = summary["statistics"]
+    assert 2 <= stats["topics_per_dialogue"] <= 3
+    assert stats["logs_per_session"] >= 20 and stats["sessions_per_user"] >= 8
+    assert stats["dialogue_turns_per_user"] > stats["sessions_per_user"]
+    split = dict(part.split("=") for part in stats["candidate_feedback"].split())
+    assert int(split["pos"]) == int(split["neg"]) and int(split["neu"]) == 2 * int(split["pos"])
+
+
+RULES = {
+    "Big Five levels are low/medium/high": """
+        SELECT count(*) FROM pal_profiles WHERE NOT list_has_all(['low', 'medium', 'high'],
+            [openness, conscientiousness, extraversion, agreeableness, neuroticism])""",
+    "timeline months are consecutive": """
+        SELECT count(*) FROM (SELECT month, lag(month) OVER (PARTITION BY persona_id ORDER BY month) prev
+            FROM timelines) WHERE prev IS NOT NULL
+            AND strptime(month || '-01', '%Y-%m-%d') <> strptime(prev || '-01', '%Y-%m-%d') + INTERVAL 1 MONTH""",
+    "4-5 requirement types per aspect, ids aspect-n": """
+        SELECT count(*) FROM (SELECT persona_id, aspect, count(*) n,
+               bool_and(regexp_full_match(requirement_id, aspect || '-[0-9]+')) ok
+            FROM requirement_types GROUP BY 1, 2) WHERE n NOT BETWEEN 4 AND 5 OR NOT ok""",
+    "every persona has the four aspects": """
+        SELECT count(*) FROM (SELECT persona_id, count(DISTINCT aspect) a FROM requirement_types GROUP BY 1) WHERE a <> 4""",
+    "a preference for every requirement type": """
+        SELECT count(*) FROM requirement_types r LEFT JOIN preferences p USING (persona_id, requirement_id)
+        WHERE p.pos IS NULL OR p.neg IS NULL""",
+    "4-6 situations a month": """
+        SELECT count(*) FROM (SELECT persona_id, month, count(*) n FROM situations GROUP BY 1, 2)
+        WHERE n NOT BETWEEN 4 AND 6""",
+    "situation spans are consecutive and non-overlapping": """
+        SELECT count(*) FROM (SELECT start_time, lag(end_time) OVER (PARTITION BY persona_id ORDER BY start_time) prev_end
+            FROM situations) WHERE prev_end IS NOT NULL AND CAST(start_time AS DATE) <> CAST(prev_end AS DATE) + 1""",
+    "spans end inside their month, the month's last in its final three days": """
+        SELECT count(*) FROM (SELECT month, end_time, row_number() OVER (PARTITION BY persona_id, month ORDER BY end_time DESC) r
+            FROM situations)
+        WHERE strftime(end_time, '%Y-%m') <> month
+           OR (r = 1 AND day(end_time) < day(last_day(end_time)) - 2)""",
+    "1-3 valid requirement ids per situation": """
+        SELECT (SELECT count(*) FROM situations WHERE len(requirement_ids) NOT BETWEEN 1 AND 3)
+             + (SELECT count(*) FROM (SELECT persona_id, unnest(requirement_ids) rid FROM situations) x
+                WHERE NOT EXISTS (SELECT 1 FROM requirement_types r
+                                  WHERE r.persona_id = x.persona_id AND r.requirement_id = x.rid))""",
+    "query split is the tail of the last month": """
+        SELECT count(*) FROM situations s WHERE split = 'query'
+           AND month <> (SELECT max(month) FROM situations t WHERE t.persona_id = s.persona_id)""",
+    "one topic per requirement id of its situation": """
+        SELECT count(*) FROM topics t JOIN situations s USING (situation_id)
+        WHERE NOT list_contains(s.requirement_ids, t.requirement_id)""",
+    "exactly 2 implicit needs with 1-5 evidences": """
+        SELECT count(*) FROM topics WHERE len(implicit_needs) <> 2
+           OR len(list_filter(implicit_needs, n -> len(n.evidences) NOT BETWEEN 1 AND 5)) > 0""",
+    "8 candidates per topic, 2 pos 2 neg 4 neu": """
+        SELECT count(*) FROM (SELECT topic_id, count(*) n, count(*) FILTER (WHERE feedback = 'pos') p,
+               count(*) FILTER (WHERE feedback = 'neg') g, count(*) FILTER (WHERE feedback = 'neu') u,
+               count(DISTINCT candidate_index) i
+            FROM candidate_solutions GROUP BY 1) WHERE n <> 8 OR p <> 2 OR g <> 2 OR u <> 4 OR i <> 8""",
+    "pos and neg carry a reason, neu none": """
+        SELECT count(*) FROM candidate_solutions WHERE (feedback = 'neu') <> (reason IS NULL)""",
+    "at least 15 logs per experience": """
+        SELECT count(*) FROM experiences e LEFT JOIN (SELECT situation_id, count(*) n FROM logs GROUP BY 1) USING (situation_id)
+        WHERE coalesce(n, 0) < 15""",
+    "log types are the eight": """
+        SELECT count(*) FROM logs WHERE log_type NOT IN ('web_search', 'content_publishing', 'content_browsing',
+            'message_sending', 'message_receiving', 'schedule_management', 'transaction_record', 'device_operation')""",
+    "log timestamps strictly increase inside the span, before the dialogue": """
+        SELECT count(*) FROM (SELECT l.timestamp, s.start_time, s.end_time,
+               lag(l.timestamp) OVER (PARTITION BY l.situation_id ORDER BY l.log_id) prev
+            FROM logs l JOIN situations s USING (situation_id))
+        WHERE timestamp < start_time OR timestamp >= end_time OR timestamp <= prev""",
+    "dialogue turns pair a user and an assistant utterance": """
+        SELECT count(*) FROM (SELECT situation_id, turn_index, list_sort(list(speaker)) sp
+            FROM dialogue_turns GROUP BY 1, 2) WHERE sp <> ['assistant', 'user']""",
+    "references name the session's topics": """
+        SELECT count(*) FROM dialogue_turns d WHERE NOT EXISTS (SELECT 1 FROM topics t
+            WHERE t.situation_id = d.situation_id
+              AND t.topic_id = d.situation_id || '-' || split_part(d.reference, '_', 1))""",
+}
+
+
+@pytest.mark.parametrize("rule", list(RULES))
+def test_rule_holds_in_sql(pal_build, rule):
+    warehouse, _ = pal_build
+    assert sql(warehouse, RULES[rule]) == [(0,)], rule
+
+
+def test_dialogues_conform_to_the_action_grammar(pal_build):
+    warehouse, _ = pal_build
+    rows = sql(warehouse, """
+        SELECT situation_id, list(action ORDER BY turn_index, speaker DESC) FROM dialogue_turns GROUP BY 1""")
+    assert rows
+    for situation, actions in rows:
+        pairs = list(zip(actions[0::2], actions[1::2]))
+        assert conforms_to_grammar(pairs), (situation, pairs)
+    assert ACTION_GRAMMAR.pattern.startswith("^")
+
+
+def _run_pal(sim, tmp_path, *, language="en", personas=3, repairs=1, **options):
+    config = BuildConfig(dataset="t", recipe="pal", language=language,
+                         recipe_options={"months": [1, 1], "profile_batch_size": 3, **options})
+    engine = LLMEngine(EngineSettings(base_url=sim.base_url, api_key_env="X"),
+                       ResponseCache(tmp_path), api_key="k")
+    runner = StageRunner(engine, PromptLibrary(), GenerationSettings(model="m", repairs=repairs))
+    recipe = PalRecipe(config.recipe_options)
+    output = ShardOutput()
+    contexts = [PersonaContext(PersonaRow(persona_id=f"p{i}", description=f"persona {i}", source="t"),
+                               config, runner, output, persona_rng(0, f"p{i}")) for i in range(personas)]
+
+    async def main():
+        await recipe.generate_many(contexts)
+        await engine.aclose()
+
+    asyncio.run(main())
+    return recipe, output
+
+
+@pytest.mark.parametrize("share,neg_expected", [(1.0, False), (0.0, True)])
+def test_query_sessions_propose_only_liked_solutions(simulator, tmp_path, share, neg_expected):
+    sim = simulator.simulator
+    sim.record = True
+    _, output = _run_pal(simulator, tmp_path, personas=2, query_share=share)
+    splits = {s.split for s in output.rows["situations"]}
+    assert splits == ({"query"} if share == 1.0 else {"history"})
+    prompts = [b["messages"][-1]["content"] for b in sim.recorded
+               if b["response_format"]["json_schema"]["name"] == "pal_dialogue"]
+    assert prompts and all("(feedback: pos" in p for p in prompts)
+    assert any("(feedback: neg" in p for p in prompts) is neg_expected
+
+
+def test_chinese_pal_in_process(simulator, tmp_path):
+    recipe, output = _run_pal(simulator, tmp_path, language="zh")
+    for stage in recipe.stages:
+        stats = output.stage_stats[stage.qualified_name]
+        assert stats["ok"] == stats["items"] > 0, (stage.name, dict(stats))
+    assert all(any("\u4e00" <= ch <= "\u9fff" for ch in log.content) for log in output.rows["logs"])
+    assert any("\u4e00" <= ch <= "\u9fff" for ch in output.rows["dialogue_turns"][0].content)
+
+
+def _bad_dialogue(prompt):
+    """Right length, but the first assistant action is wrong."""
+    import re
+    slots = re.findall(r"^turn \d+: user (\w+) \[(\w+)\] -> assistant (\w+) \[(\w+)\]$", prompt, re.MULTILINE)
+    turns = [{"user": {"action": ua, "reference": ur, "content": "x"},
+              "assistant": {"action": "solution_proposal" if i == 0 else aa, "reference": ar, "content": "y"}}
+             for i, (ua, ur, aa, ar) in enumerate(slots)]
+    return json.dumps({"turns": turns})
+
+
+@pytest.mark.parametrize("stage,bad,check_name", [
+    ("pal_dialogue", _bad_dialogue, "follows_skeleton"),
+    ("pal_situations", json.dumps({"situations": [
+        {"time_span": "2024-11-01 ~ 2024-11-05", "requirement_ids": ["work-1"],
+         "situation": "One. Two happened. Three came. Four went. Five ended."}] * 4}), "spans_consecutive"),
+    ("pal_logs", json.dumps({"logs": [{"timestamp": "2024-11-02 08:00", "event": "e",
+                                       "type": "web_search", "content": "searched"}]}), "enough_logs"),
+])
+def test_violations_are_repaired_in_the_chain(simulator, tmp_path, stage, bad, check_name):
+    simulator.simulator.script(stage, [bad])
+    recipe, output = _run_pal(simulator, tmp_path, personas=1)
+    output_stage = "pal." + stage.removeprefix("pal_")
+    calls = [c for c in output.rows["llm_calls"] if c.stage == output_stage]
+    assert any(f"[{check_name}]" in c.error for c in calls), [c.error for c in calls if c.error]
+    stats = output.stage_stats[output_stage]
+    assert stats["repaired"] == 1 and stats.get("dropped", 0) == 0, dict(stats)
