@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx2 as httpx  # the HTTP library of openai >= 3
 import openai
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
@@ -85,7 +86,12 @@ class LLMEngine:
                 base_url=self.settings.base_url,
                 timeout=self.settings.timeout_s,
                 max_retries=0,  # retries are ours: tenacity, with AIMD feedback
-                http_client=openai.DefaultAioHttpClient(timeout=self.settings.timeout_s),
+                # The transport pools 100 connections by default: size it to our ceiling
+                # so the in-flight limit is ours alone.
+                http_client=openai.DefaultAioHttpClient(
+                    timeout=self.settings.timeout_s,
+                    limits=httpx.Limits(max_connections=self.settings.concurrency,
+                                        max_keepalive_connections=self.settings.concurrency)),
             )
         return self._client
 
@@ -149,13 +155,11 @@ class LLMEngine:
             if is_fatal(exc):
                 raise BuildFailed(f"the endpoint refused the request: {_describe(exc)}") from exc
             raise TransportFailure(f"{_describe(exc)} (after {attempts} attempts)") from exc
-        choice = raw.choices[0]
-        usage = raw.usage
         response = LLMResponse(
-            content=choice.message.content or "",
-            finish_reason=choice.finish_reason,
-            prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-            completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+            content=raw.content,
+            finish_reason=raw.finish_reason,
+            prompt_tokens=raw.prompt_tokens,
+            completion_tokens=raw.completion_tokens,
             model=raw.model or request.model,
             cached=False,
             attempts=attempts,
@@ -169,22 +173,27 @@ class LLMEngine:
         per_model[1] += response.completion_tokens
         return response
 
-    async def _send(self, request: LLMRequest, estimate: int) -> Any:
+    async def _send(self, request: LLMRequest, estimate: int) -> _Completion:
         await self.limits.acquire(estimate)
         self.counters.in_flight += 1
         self.counters.requests += 1
         actual: int | None = None
         try:
-            kwargs: dict[str, Any] = dict(request.params)
+            body: dict[str, Any] = {"model": request.model, "messages": list(request.messages),
+                                    **request.params}
             fmt = request.response_format()
             if fmt is not None:
-                kwargs["response_format"] = fmt
-            raw = await self._openai().chat.completions.create(
-                model=request.model, messages=list(request.messages), **kwargs)
-            if raw.usage is not None:
-                actual = (raw.usage.prompt_tokens or 0) + (raw.usage.completion_tokens or 0)
-            if not raw.choices:
-                raise EmptyResponse("the endpoint answered with no choices")
+                body["response_format"] = fmt
+            # The client's generic POST: same HTTP, auth, errors and timeouts as
+            # `chat.completions.create`, without its per-field transform of the body (a JSON
+            # schema made that most of our CPU per call) or building typed response models.
+            response = await self._openai().post("/chat/completions", body=body,
+                                                 cast_to=httpx.Response)
+            try:
+                raw = _Completion.parse(response.json())
+            except (ValueError, KeyError, TypeError, IndexError) as exc:
+                raise EmptyResponse(f"unreadable chat completion: {exc}") from exc
+            actual = raw.prompt_tokens + raw.completion_tokens
             self.limits.concurrency.on_success()
             return raw
         except Exception as exc:
@@ -194,6 +203,29 @@ class LLMEngine:
         finally:
             self.counters.in_flight -= 1
             self.limits.release(estimate, actual)
+
+
+@dataclass(frozen=True)
+class _Completion:
+    """The parts of a chat.completion response memsynth uses."""
+
+    content: str
+    finish_reason: str | None
+    prompt_tokens: int
+    completion_tokens: int
+    model: str
+
+    @classmethod
+    def parse(cls, data: dict[str, Any]) -> _Completion:
+        choices = data.get("choices") or []
+        if not choices:
+            raise EmptyResponse("the endpoint answered with no choices")
+        usage = data.get("usage") or {}
+        return cls(content=(choices[0].get("message") or {}).get("content") or "",
+                   finish_reason=choices[0].get("finish_reason"),
+                   prompt_tokens=int(usage.get("prompt_tokens") or 0),
+                   completion_tokens=int(usage.get("completion_tokens") or 0),
+                   model=str(data.get("model") or ""))
 
 
 def _estimate_tokens(request: LLMRequest) -> int:

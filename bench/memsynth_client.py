@@ -1,0 +1,76 @@
+"""The throughput workload through memsynth's engine: N structured calls, one JSON line out.
+
+Run by bench/throughput.py in a fresh process; measures this process only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from pydantic import BaseModel, Field  # noqa: E402
+
+from memsynth.llm.cache import ResponseCache  # noqa: E402
+from memsynth.llm.engine import EngineSettings, LLMEngine  # noqa: E402
+from memsynth.prompts import PromptLibrary  # noqa: E402
+from memsynth.stage import GenerationSettings, Stage, StageRunner  # noqa: E402
+
+
+class Fact(BaseModel):
+    """The bench's output model: a few fields, as in a small stage."""
+
+    name: str
+    description: str
+    score: int = Field(ge=1, le=10)
+    tags: list[str] = Field(min_length=1, max_length=4)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--base-url", required=True)
+    ap.add_argument("--calls", type=int, default=5000)
+    ap.add_argument("--concurrency", type=int, default=64)
+    args = ap.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        prompts = Path(tmp) / "prompts"
+        (prompts / "bench").mkdir(parents=True)
+        (prompts / "bench" / "fact.j2").write_text(
+            "{% block system %}Answer with JSON.{% endblock %}"
+            "{% block user %}Describe fact number {{ i }}.{% endblock %}")
+        library_dir = Path(__file__).resolve().parent.parent / "prompts"
+        for name in ("_repair.j2", "_schema_hint.j2"):
+            (prompts / name).write_text((library_dir / name).read_text())
+        engine = LLMEngine(EngineSettings(base_url=args.base_url, api_key_env="X",
+                                          concurrency=args.concurrency),
+                           ResponseCache(Path(tmp) / "cache"), api_key="bench")
+        runner = StageRunner(engine, PromptLibrary(prompts), GenerationSettings(model="bench"))
+        stage = Stage("bench", "fact", Fact)
+
+        async def run() -> tuple[float, int]:
+            started = time.perf_counter()
+            results = await asyncio.gather(*(
+                runner.run(stage, {"i": i}, item_key=f"fact/{i}") for i in range(args.calls)))
+            elapsed = time.perf_counter() - started
+            await engine.aclose()
+            return elapsed, sum(r.usable for r in results)
+
+        cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+        elapsed, ok = asyncio.run(run())
+        cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
+    print(json.dumps({"tool": "memsynth", "calls": args.calls, "ok": ok, "seconds": elapsed,
+                      "cpu_seconds": cpu, "peak_rss_mb": cpu1.ru_maxrss / 1024,
+                      "peak_in_flight_client": engine.limits.concurrency.peak}))
+
+
+if __name__ == "__main__":
+    main()

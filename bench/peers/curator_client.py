@@ -1,0 +1,76 @@
+"""The throughput workload through Bespoke Curator (run in its own venv by bench/throughput.py)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import tempfile
+import time
+
+os.environ.setdefault("TELEMETRY_ENABLED", "false")
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("CURATOR_DISABLE_CACHE", "1")
+
+import tiktoken  # noqa: E402
+from pydantic import BaseModel, Field  # noqa: E402
+
+
+class _LocalTokenCounter:
+    """Offline stand-in for tiktoken's downloaded vocabulary: about four characters a token."""
+
+    def encode(self, text, *args, **kwargs):
+        return range(max(1, len(str(text)) // 4))
+
+
+tiktoken.get_encoding = lambda *a, **k: _LocalTokenCounter()  # no download here
+tiktoken.encoding_for_model = lambda *a, **k: _LocalTokenCounter()
+
+
+class Fact(BaseModel):
+    name: str
+    description: str
+    score: int = Field(ge=1, le=10)
+    tags: list[str] = Field(min_length=1, max_length=4)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--base-url", required=True)
+    ap.add_argument("--calls", type=int, default=5000)
+    ap.add_argument("--concurrency", type=int, default=64)
+    args = ap.parse_args()
+    os.environ["CURATOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="curator-")
+
+    from bespokelabs import curator
+
+    class FactWriter(curator.LLM):
+        response_format = Fact
+
+        def prompt(self, row):
+            return [{"role": "system", "content": "Answer with JSON."},
+                    {"role": "user", "content": f"Describe fact number {row['i']}."}]
+
+        def parse(self, row, response):
+            return [response.model_dump()]
+
+    llm = FactWriter(model_name="bench", backend="openai", backend_params={
+        "base_url": args.base_url, "api_key": "bench",
+        "max_concurrent_requests": args.concurrency,
+        "max_requests_per_minute": 10_000_000, "max_tokens_per_minute": 10_000_000_000,
+        "max_retries": 2, "require_all_responses": False})
+    rows = [{"i": i} for i in range(args.calls)]
+    cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+    started = time.perf_counter()
+    out = llm(rows)
+    elapsed = time.perf_counter() - started
+    cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+    dataset = getattr(out, "dataset", out)
+    print(json.dumps({"tool": "curator", "calls": args.calls, "ok": len(dataset), "seconds": elapsed,
+                      "cpu_seconds": (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime),
+                      "peak_rss_mb": cpu1.ru_maxrss / 1024}))
+
+
+if __name__ == "__main__":
+    main()

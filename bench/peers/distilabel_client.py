@@ -1,0 +1,61 @@
+"""The throughput workload through distilabel's OpenAILLM (run in its own venv by bench/throughput.py).
+
+distilabel has no in-flight limit of its own: a pipeline step hands its LLM one batch at a
+time (`input_batch_size`) and the batch is sent at once. Batches of C inputs reproduce
+that with C requests in flight at most, without the pipeline's own overhead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import time
+
+from pydantic import BaseModel, Field, ValidationError
+
+
+class Fact(BaseModel):
+    name: str
+    description: str
+    score: int = Field(ge=1, le=10)
+    tags: list[str] = Field(min_length=1, max_length=4)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--base-url", required=True)
+    ap.add_argument("--calls", type=int, default=5000)
+    ap.add_argument("--concurrency", type=int, default=64)
+    args = ap.parse_args()
+
+    from distilabel.models.llms import OpenAILLM
+
+    llm = OpenAILLM(model="bench", base_url=args.base_url, api_key="bench", max_retries=2)
+    llm.load()
+    response_format = {"type": "json_schema",
+                       "json_schema": {"name": "bench_fact", "schema": Fact.model_json_schema()}}
+    inputs = [[{"role": "system", "content": "Answer with JSON."},
+               {"role": "user", "content": f"Describe fact number {i}."}] for i in range(args.calls)]
+    ok = 0
+    cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+    started = time.perf_counter()
+    for start in range(0, len(inputs), args.concurrency):
+        batch = inputs[start:start + args.concurrency]
+        # Its `response_format` argument only takes strings; the schema goes in the body as is.
+        for result in llm.generate(inputs=batch, num_generations=1,
+                                   extra_body={"response_format": response_format}):
+            try:
+                Fact.model_validate_json(result["generations"][0])
+                ok += 1
+            except (ValidationError, TypeError, KeyError, IndexError):
+                pass
+    elapsed = time.perf_counter() - started
+    cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+    print(json.dumps({"tool": "distilabel", "calls": args.calls, "ok": ok, "seconds": elapsed,
+                      "cpu_seconds": (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime),
+                      "peak_rss_mb": cpu1.ru_maxrss / 1024}))
+
+
+if __name__ == "__main__":
+    main()

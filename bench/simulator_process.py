@@ -1,0 +1,75 @@
+"""Run memsynth's simulator in its own process, so client figures are the client's alone."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class SimulatorProcess:
+    """`memsynth simulator serve --port 0 --latency-ms L` as a child process."""
+
+    def __init__(self, latency_ms: float):
+        self.latency_ms = latency_ms
+        self.proc: subprocess.Popen[str] | None = None
+        self.base_url = ""
+
+    def __enter__(self) -> SimulatorProcess:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "memsynth.cli", "simulator", "serve", "--port", "0",
+             "--latency-ms", str(self.latency_ms)],
+            stdout=subprocess.PIPE, text=True, cwd=ROOT, env={**os.environ})
+        line = self.proc.stdout.readline()  # type: ignore[union-attr]
+        match = re.search(r"(http://\S+/v1)", line)
+        if not match:
+            self.proc.kill()
+            raise RuntimeError(f"simulator did not start: {line!r}")
+        self.base_url = match.group(1)
+        return self
+
+    def stats(self) -> dict:
+        with urllib.request.urlopen(self.base_url.removesuffix("/v1") + "/stats", timeout=10) as r:
+            return json.loads(r.read())
+
+    def reset(self) -> None:
+        req = urllib.request.Request(self.base_url.removesuffix("/v1") + "/stats/reset", method="POST")
+        urllib.request.urlopen(req, timeout=10).read()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
+def machine() -> dict:
+    """Cores and memory of this machine, for the results table."""
+    mem_kb = 0
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                mem_kb = int(line.split()[1])
+    except OSError:
+        pass
+    return {"cores": os.cpu_count(), "memory_gib": round(mem_kb / 1024 / 1024, 1),
+            "python": sys.version.split()[0], "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+
+
+def write_result(name: str, payload: dict) -> Path:
+    """bench/results/<name>.json, written whole (temp file, then rename)."""
+    out = ROOT / "bench" / "results" / f"{name}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(payload, indent=2, default=str))
+    tmp.replace(out)
+    return out
