@@ -104,6 +104,10 @@ class StageRunner:
         self.prompts = prompts
         self.settings = settings
         self._schemas: dict[type[BaseModel], dict[str, Any]] = {}
+        # Admission: only so many items are being prepared or awaited at once. A fan-out
+        # of thousands otherwise renders every prompt before the first request leaves,
+        # which idles the endpoint at the start and holds every prompt in memory.
+        self._admission = asyncio.Semaphore(2 * engine.settings.concurrency + 16)
 
     def _schema(self, model: type[BaseModel]) -> dict[str, Any]:
         if model not in self._schemas:
@@ -142,6 +146,11 @@ class StageRunner:
     async def run(self, stage: Stage, variables: Mapping[str, Any], *, item_key: str,
                   persona_id: str | None = None, sample: int = 0) -> ItemResult:
         """Generate one item of `stage`, repairing up to the configured bound."""
+        async with self._admission:
+            return await self._run(stage, variables, item_key, persona_id, sample)
+
+    async def _run(self, stage: Stage, variables: Mapping[str, Any], item_key: str,
+                   persona_id: str | None, sample: int) -> ItemResult:
         base = self._base_messages(stage, variables)
         template_hash = self.prompts.hash(stage.template)
         messages = list(base)

@@ -1,0 +1,106 @@
+"""A whole enpmr build against the simulator, then the same build again from the cache.
+
+    python bench/build.py                      # 200 personas, L=200ms, C=64
+    python bench/build.py --personas 1000 --name build-1000
+
+The simulator runs in its own process; the build is the real CLI in another, so its
+wall time, CPU and peak RSS are the build's alone. Prefect task runs are counted in the
+build's own Prefect database.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from simulator_process import ROOT, SimulatorProcess, machine, write_result  # noqa: E402
+
+
+def folder_mb(path: Path, exclude: str | None = None) -> float:
+    total = sum(f.stat().st_size for f in path.rglob("*")
+                if f.is_file() and not (exclude and exclude in f.parts))
+    return round(total / 1e6, 1)
+
+
+def run_build(config: Path, warehouse: Path, prefect_home: Path) -> dict:
+    env = {**os.environ, "OPENAI_API_KEY": "bench", "PREFECT_HOME": str(prefect_home)}
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "measured_cli.py"), "build", str(config),
+                          "--warehouse", str(warehouse), "--format", "json", "--no-progress"],
+                         capture_output=True, text=True, env=env, cwd=ROOT, timeout=6 * 3600)
+    measured = [json.loads(line)["measured"] for line in out.stderr.splitlines()
+                if line.startswith('{"measured"')]
+    if out.returncode != 0:
+        raise SystemExit(f"build failed: {out.stderr[-2000:]}")
+    return {"summary": json.loads(out.stdout), "measured": measured[-1]}
+
+
+def task_runs(prefect_home: Path) -> int:
+    with sqlite3.connect(prefect_home / "prefect.db") as db:
+        return db.execute("SELECT count(*) FROM task_run").fetchone()[0]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--personas", type=int, default=200)
+    ap.add_argument("--latency-ms", type=float, default=200)
+    ap.add_argument("--concurrency", type=int, default=64)
+    ap.add_argument("--shard-size", type=int, default=10)
+    ap.add_argument("--max-workers", type=int, default=8)
+    ap.add_argument("--name", default=None, help="results file (default build-<personas>)")
+    ap.add_argument("--keep", help="keep the warehouse in this folder (for bench/query.py)")
+    args = ap.parse_args()
+    name = args.name or f"build-{args.personas}"
+
+    work = Path(tempfile.mkdtemp(prefix="memsynth-bench-"))
+    warehouse = Path(args.keep) if args.keep else work / "warehouse"
+    with SimulatorProcess(args.latency_ms) as sim:
+        config = work / "bench.yaml"
+        config.write_text(yaml.safe_dump({
+            "dataset": "bench", "recipe": "enpmr", "seed": 1, "personas": {"count": args.personas},
+            "shard_size": args.shard_size, "max_workers": args.max_workers,
+            "llm": {"base_url": sim.base_url, "model": "bench-model", "concurrency": args.concurrency},
+        }))
+        results = {}
+        for run in ("first", "cached"):
+            home = work / f"prefect-{run}"
+            home.mkdir()
+            sim.reset()
+            result = run_build(config, warehouse, home)
+            s, m = result["summary"], result["measured"]
+            requests = s["llm"]["requests"]
+            limit = args.concurrency / (args.latency_ms / 1000)
+            results[run] = {
+                "version": s["version"], "wall_seconds": round(m["wall_seconds"], 1),
+                "build_seconds": s["seconds"], "cpu_seconds": round(m["cpu_seconds"], 1),
+                "peak_rss_mb": round(m["peak_rss_mb"]), "llm_calls": s["llm"]["calls"],
+                "requests_sent": requests, "cache_hits": s["llm"]["cache_hits"],
+                "server_requests": sim.stats()["requests"],
+                "server_peak_in_flight": sim.stats()["peak_in_flight"],
+                "requests_per_second": round(requests / s["seconds"], 1) if requests else 0,
+                "ratio_to_limit": round(requests / s["seconds"] / limit, 3) if requests else None,
+                "cpu_ms_per_call": round(1000 * m["cpu_seconds"] / max(1, s["llm"]["calls"]), 3),
+                "prefect_task_runs": task_runs(home), "row_counts": s["row_counts"],
+            }
+            print(f"{run:>7}: {results[run]['wall_seconds']} s wall, {requests} requests "
+                  f"({results[run]['requests_per_second']} req/s, {results[run]['ratio_to_limit']} of "
+                  f"{limit:.0f}), {results[run]['cache_hits']} cached, rss {results[run]['peak_rss_mb']} MB, "
+                  f"{results[run]['prefect_task_runs']} task runs", flush=True)
+    sizes = {"warehouse_mb_without_cache": folder_mb(warehouse, exclude="_cache"),
+             "cache_mb": folder_mb(warehouse / "_cache")}
+    path = write_result(name, {"machine": machine(), "command": " ".join(["python", *sys.argv]),
+                               "personas": args.personas, "latency_ms": args.latency_ms,
+                               "concurrency": args.concurrency, **results, **sizes})
+    print(f"warehouse {sizes}; wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
