@@ -77,7 +77,7 @@ def main() -> None:
             result = run_build(config, warehouse, home)
             s, m = result["summary"], result["measured"]
             requests = s["llm"]["requests"]
-            limit = args.concurrency / (args.latency_ms / 1000)
+            limit = args.concurrency / (args.latency_ms / 1000) if args.latency_ms else float("inf")
             results[run] = {
                 "version": s["version"], "wall_seconds": round(m["wall_seconds"], 1),
                 "build_seconds": s["seconds"], "cpu_seconds": round(m["cpu_seconds"], 1),
@@ -86,7 +86,7 @@ def main() -> None:
                 "server_requests": sim.stats()["requests"],
                 "server_peak_in_flight": sim.stats()["peak_in_flight"],
                 "requests_per_second": round(requests / s["seconds"], 1) if requests else 0,
-                "ratio_to_limit": round(requests / s["seconds"] / limit, 3) if requests else None,
+                "ratio_to_limit": round(requests / s["seconds"] / limit, 3) if requests and args.latency_ms else None,
                 "cpu_ms_per_call": round(1000 * m["cpu_seconds"] / max(1, s["llm"]["calls"]), 3),
                 "prefect_task_runs": task_runs(home), "row_counts": s["row_counts"],
             }

@@ -480,8 +480,10 @@ class EnpmrRecipe:
         rows = []
         for memory, result in zip(ordered, results):
             if result.usable:
-                rows += [MemorySessionRow(memory_id=memory.memory_id, persona_id=memory.persona_id,
-                                          turn_index=i, role=t.role, content=t.content)
+                # Built from a validated answer: skip re-validating thousands of turn rows.
+                rows += [MemorySessionRow.model_construct(
+                    memory_id=memory.memory_id, persona_id=memory.persona_id, turn_index=i,
+                    role=t.role, content=t.content)
                          for i, t in enumerate(result.output.turns)]
         ctx.emit(MEMORY_SESSIONS, rows)
 

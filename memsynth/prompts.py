@@ -39,6 +39,7 @@ class PromptLibrary:
             keep_trailing_newline=False,
             trim_blocks=True,
             lstrip_blocks=True,
+            auto_reload=False,  # templates do not change during a build; stat-ing them did cost
         )
         self.env.filters["tojson"] = _tojson
         self._hashes: dict[str, str] = {}

@@ -52,7 +52,8 @@ class ShardOutput:
         stats = self.stage_stats.setdefault(result.stage, Counter())
         stats["items"] += 1
         stats[result.status] += 1
-        self.emit(LLM_CALLS, [LLMCallRow(**{**c, "started_at": datetime.fromtimestamp(
+        # model_construct: these rows are assembled by the runner, not read from outside.
+        self.emit(LLM_CALLS, [LLMCallRow.model_construct(**{**c, "started_at": datetime.fromtimestamp(
             c["started_at"], timezone.utc)}) for c in result.calls])
         if result.status in ("dropped", "flagged"):
             self.emit(STAGE_FAILURES, [StageFailureRow(

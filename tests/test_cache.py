@@ -25,8 +25,11 @@ def test_key_is_stable_and_order_independent():
     assert a.cache_key() == b.cache_key()
     # A golden value: changing the canonical form must be a deliberate version bump.
     assert a.cache_key() == (
-        "v1-" + __import__("hashlib").sha256(a.canonical().encode()).hexdigest())
-    assert a.canonical().startswith('{"json_schema":{"type":"object"},"messages":')
+        "v2-" + __import__("hashlib").sha256(a.canonical().encode()).hexdigest())
+    schema_hash = __import__("hashlib").sha256(b'{"type":"object"}').hexdigest()
+    assert a.canonical().startswith('{"json_schema":"' + schema_hash + '","messages":')
+    # The same schema in another dict object gives the same key.
+    assert _request(json_schema=dict({"type": "object"})).cache_key() == a.cache_key()
 
 
 def test_key_changes_with_every_part_of_the_request():

@@ -9,7 +9,28 @@ from typing import Any
 
 # Bump when the canonical form changes, so old cache entries stop matching
 # instead of being misread.
-CACHE_KEY_VERSION = 1
+CACHE_KEY_VERSION = 2
+
+
+_DIGESTS: dict[int, tuple[dict[str, Any], str]] = {}
+
+
+def schema_digest(schema: dict[str, Any] | None) -> str | None:
+    """sha256 of a JSON schema's canonical text, memoised per schema object.
+
+    A stage sends the same schema dict with every call; re-serialising it was a large
+    share of a cached rebuild. The dict is kept referenced so its id is never reused.
+    """
+    if schema is None:
+        return None
+    hit = _DIGESTS.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    text = json.dumps(schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    if len(_DIGESTS) < 4096:
+        _DIGESTS[id(schema)] = (schema, digest)
+    return digest
 
 
 @dataclass(frozen=True)
@@ -25,14 +46,14 @@ class LLMRequest:
     sample_index: int = 0
 
     def canonical(self) -> str:
-        """Stable JSON text of the request (sorted keys, no whitespace)."""
+        """Stable JSON text of the request (sorted keys, no whitespace); the schema by its hash."""
         body = {
             "v": CACHE_KEY_VERSION,
             "model": self.model,
             "messages": list(self.messages),
             "params": self.params,
             "schema_name": self.schema_name,
-            "json_schema": self.json_schema,
+            "json_schema": schema_digest(self.json_schema),
             "response_mode": self.response_mode,
             "sample_index": self.sample_index,
         }
