@@ -26,7 +26,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 import memsynth
 from memsynth.accounting import llm_totals
 from memsynth.config import BuildConfig, redacted, resolve_warehouse
-from memsynth.errors import BuildFailed, ConfigError
+from memsynth.errors import BuildFailed, ConfigError, MemsynthError
 from memsynth.llm.cache import ResponseCache
 from memsynth.llm.engine import EngineSettings, LLMEngine
 from memsynth.llm.loop import LoopThread
@@ -128,7 +128,26 @@ def _stage_output(session: BuildSession, shard: str, output: ShardOutput) -> dic
     }
 
 
+def _expected_failures(fn: Any) -> Any:
+    """Turn a MemsynthError inside a task into an {"error": ...} result.
+
+    A build that stops for a reason the user can act on (endpoint unreachable, key
+    refused, too few personas) is reported by run_build as one line, not as a Prefect
+    task crash with a traceback.
+    """
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except MemsynthError as exc:
+            return {"error": str(exc)}
+    return wrapper
+
+
 @task(name="personas", cache_policy=NO_CACHE, persist_result=False)
+@_expected_failures
 def prepare_personas(build_id: str) -> tuple[list[str], dict[str, Any] | None]:
     """The build's persona ids, writing new personas first when the pool is short."""
     session = _SESSIONS[build_id]
@@ -157,6 +176,7 @@ def prepare_personas(build_id: str) -> tuple[list[str], dict[str, Any] | None]:
 
 
 @task(name="shard", cache_policy=NO_CACHE, persist_result=False, task_run_name="shard-{index}")
+@_expected_failures
 def run_shard(build_id: str, index: int, persona_ids: list[str]) -> dict[str, Any]:
     """Run one batch of personas through every stage and stage its rows as Parquet."""
     session = _SESSIONS[build_id]
@@ -167,7 +187,10 @@ def run_shard(build_id: str, index: int, persona_ids: list[str]) -> dict[str, An
 @flow(name="memsynth-build", persist_result=False, log_prints=False)
 def build_flow(build_id: str, dataset: str) -> list[dict[str, Any]]:
     """Settle the personas, then map their shards over the task runner and wait for all."""
-    persona_ids, synthesis_stats = prepare_personas(build_id)
+    prepared = prepare_personas(build_id)
+    if isinstance(prepared, dict):  # an expected failure, reported by run_build
+        return [prepared]
+    persona_ids, synthesis_stats = prepared
     size = _SESSIONS[build_id].shard_size
     shards = [persona_ids[i:i + size] for i in range(0, len(persona_ids), size)]
     futures = run_shard.map(unmapped(build_id), list(range(len(shards))), shards)
@@ -252,6 +275,9 @@ def run_build(config: BuildConfig, options: BuildOptions) -> dict[str, Any]:
                 flow_run_name=f"{config.dataset}-{build_id}",
             )(build_id=build_id, dataset=config.dataset)
         loop.run(engine.aclose())
+        errors = [s["error"] for s in shard_stats if "error" in s]
+        if errors:
+            raise BuildFailed(f"{errors[0]}; nothing was published")
         stats = _merge_stats(shard_stats)
         failed, items = _failure_rate(stats["stages"])
         if items and failed / items > config.max_failure_rate:

@@ -208,13 +208,20 @@ class StageRunner:
             return None, ["[truncated] the answer was cut off at the token limit; "
                           "answer more concisely"], "truncated"
         try:
-            data = extract_json(content)
-        except UnparsableOutput as exc:
-            return None, [f"[json] {exc}"], "invalid_json"
-        try:
-            output = stage.output.model_validate(data)
-        except ValidationError as exc:
-            return None, _validation_problems(exc), "invalid_schema"
+            # Clean JSON (nearly every answer, and every one the cache replays) goes straight
+            # to pydantic's own parser; anything else takes the tolerant path.
+            output = stage.output.model_validate_json(content)
+        except ValidationError as fast_error:
+            if not _is_json_error(fast_error):
+                return None, _validation_problems(fast_error), "invalid_schema"
+            try:
+                data = extract_json(content)
+            except UnparsableOutput as exc:
+                return None, [f"[json] {exc}"], "invalid_json"
+            try:
+                output = stage.output.model_validate(data)
+            except ValidationError as exc:
+                return None, _validation_problems(exc), "invalid_schema"
         problems = [p for c in stage.checks for p in c(output, variables)]
         return output, problems, ("check_failed" if problems else "ok")
 
@@ -225,6 +232,11 @@ class StageRunner:
         return list(await asyncio.gather(*(
             self.run(stage, variables, item_key=key, persona_id=pid)
             for key, pid, variables in items)))
+
+
+def _is_json_error(exc: ValidationError) -> bool:
+    """True when pydantic could not parse the text as JSON at all (not a schema mismatch)."""
+    return any(err["type"] == "json_invalid" for err in exc.errors())
 
 
 def _validation_problems(exc: ValidationError, limit: int = 12) -> list[str]:

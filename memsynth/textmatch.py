@@ -10,6 +10,8 @@ _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 
 def _normal(text: str) -> str:
+    if text.isascii():  # NFKC leaves ASCII as it is
+        return text.casefold()
     return unicodedata.normalize("NFKC", text).casefold()
 
 

@@ -201,3 +201,16 @@ def test_build_writes_personas_when_the_pool_is_short(tmp_path):
                     "--dataset", "synth", "--warehouse", str(tmp_path / "wh"), "--format", "json")
     assert rows == [{"source": "synthesized", "n": 3}]
     assert summary["row_counts"]["profiles"] == 3
+
+
+def test_unreachable_endpoint_is_one_clear_line(tmp_path):
+    config = write_config(tmp_path / "c.yaml", llm={"base_url": "http://127.0.0.1:9/v1",
+                                                     "max_attempts": 2, "retry_base_s": 0.01,
+                                                     "timeout_s": 2})
+    result = memsynth_cli("build", str(config), "--warehouse", str(tmp_path / "wh"),
+                          env={"OPENAI_API_KEY": "x"})
+    assert result.returncode == 1, result.stderr[-2000:]
+    lines = result.stderr.strip().splitlines()
+    assert lines[-1].startswith("error: cannot reach the endpoint at http://127.0.0.1:9/v1")
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "wh" / "t" / "catalog.ducklake").exists()

@@ -177,3 +177,17 @@ def test_identical_concurrent_requests_share_one_call(tmp_path, simulator):
     out = asyncio.run(main())
     assert len({r.content for r in out}) == 1
     assert simulator.simulator.counters.requests == 1
+
+
+def test_an_endpoint_that_never_answers_stops_the_build(tmp_path):
+    engine = _engine("http://127.0.0.1:9/v1", tmp_path, max_attempts=1, timeout_s=2)
+
+    async def main():
+        try:
+            return await asyncio.gather(*(engine.complete(_req(i)) for i in range(5)),
+                                        return_exceptions=True)
+        finally:
+            await engine.aclose()
+
+    outcomes = asyncio.run(main())
+    assert any(isinstance(o, BuildFailed) and "cannot reach" in str(o) for o in outcomes)

@@ -55,6 +55,10 @@ class EngineCounters:
     by_model: dict[str, list[int]] = field(default_factory=dict)  # model -> [prompt, completion]
 
 
+# Calls that must fail to connect, with no call ever answered, before a build gives up.
+UNREACHABLE_AFTER = 2
+
+
 class TransportFailure(Exception):
     """A call that could not get an answer after every retry."""
 
@@ -77,6 +81,8 @@ class LLMEngine:
         self._api_key = key
         self._client: openai.AsyncOpenAI | None = None
         self._inflight_keys: dict[str, asyncio.Future[LLMResponse]] = {}
+        self._successes = 0
+        self._unreachable = 0
 
     def _openai(self) -> openai.AsyncOpenAI:
         # Created lazily so it binds to the event loop that runs the calls.
@@ -154,7 +160,15 @@ class LLMEngine:
         except Exception as exc:
             if is_fatal(exc):
                 raise BuildFailed(f"the endpoint refused the request: {_describe(exc)}") from exc
+            if isinstance(exc, (openai.APIConnectionError, openai.APITimeoutError)):
+                self._unreachable += 1
+                # Never answered at all: stop now rather than fail every item one by one.
+                if self._successes == 0 and self._unreachable >= UNREACHABLE_AFTER:
+                    raise BuildFailed(
+                        f"cannot reach the endpoint at {self.settings.base_url or 'the default OpenAI URL'}: "
+                        f"{_describe(exc)}") from exc
             raise TransportFailure(f"{_describe(exc)} (after {attempts} attempts)") from exc
+        self._successes += 1
         response = LLMResponse(
             content=raw.content,
             finish_reason=raw.finish_reason,

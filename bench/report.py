@@ -1,0 +1,69 @@
+"""Render bench/RESULTS.md from bench/results/*.json: python bench/report.py"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+
+
+def load(name: str) -> dict | None:
+    path = BENCH / "results" / f"{name}.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def main() -> None:
+    out = ["# Benchmark results", "",
+           "Written by `python bench/report.py` from `bench/results/*.json`; each section names "
+           "the command that produced it and the machine it ran on.", ""]
+    throughput = load("throughput")
+    if throughput:
+        m = throughput["machine"]
+        out += ["## Throughput against the endpoint's limit (`bench/throughput.py`)", "",
+                f"`{throughput['command']}` — {throughput['calls']} structured calls per tool and "
+                f"setting; {m['cores']} cores, {m['memory_gib']} GiB, Python {m['python']}, {m['when']}.", "",
+                "| tool | C | L (ms) | req/s | of C/L | client CPU ms/call | peak RSS MB | ok |",
+                "|---|---|---|---|---|---|---|---|"]
+        for r in throughput["runs"]:
+            if "error" in r:
+                out.append(f"| {r['tool']} | {r['concurrency']} | {r['latency_ms']} | not run: {r['error'][:80]} | | | | |")
+                continue
+            out.append(f"| {r['tool']} | {r['concurrency']} | {r['latency_ms']} | {r['requests_per_second']} | "
+                       f"{r['ratio_to_limit']:.2f} | {r['cpu_ms_per_call']:.2f} | {r['peak_rss_mb']:.0f} | "
+                       f"{r['ok']}/{r['calls']} |")
+        out.append("")
+    builds = sorted((BENCH / "results").glob("build-*.json"))
+    if builds:
+        out += ["## Whole enpmr builds on the simulator (`bench/build.py`)", "",
+                "| personas | run | wall s | requests | req/s | of C/L | cache hits | CPU ms/call | peak RSS MB | Prefect task runs |",
+                "|---|---|---|---|---|---|---|---|---|---|"]
+        notes = []
+        for path in builds:
+            b = json.loads(path.read_text())
+            for run in ("first", "cached"):
+                r = b[run]
+                ratio = "" if r["ratio_to_limit"] is None else f"{r['ratio_to_limit']:.2f}"
+                out.append(f"| {b['personas']} | {run} | {r['wall_seconds']} | {r['requests_sent']} | "
+                           f"{r['requests_per_second']} | {ratio} | {r['cache_hits']} | "
+                           f"{r['cpu_ms_per_call']:.2f} | {r['peak_rss_mb']} | {r['prefect_task_runs']} |")
+            m = b["machine"]
+            notes.append(f"- {b['personas']} personas: `{b['command']}` — L={b['latency_ms']} ms, "
+                         f"C={b['concurrency']}; warehouse {b['warehouse_mb_without_cache']} MB plus "
+                         f"cache {b['cache_mb']} MB; {m['cores']} cores, {m['memory_gib']} GiB, {m['when']}.")
+        out += ["", *notes, ""]
+    query = load("query")
+    if query:
+        m = query["machine"]
+        out += ["## Queries on a built warehouse (`bench/query.py`)", "",
+                f"`{query['command']}` — versions {query['versions']}; {m['cores']} cores, {m['when']}.", "",
+                "| query | median ms | version |", "|---|---|---|"]
+        for name, q in query["queries"].items():
+            out.append(f"| {name} | {q['median_ms']} | {q['version']} |")
+        out.append("")
+    (BENCH / "RESULTS.md").write_text("\n".join(out))
+    print((BENCH / "RESULTS.md").read_text())
+
+
+if __name__ == "__main__":
+    main()
