@@ -40,7 +40,7 @@ from memsynth.stage import GenerationSettings, StageRunner
 from memsynth.tables import Table
 from memsynth.warehouse.ducklake import dataset_dir
 from memsynth.warehouse.publish import VersionInfo, publish
-from memsynth.warehouse.staging import StagingArea
+from memsynth.warehouse.staging import StagingArea, sweep_stale
 from schemas.records import LLM_CALLS, STAGE_FAILURES
 
 CACHE_DIR = "_cache"
@@ -259,7 +259,8 @@ def run_build(config: BuildConfig, options: BuildOptions) -> dict[str, Any]:
         model=model, response_mode=config.llm.response_mode, temperature=config.llm.temperature,
         max_tokens=config.llm.max_tokens, repairs=config.llm.repairs, seed=config.llm.seed))
 
-    build_id = time.strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(3)
+    build_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{secrets.token_hex(3)}"
+    sweep_stale(dataset_dir(warehouse, config.dataset))
     staging = StagingArea(dataset_dir(warehouse, config.dataset), build_id)
     tables = (*recipe.tables, LLM_CALLS, STAGE_FAILURES)
     loop = LoopThread()

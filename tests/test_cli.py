@@ -214,3 +214,47 @@ def test_unreachable_endpoint_is_one_clear_line(tmp_path):
     assert lines[-1].startswith("error: cannot reach the endpoint at http://127.0.0.1:9/v1")
     assert "Traceback" not in result.stderr
     assert not (tmp_path / "wh" / "t" / "catalog.ducklake").exists()
+
+
+def test_kill_9_loses_only_calls_in_flight(tmp_path):
+    """A build killed mid-way keeps every paid call; the rerun sends only the rest."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import ROOT
+
+    sim = start_simulator(latency_ms=40)
+    try:
+        config = write_config(tmp_path / "c.yaml", dataset="killed", personas={"count": 2},
+                              llm={"model": "m", "concurrency": 4})
+        env = {**os.environ, "OPENAI_BASE_URL": sim.base_url, "OPENAI_API_KEY": "x"}
+        exe = Path(sys.executable).parent / "memsynth"
+        proc = subprocess.Popen([str(exe), "build", str(config), "--warehouse", str(tmp_path / "wh"),
+                                 "--no-progress"], env=env, cwd=ROOT,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        cache = tmp_path / "wh" / "_cache"
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            lines = sum(f.read_bytes().count(b"\n") for f in cache.glob("*.jsonl")) if cache.exists() else 0
+            if lines >= 40:
+                break
+            time.sleep(0.2)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+        durable = sum(f.read_bytes().count(b"\n") for f in cache.glob("*.jsonl"))
+        sent_before = sim.simulator.counters.requests
+        assert durable >= 40 and sent_before - durable <= 4  # at most the calls in flight
+        assert not (tmp_path / "wh" / "killed" / "catalog.ducklake").exists()
+
+        summary = _build(config, tmp_path / "wh", env={"OPENAI_BASE_URL": sim.base_url,
+                                                      "OPENAI_API_KEY": "x"})
+        assert summary["version"] == 1
+        assert summary["llm"]["cache_hits"] >= durable
+        assert summary["llm"]["requests"] == summary["llm"]["calls"] - summary["llm"]["cache_hits"]
+        assert sim.simulator.counters.requests - sent_before == summary["llm"]["requests"]
+        assert not list((tmp_path / "wh" / "killed").glob("_staging/*")), "stale staging swept"
+    finally:
+        sim.stop()

@@ -49,15 +49,19 @@ def list_versions(root: Path, dataset: str) -> list[dict[str, Any]]:
     """The dataset's `versions` rows, oldest first, JSON fields decoded."""
     con = _open(root, dataset)
     try:
-        has = con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name='lake' "
-                          "AND table_name='versions'").fetchone()[0]
-        if not has:
-            return []
-        cur = con.execute("SELECT * FROM lake.versions ORDER BY version")
-        cols = [d[0] for d in cur.description]
-        rows = [dict(zip(cols, r)) for r in cur.fetchall()]
+        return _read_versions(con, "lake")
     finally:
         con.close()
+
+
+def _read_versions(con: duckdb.DuckDBPyConnection, alias: str) -> list[dict[str, Any]]:
+    has = con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = ? "
+                      "AND table_name = 'versions'", [alias]).fetchone()[0]
+    if not has:
+        return []
+    cur = con.execute(f"SELECT * FROM {alias}.versions ORDER BY version")
+    cols = [d[0] for d in cur.description]
+    rows = [dict(zip(cols, r)) for r in cur.fetchall()]
     for row in rows:
         for key in ("config", "prompt_hashes", "schema_hashes", "row_counts"):
             if isinstance(row.get(key), str):
@@ -68,9 +72,7 @@ def list_versions(root: Path, dataset: str) -> list[dict[str, Any]]:
     return rows
 
 
-def snapshot_of(root: Path, dataset: str, version: int | None) -> tuple[int, int]:
-    """(version, snapshot id) for `version`, or for the latest version when None."""
-    versions = list_versions(root, dataset)
+def _pick_version(dataset: str, versions: list[dict[str, Any]], version: int | None) -> tuple[int, int]:
     if not versions:
         raise MemsynthError(f"dataset {dataset!r} has no published version")
     if version is None:
@@ -82,6 +84,11 @@ def snapshot_of(root: Path, dataset: str, version: int | None) -> tuple[int, int
             raise MemsynthError(f"dataset {dataset!r} has no version {version} (versions: {known})")
         row = matches[0]
     return row["version"], row["snapshot_id"]
+
+
+def snapshot_of(root: Path, dataset: str, version: int | None) -> tuple[int, int]:
+    """(version, snapshot id) for `version`, or for the latest version when None."""
+    return _pick_version(dataset, list_versions(root, dataset), version)
 
 
 def check_read_only(sql: str) -> None:
@@ -102,9 +109,13 @@ def run_query(root: Path, dataset: str, sql: str, version: int | None = None
               ) -> tuple[list[str], list[tuple[Any, ...]], int]:
     """Run `sql` against the dataset's tables at `version`: (columns, rows, version)."""
     check_read_only(sql)
-    number, snapshot = snapshot_of(root, dataset, version)
-    con = _open(root, dataset, snapshot)
+    # One connection: the latest catalog tells which snapshot the version is, then that
+    # snapshot is attached as `lake` (loading the extension once is most of the cost).
+    con = _open(root, dataset)
     try:
+        number, snapshot = _pick_version(dataset, _read_versions(con, "lake"), version)
+        con.execute("DETACH lake")
+        attach(con, dataset_dir(root, dataset), read_only=True, snapshot=snapshot)
         con.execute("USE lake")
         # The catalog's own files stay readable; every other path is off limits.
         directory = str(dataset_dir(root, dataset).resolve())

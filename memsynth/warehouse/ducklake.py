@@ -61,7 +61,10 @@ def shipped_extension_path(name: str) -> Path | None:
 def attach(con: duckdb.DuckDBPyConnection, directory: Path, *, alias: str = "lake",
            read_only: bool = False, snapshot: int | None = None) -> None:
     """Attach the catalog in `directory` as `alias` (created on first write)."""
-    load_ducklake(con)
+    loaded = con.execute("SELECT count(*) FROM duckdb_extensions() "
+                         "WHERE extension_name = 'ducklake' AND loaded").fetchone()[0]
+    if not loaded:
+        load_ducklake(con)
     catalog = directory / CATALOG_FILE
     options = [f"DATA_PATH '{_sql_str(str(directory / DATA_DIR))}/'"]
     if read_only:

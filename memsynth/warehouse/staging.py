@@ -14,6 +14,36 @@ from memsynth.tables import Table
 STAGING_DIR = "_staging"
 
 
+def sweep_stale(dataset_dir: Path) -> list[Path]:
+    """Remove staging folders of builds whose process is gone (killed mid-build).
+
+    A folder is named `<time>-<pid>-<random>`; one whose pid is not running on this
+    machine belonged to a build that can never publish it.
+    """
+    removed = []
+    root = dataset_dir / STAGING_DIR
+    if not root.is_dir():
+        return removed
+    for folder in root.iterdir():
+        parts = folder.name.split("-")
+        if len(parts) < 3 or not parts[1].isdigit():
+            continue
+        if not _alive(int(parts[1])):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 class StagingArea:
     """`<dataset>/_staging/<build_id>/<table>/<shard>.parquet`, each file written whole or not at all."""
 
