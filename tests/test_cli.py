@@ -110,13 +110,18 @@ def test_faulty_endpoint_gives_the_same_rows_and_a_rerun_sends_nothing(tmp_path)
 def test_too_many_failures_publish_nothing(tmp_path):
     sim = start_simulator()
     sim.simulator.script("enpmr_life_themes", ["not json"] * 50)
+    sim.simulator.record = True
     try:
         config = write_config(tmp_path / "c.yaml", dataset="failing",
                               llm={"model": "m", "repairs": 1, "retry_base_s": 0.01})
         result = memsynth_cli("build", str(config), "--warehouse", str(tmp_path / "wh"),
-                              env={"OPENAI_BASE_URL": sim.base_url, "OPENAI_API_KEY": "x"})
+                              env={"OPENAI_BASE_URL": sim.base_url, "OPENAI_API_KEY": "x",
+                                   "MEMSYNTH_MODEL": "override-model"})
     finally:
         sim.stop()
+    # MEMSYNTH_MODEL overrides llm.model; every request carried a json_schema response format.
+    assert {b["model"] for b in sim.simulator.recorded} == {"override-model"}
+    assert {b["response_format"]["type"] for b in sim.simulator.recorded} == {"json_schema"}
     assert result.returncode == 1
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith("error:") and "nothing was published" in last and "Traceback" not in result.stderr
@@ -258,3 +263,12 @@ def test_kill_9_loses_only_calls_in_flight(tmp_path):
         assert not list((tmp_path / "wh" / "killed").glob("_staging/*")), "stale staging swept"
     finally:
         sim.stop()
+
+
+@pytest.mark.parametrize("name", ["quickstart", "enpmr", "pal"])
+def test_shipped_configs_are_valid(name):
+    from flows.build import recipe_for
+    from memsynth.config import load_config
+
+    config = load_config(ROOT / "configs" / f"{name}.yaml")
+    assert recipe_for(config).name == config.recipe
