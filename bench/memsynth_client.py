@@ -15,22 +15,14 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pydantic import BaseModel, Field  # noqa: E402
+from workload import SYSTEM, Fact, user_prompt  # noqa: E402
 
 from memsynth.llm.cache import ResponseCache  # noqa: E402
 from memsynth.llm.engine import EngineSettings, LLMEngine  # noqa: E402
 from memsynth.prompts import PromptLibrary  # noqa: E402
 from memsynth.stage import GenerationSettings, Stage, StageRunner  # noqa: E402
-
-
-class Fact(BaseModel):
-    """The bench's output model: a few fields, as in a small stage."""
-
-    name: str
-    description: str
-    score: int = Field(ge=1, le=10)
-    tags: list[str] = Field(min_length=1, max_length=4)
 
 
 def main() -> None:
@@ -44,8 +36,7 @@ def main() -> None:
         prompts = Path(tmp) / "prompts"
         (prompts / "bench").mkdir(parents=True)
         (prompts / "bench" / "fact.j2").write_text(
-            "{% block system %}Answer with JSON.{% endblock %}"
-            "{% block user %}Describe fact number {{ i }}.{% endblock %}")
+            "{% block system %}{{ system }}{% endblock %}{% block user %}{{ user }}{% endblock %}")
         library_dir = Path(__file__).resolve().parent.parent / "prompts"
         for name in ("_repair.j2", "_schema_hint.j2"):
             (prompts / name).write_text((library_dir / name).read_text())
@@ -58,7 +49,8 @@ def main() -> None:
         async def run() -> tuple[float, int]:
             started = time.perf_counter()
             results = await asyncio.gather(*(
-                runner.run(stage, {"i": i}, item_key=f"fact/{i}") for i in range(args.calls)))
+                runner.run(stage, {"system": SYSTEM, "user": user_prompt(i)}, item_key=f"fact/{i}")
+                for i in range(args.calls)))
             elapsed = time.perf_counter() - started
             await engine.aclose()
             return elapsed, sum(r.usable for r in results)

@@ -27,11 +27,36 @@ from memsynth.stage import Check, ItemResult, Stage, check
 from memsynth.tables import Table
 from memsynth.textmatch import mentions, mentions_exactly
 from schemas.enpmr import (
-    BENCHMARK, LIFE_THEMES, MEMORIES, MEMORY_SESSIONS, NEGATIVES, PROFILES, QUALITY_CHECKS,
-    SUPPORT_DIALOGUES, BenchmarkRow, BlriScores, DialogueTurn, Faithfulness, Goals, Highlights,
-    JudgeScore, LifeThemeRow, LifeThemes, MemoryRow, MemorySession, MemorySessionRow, NegativeRow,
-    PersonaDescription, Powers, Preferences, Profile, ProfileRow, QualityCheckRow, Relationships,
-    SupportDialogue, SupportDialogueRow,
+    BENCHMARK,
+    LIFE_THEMES,
+    MEMORIES,
+    MEMORY_SESSIONS,
+    NEGATIVES,
+    PROFILES,
+    QUALITY_CHECKS,
+    SUPPORT_DIALOGUES,
+    BenchmarkRow,
+    BlriScores,
+    DialogueTurn,
+    Faithfulness,
+    Goals,
+    Highlights,
+    JudgeScore,
+    LifeThemeRow,
+    LifeThemes,
+    MemoryRow,
+    MemorySession,
+    MemorySessionRow,
+    NegativeRow,
+    PersonaDescription,
+    Powers,
+    Preferences,
+    Profile,
+    ProfileRow,
+    QualityCheckRow,
+    Relationships,
+    SupportDialogue,
+    SupportDialogueRow,
 )
 from schemas.records import PERSONAS
 
@@ -113,22 +138,36 @@ def distinct_preferences(out: Profile, _: Mapping[str, Any]) -> Iterator[str]:
         yield f"preferences must hold at least {MIN_PREFERENCES} distinct items, found {len(unique)}"
 
 
+def _outside(label: str, dates: Sequence[dt.date], start: dt.date, end: dt.date,
+             span: str = "") -> Iterator[str]:
+    """One problem per date not within start … end."""
+    for i, date in enumerate(dates):
+        if not start <= date <= end:
+            yield f"{label}[{i}] date {date} is outside {span}{start} … {end}"
+
+
+def _repeats(label: str, names: Sequence[str]) -> Iterator[str]:
+    """One problem per name that repeats an earlier one (case and spacing ignored)."""
+    seen: set[str] = set()
+    for i, name in enumerate(names):
+        key = name.strip().lower()
+        if key in seen:
+            yield f"{label}[{i}] {name!r} repeats an earlier one"
+        seen.add(key)
+
+
+def _window(v: Mapping[str, Any]) -> tuple[dt.date, dt.date]:
+    return dt.date.fromisoformat(v["window_start"]), dt.date.fromisoformat(v["reference_date"])
+
+
 @check("theme_dates_in_window")
 def theme_dates_in_window(out: LifeThemes, v: Mapping[str, Any]) -> Iterator[str]:
-    start, end = dt.date.fromisoformat(v["window_start"]), dt.date.fromisoformat(v["reference_date"])
-    for i, theme in enumerate(out.themes):
-        if not start <= theme.start_date <= end:
-            yield f"themes[{i}].start_date {theme.start_date} is outside {start} … {end}"
+    yield from _outside("themes", [t.start_date for t in out.themes], *_window(v))
 
 
 @check("distinct_themes")
 def distinct_themes(out: LifeThemes, _: Mapping[str, Any]) -> Iterator[str]:
-    seen: set[str] = set()
-    for i, theme in enumerate(out.themes):
-        key = theme.theme.strip().lower()
-        if key in seen:
-            yield f"themes[{i}].theme {theme.theme!r} repeats an earlier theme"
-        seen.add(key)
+    yield from _repeats("themes", [t.theme for t in out.themes])
 
 
 @check("enough_themes")
@@ -141,18 +180,13 @@ def enough_themes(out: LifeThemes, v: Mapping[str, Any]) -> Iterator[str]:
 def dates_in_theme(out: Any, v: Mapping[str, Any]) -> Iterator[str]:
     """Every memory falls between its theme's start and the reference date."""
     start = dt.date.fromisoformat(str(v["theme"]["start_date"]))
-    end = dt.date.fromisoformat(v["reference_date"])
-    for i, item in enumerate(out.items):
-        if not start <= item.date <= end:
-            yield f"items[{i}].date {item.date} is outside the theme's span {start} … {end}"
+    yield from _outside("items", [i.date for i in out.items], start,
+                        dt.date.fromisoformat(v["reference_date"]), span="the theme's span ")
 
 
 @check("dates_in_window")
 def dates_in_window(out: Preferences, v: Mapping[str, Any]) -> Iterator[str]:
-    start, end = dt.date.fromisoformat(v["window_start"]), dt.date.fromisoformat(v["reference_date"])
-    for i, item in enumerate(out.items):
-        if not start <= item.date <= end:
-            yield f"items[{i}].date {item.date} is outside {start} … {end}"
+    yield from _outside("items", [i.date for i in out.items], *_window(v))
 
 
 @check("chronological")
@@ -193,12 +227,7 @@ def goal_status(out: Goals, _: Mapping[str, Any]) -> Iterator[str]:
 
 @check("distinct_names")
 def distinct_names(out: Any, _: Mapping[str, Any]) -> Iterator[str]:
-    seen: set[str] = set()
-    for i, item in enumerate(out.items):
-        key = item.name.strip().lower()
-        if key in seen:
-            yield f"items[{i}].name {item.name!r} repeats an earlier item"
-        seen.add(key)
+    yield from _repeats("items", [i.name for i in out.items])
 
 
 def _alternation(turns: Sequence[Any]) -> Iterator[str]:

@@ -7,7 +7,7 @@ import random
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from pydantic import BaseModel
@@ -54,7 +54,7 @@ class ShardOutput:
         stats[result.status] += 1
         # model_construct: these rows are assembled by the runner, not read from outside.
         self.emit(LLM_CALLS, [LLMCallRow.model_construct(**{**c, "started_at": datetime.fromtimestamp(
-            c["started_at"], timezone.utc)}) for c in result.calls])
+            c["started_at"], UTC)}) for c in result.calls])
         if result.status in ("dropped", "flagged"):
             self.emit(STAGE_FAILURES, [StageFailureRow(
                 stage=result.stage, item_key=result.item_key, persona_id=result.persona_id,

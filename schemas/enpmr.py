@@ -6,7 +6,6 @@ Stage outputs are what the LLM must answer; rows are what lands in the warehouse
 from __future__ import annotations
 
 import datetime as dt
-
 from typing import Literal
 
 from pydantic import BaseModel, Field

@@ -10,12 +10,11 @@ from collections import Counter
 import pytest
 
 from flows.enpmr import NEED_CATEGORIES, EnpmrOptions, EnpmrRecipe, blri_mean, plan_dialogues
-from memsynth.config import BuildConfig
+from memsynth.config import SEED_PERSONAS, BuildConfig
 from memsynth.llm.cache import ResponseCache
 from memsynth.llm.engine import EngineSettings, LLMEngine
 from memsynth.persona_synthesis import synthesize_personas
 from memsynth.personas import read_persona_file
-from memsynth.config import SEED_PERSONAS
 from memsynth.prompts import PromptLibrary
 from memsynth.recipe import PersonaContext, ShardOutput, persona_rng
 from memsynth.simulator.stage_answers import prompt_text

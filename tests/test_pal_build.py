@@ -16,7 +16,7 @@ from memsynth.recipe import PersonaContext, ShardOutput, persona_rng
 from memsynth.stage import GenerationSettings, StageRunner
 from memsynth.warehouse.catalog import run_query
 from schemas.records import PersonaRow
-from tests.conftest import ROOT, cli_json, write_config
+from tests.conftest import cli_json, write_config
 
 
 @pytest.fixture(scope="module")

@@ -7,9 +7,19 @@ import random
 import pytest
 
 from flows import pal
-from schemas.pal import (AspectPreferences, Candidates, Dialogue, Experience, Logs, MonthSituations,
-                         PalProfiles, RequirementTypes, SolutionPreferences, Timeline,
-                         TopicRequirement)
+from schemas.pal import (
+    AspectPreferences,
+    Candidates,
+    Dialogue,
+    Experience,
+    Logs,
+    MonthSituations,
+    PalProfiles,
+    RequirementTypes,
+    SolutionPreferences,
+    Timeline,
+    TopicRequirement,
+)
 
 S2 = "One thing happened. Another thing followed."
 S5 = "A. " * 0 + "One. Two happened. Three came. Four went. Five ended."

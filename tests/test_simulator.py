@@ -10,11 +10,11 @@ import openai
 import pytest
 
 from flows.enpmr import EnpmrRecipe
+from memsynth.config import BuildConfig
 from memsynth.llm.cache import ResponseCache
 from memsynth.llm.engine import EngineSettings, LLMEngine
 from memsynth.prompts import PromptLibrary
 from memsynth.recipe import PersonaContext, ShardOutput, persona_rng
-from memsynth.config import BuildConfig
 from memsynth.simulator.server import Faults
 from memsynth.stage import GenerationSettings, StageRunner
 from schemas.records import PersonaRow

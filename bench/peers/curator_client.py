@@ -6,15 +6,16 @@ import argparse
 import json
 import os
 import resource
+import sys
 import tempfile
 import time
+from pathlib import Path
 
 os.environ.setdefault("TELEMETRY_ENABLED", "false")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("CURATOR_DISABLE_CACHE", "1")
 
 import tiktoken  # noqa: E402
-from pydantic import BaseModel, Field  # noqa: E402
 
 
 class _LocalTokenCounter:
@@ -28,11 +29,9 @@ tiktoken.get_encoding = lambda *a, **k: _LocalTokenCounter()  # no download here
 tiktoken.encoding_for_model = lambda *a, **k: _LocalTokenCounter()
 
 
-class Fact(BaseModel):
-    name: str
-    description: str
-    score: int = Field(ge=1, le=10)
-    tags: list[str] = Field(min_length=1, max_length=4)
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from workload import SYSTEM, Fact, user_prompt  # noqa: E402
 
 
 def main() -> None:
@@ -49,8 +48,8 @@ def main() -> None:
         response_format = Fact
 
         def prompt(self, row):
-            return [{"role": "system", "content": "Answer with JSON."},
-                    {"role": "user", "content": f"Describe fact number {row['i']}."}]
+            return [{"role": "system", "content": SYSTEM},
+                    {"role": "user", "content": user_prompt(row["i"])}]
 
         def parse(self, row, response):
             return [response.model_dump()]

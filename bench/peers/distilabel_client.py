@@ -10,16 +10,14 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import sys
 import time
+from pathlib import Path
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import ValidationError
 
-
-class Fact(BaseModel):
-    name: str
-    description: str
-    score: int = Field(ge=1, le=10)
-    tags: list[str] = Field(min_length=1, max_length=4)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from workload import SYSTEM, Fact, user_prompt  # noqa: E402
 
 
 def main() -> None:
@@ -35,8 +33,8 @@ def main() -> None:
     llm.load()
     response_format = {"type": "json_schema",
                        "json_schema": {"name": "bench_fact", "schema": Fact.model_json_schema()}}
-    inputs = [[{"role": "system", "content": "Answer with JSON."},
-               {"role": "user", "content": f"Describe fact number {i}."}] for i in range(args.calls)]
+    inputs = [[{"role": "system", "content": SYSTEM}, {"role": "user", "content": user_prompt(i)}]
+              for i in range(args.calls)]
     ok = 0
     cpu0 = resource.getrusage(resource.RUSAGE_SELF)
     started = time.perf_counter()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -92,11 +92,11 @@ def publish(root: Path, dataset: str, tables: dict[str, list[Path]], info: Versi
             con.execute(f'DROP TABLE lake."{stale}"')
         version, parent = _next_version(con)
         snapshot = con.execute("SELECT max(snapshot_id) FROM lake.snapshots()").fetchone()[0] + 1
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         llm = info.llm
         con.execute(
             "INSERT INTO lake.versions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [version, snapshot, now, datetime.fromtimestamp(info.started_at, timezone.utc),
+            [version, snapshot, now, datetime.fromtimestamp(info.started_at, UTC),
              info.build_id, info.recipe, json.dumps(info.config, sort_keys=True, default=str),
              info.config_hash, info.memsynth_version, json.dumps(info.prompt_hashes, sort_keys=True),
              json.dumps(info.schema_hashes, sort_keys=True), info.model,
