@@ -57,7 +57,11 @@ def main() -> None:
     ap.add_argument("--max-workers", type=int, default=8)
     ap.add_argument("--name", default=None, help="results file (default build-<personas>)")
     ap.add_argument("--keep", help="keep the warehouse in this folder (for bench/query.py)")
+    ap.add_argument("--cached-only", action="store_true",
+                    help="skip the first build: rebuild a warehouse kept with --keep from its cache")
     args = ap.parse_args()
+    if args.cached_only and not args.keep:
+        ap.error("--cached-only needs --keep DIR of an earlier run with the same settings")
     name = args.name or f"build-{args.personas}"
 
     work = Path(tempfile.mkdtemp(prefix="memsynth-bench-"))
@@ -70,7 +74,7 @@ def main() -> None:
             "llm": {"base_url": sim.base_url, "model": "bench-model", "concurrency": args.concurrency},
         }))
         results = {}
-        for run in ("first", "cached"):
+        for run in (("cached",) if args.cached_only else ("first", "cached")):
             home = work / f"prefect-{run}"
             home.mkdir()
             sim.reset()

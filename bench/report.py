@@ -42,6 +42,8 @@ def main() -> None:
         for path in builds:
             b = json.loads(path.read_text())
             for run in ("first", "cached"):
+                if run not in b:
+                    continue
                 r = b[run]
                 ratio = "" if r["ratio_to_limit"] is None else f"{r['ratio_to_limit']:.2f}"
                 out.append(f"| {b['personas']} | {run} | {r['wall_seconds']} | {r['requests_sent']} | "
