@@ -5,9 +5,7 @@ Run by bench/throughput.py in a fresh process; measures this process only.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
 import resource
 import sys
 import tempfile
@@ -17,7 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from workload import SYSTEM, Fact, user_prompt  # noqa: E402
+from workload import SYSTEM, Fact, client_args, report, user_prompt  # noqa: E402
 
 from memsynth.llm.cache import ResponseCache  # noqa: E402
 from memsynth.llm.engine import EngineSettings, LLMEngine  # noqa: E402
@@ -26,11 +24,7 @@ from memsynth.stage import GenerationSettings, Stage, StageRunner  # noqa: E402
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--base-url", required=True)
-    ap.add_argument("--calls", type=int, default=5000)
-    ap.add_argument("--concurrency", type=int, default=64)
-    args = ap.parse_args()
+    args = client_args("memsynth")
 
     with tempfile.TemporaryDirectory() as tmp:
         prompts = Path(tmp) / "prompts"
@@ -58,10 +52,7 @@ def main() -> None:
         cpu0 = resource.getrusage(resource.RUSAGE_SELF)
         elapsed, ok = asyncio.run(run())
         cpu1 = resource.getrusage(resource.RUSAGE_SELF)
-    cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
-    print(json.dumps({"tool": "memsynth", "calls": args.calls, "ok": ok, "seconds": elapsed,
-                      "cpu_seconds": cpu, "peak_rss_mb": cpu1.ru_maxrss / 1024,
-                      "peak_in_flight_client": engine.limits.concurrency.peak}))
+    report("memsynth", args.calls, ok, elapsed, cpu0, cpu1)
 
 
 if __name__ == "__main__":

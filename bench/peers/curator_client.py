@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import resource
 import sys
@@ -31,15 +29,11 @@ tiktoken.encoding_for_model = lambda *a, **k: _LocalTokenCounter()
 
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from workload import SYSTEM, Fact, user_prompt  # noqa: E402
+from workload import SYSTEM, Fact, client_args, report, user_prompt  # noqa: E402
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--base-url", required=True)
-    ap.add_argument("--calls", type=int, default=5000)
-    ap.add_argument("--concurrency", type=int, default=64)
-    args = ap.parse_args()
+    args = client_args("curator")
     os.environ["CURATOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="curator-")
 
     from bespokelabs import curator
@@ -66,9 +60,7 @@ def main() -> None:
     elapsed = time.perf_counter() - started
     cpu1 = resource.getrusage(resource.RUSAGE_SELF)
     dataset = getattr(out, "dataset", out)
-    print(json.dumps({"tool": "curator", "calls": args.calls, "ok": len(dataset), "seconds": elapsed,
-                      "cpu_seconds": (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime),
-                      "peak_rss_mb": cpu1.ru_maxrss / 1024}))
+    report("curator", args.calls, len(dataset), elapsed, cpu0, cpu1)
 
 
 if __name__ == "__main__":

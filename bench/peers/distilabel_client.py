@@ -7,8 +7,6 @@ that with C requests in flight at most, without the pipeline's own overhead.
 
 from __future__ import annotations
 
-import argparse
-import json
 import resource
 import sys
 import time
@@ -17,15 +15,11 @@ from pathlib import Path
 from pydantic import ValidationError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from workload import SYSTEM, Fact, user_prompt  # noqa: E402
+from workload import SYSTEM, Fact, client_args, report, user_prompt  # noqa: E402
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--base-url", required=True)
-    ap.add_argument("--calls", type=int, default=5000)
-    ap.add_argument("--concurrency", type=int, default=64)
-    args = ap.parse_args()
+    args = client_args("distilabel")
 
     from distilabel.models.llms import OpenAILLM
 
@@ -50,9 +44,7 @@ def main() -> None:
                 pass
     elapsed = time.perf_counter() - started
     cpu1 = resource.getrusage(resource.RUSAGE_SELF)
-    print(json.dumps({"tool": "distilabel", "calls": args.calls, "ok": ok, "seconds": elapsed,
-                      "cpu_seconds": (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime),
-                      "peak_rss_mb": cpu1.ru_maxrss / 1024}))
+    report("distilabel", args.calls, ok, elapsed, cpu0, cpu1)
 
 
 if __name__ == "__main__":
