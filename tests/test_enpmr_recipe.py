@@ -144,19 +144,37 @@ def test_persistent_violation_is_dropped_and_recorded(simulator, tmp_path):
 
 def test_low_blri_keeps_the_dialogue_out_of_the_benchmark(simulator, tmp_path):
     # Agree with every negative statement and disagree with every positive one.
-    low = json.dumps({"scores": [5, 1, 5, 5, 1, 1, 5, 1, 5, 1, 1, 5][::-1] and
-                      [1, 5, 1, 1, 5, 5, 1, 5, 1, 5, 5, 1]})
+    low = json.dumps({"scores": [1, 5, 1, 1, 5, 5, 1, 5, 1, 5, 5, 1]})
     simulator.simulator.script("enpmr_blri", [low])
     out = run_recipe(simulator, tmp_path, personas=1, options={"dialogues_per_persona": 2})
     checks = {(q.dialogue_id, q.check_name): q for q in out.rows["quality_checks"]}
     failed = [q for q in checks.values() if q.check_name == "blri" and not q.passed]
     assert len(failed) == 1 and failed[0].score == 1.0
-    assert json.loads(failed[0].details)["items"] == json.loads(low)["scores"] if isinstance(failed[0].details, str) \
-        else failed[0].details["items"] == json.loads(low)["scores"]
+    assert failed[0].details["items"] == json.loads(low)["scores"]
     benchmark = {b.dialogue_id for b in out.rows["benchmark"]}
     dialogues = {d.dialogue_id for d in out.rows["support_dialogues"]}
     assert failed[0].dialogue_id in dialogues and failed[0].dialogue_id not in benchmark
     assert benchmark == dialogues - {failed[0].dialogue_id}
+
+
+@pytest.mark.parametrize("judge,answer,check_name", [
+    ("scenario_consistency", {"score": 1, "reason": "The scene contradicts the profile."},
+     "scenario_consistency"),
+    ("faithfulness", {"grounded_in_target": True, "uses_negatives": True, "score": 4,
+                      "reason": "It leans on another memory."}, "faithfulness"),
+    ("faithfulness", {"grounded_in_target": False, "uses_negatives": False, "score": 2,
+                      "reason": "Generic support."}, "faithfulness"),
+])
+def test_failing_judge_keeps_the_dialogue_out_of_the_benchmark(simulator, tmp_path, judge, answer,
+                                                                check_name):
+    simulator.simulator.script(f"enpmr_{judge}", [json.dumps(answer)])
+    out = run_recipe(simulator, tmp_path, personas=1, options={"dialogues_per_persona": 2})
+    failed = [q for q in out.rows["quality_checks"] if q.check_name == check_name and not q.passed]
+    assert len(failed) == 1
+    assert failed[0].dialogue_id in {d.dialogue_id for d in out.rows["support_dialogues"]}
+    assert failed[0].dialogue_id not in {b.dialogue_id for b in out.rows["benchmark"]}
+    assert len(out.rows["benchmark"]) == 1
+    assert out.check_stats[check_name] == {"total": 2, "passed": 1}
 
 
 def test_blri_reverses_negative_items():
