@@ -27,7 +27,7 @@ import memsynth
 from memsynth.accounting import llm_totals
 from memsynth.config import BuildConfig, redacted, resolve_warehouse
 from memsynth.errors import BuildFailed, ConfigError, MemsynthError
-from memsynth.llm.cache import ResponseCache
+from memsynth.llm.cache import CACHE_DIR_NAME, ResponseCache
 from memsynth.llm.engine import EngineSettings, LLMEngine
 from memsynth.llm.loop import LoopThread
 from memsynth.persona_synthesis import synthesize_personas
@@ -42,8 +42,6 @@ from memsynth.warehouse.ducklake import dataset_dir
 from memsynth.warehouse.publish import VersionInfo, publish
 from memsynth.warehouse.staging import StagingArea, sweep_stale
 from schemas.records import LLM_CALLS, STAGE_FAILURES
-
-CACHE_DIR = "_cache"
 
 
 def recipe_for(config: BuildConfig) -> Recipe:
@@ -240,7 +238,7 @@ def run_build(config: BuildConfig, options: BuildOptions) -> dict[str, Any]:
     pool = persona_pool(config, warehouse)
     chosen = pool[: config.personas.count]
 
-    cache_dir = config.resolve_path(config.cache_dir) if config.cache_dir else warehouse / CACHE_DIR
+    cache_dir = config.resolve_path(config.cache_dir) if config.cache_dir else warehouse / CACHE_DIR_NAME
     simulator: SimulatorThread | None = None
     api_key: str | None = None
     base_url = config.llm.base_url or os.environ.get("OPENAI_BASE_URL") or None
@@ -338,7 +336,3 @@ def _statistics(recipe: Recipe, warehouse: Path, dataset: str, version: int) -> 
 def _schema_hash(model: Any) -> str:
     text = json.dumps(model.model_json_schema(), sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def warehouse_cache_dir(warehouse: Path) -> Path:
-    return warehouse / CACHE_DIR

@@ -182,9 +182,9 @@ def cache() -> None:
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def cache_stats_cmd(warehouse: str | None, cache_dir: str | None, fmt: str) -> None:
     """Entries, size and tokens in the LLM cache, per stage and model."""
-    from memsynth.llm.cache import cache_stats
+    from memsynth.llm.cache import CACHE_DIR_NAME, cache_stats
 
-    directory = Path(cache_dir) if cache_dir else _warehouse(warehouse) / "_cache"
+    directory = Path(cache_dir) if cache_dir else _warehouse(warehouse) / CACHE_DIR_NAME
     stats = cache_stats(directory)
     if fmt == "json":
         click.echo(json.dumps(stats, indent=2))

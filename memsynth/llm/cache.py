@@ -18,6 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+# The cache's folder under the warehouse root, unless a config names another.
+CACHE_DIR_NAME = "_cache"
+
 
 @dataclass(frozen=True)
 class _Location:

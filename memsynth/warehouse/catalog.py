@@ -86,11 +86,6 @@ def _pick_version(dataset: str, versions: list[dict[str, Any]], version: int | N
     return row["version"], row["snapshot_id"]
 
 
-def snapshot_of(root: Path, dataset: str, version: int | None) -> tuple[int, int]:
-    """(version, snapshot id) for `version`, or for the latest version when None."""
-    return _pick_version(dataset, list_versions(root, dataset), version)
-
-
 def check_read_only(sql: str) -> None:
     """Refuse anything but a single SELECT (or EXPLAIN of one)."""
     try:
