@@ -45,12 +45,10 @@ from schemas.records import LLM_CALLS, STAGE_FAILURES
 
 
 def recipe_for(config: BuildConfig) -> Recipe:
-    from flows.enpmr import EnpmrRecipe
-    from flows.pal import PalRecipe
+    from flows.registry import recipe_class
 
-    recipes = {"enpmr": EnpmrRecipe, "pal": PalRecipe}
     try:
-        return recipes[config.recipe](config.recipe_options)
+        return recipe_class(config.recipe)(config.recipe_options)
     except ValueError as exc:  # pydantic validation of recipe_options
         first = str(exc).splitlines()
         raise ConfigError(f"recipe_options: {' '.join(first[1:3]).strip()}") from exc
@@ -255,7 +253,8 @@ def run_build(config: BuildConfig, options: BuildOptions) -> dict[str, Any]:
     prompts = PromptLibrary()
     runner = StageRunner(engine, prompts, GenerationSettings(
         model=model, response_mode=config.llm.response_mode, temperature=config.llm.temperature,
-        max_tokens=config.llm.max_tokens, repairs=config.llm.repairs, seed=config.llm.seed))
+        max_tokens=config.llm.max_tokens, repairs=config.llm.repairs, seed=config.llm.seed,
+        stage_variables=config.llm.stage_variables or options.llm == "simulator"))
 
     build_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{secrets.token_hex(3)}"
     sweep_stale(dataset_dir(warehouse, config.dataset))
@@ -289,7 +288,7 @@ def run_build(config: BuildConfig, options: BuildOptions) -> dict[str, Any]:
             build_id=build_id, recipe=recipe.name,
             config=redacted(config.model_dump(mode="json")), config_hash=config.hash(),
             memsynth_version=memsynth.__version__,
-            prompt_hashes={s.template: prompts.hash(s.template) for s in recipe.stages},
+            prompt_hashes={t: prompts.hash(t) for t in (s.template_for(config.language) for s in recipe.stages)},
             schema_hashes={s.schema_name: _schema_hash(s.output) for s in recipe.stages},
             model=model, started_at=started, llm=totals)
         files = {t.name: staging.files(t.name) for t in tables}
@@ -316,6 +315,8 @@ def run_build(config: BuildConfig, options: BuildOptions) -> dict[str, Any]:
         "seconds": round(time.time() - started, 2),
         "checks": stats["checks"],
         "statistics": statistics,
+        # The seed's published (or measured-on-its-release) figures, beside ours.
+        "seed_figures": getattr(recipe, "seed_figures", {}),
         "personas": len(session.personas),
         "persona_synthesis": session.synthesis or None,
         "shards": len(shard_stats),

@@ -109,7 +109,11 @@ def _print_summary(s: dict[str, Any]) -> None:
             checks.add_row(name, str(c.get("passed", 0)), str(c.get("total", 0)), rate)
         out.print(checks)
     if s.get("statistics"):
-        out.print("statistics: " + ", ".join(f"{k} {v}" for k, v in s["statistics"].items()))
+        seed = s.get("seed_figures") or {}
+        figures = RichTable("figure", "this build", "seed")
+        for name, value in s["statistics"].items():
+            figures.add_row(name, str(value), "" if seed.get(name) is None else str(seed[name]))
+        out.print(figures)
     if s.get("persona_synthesis"):
         p = s["persona_synthesis"]
         out.print(f"personas written: {p['kept']} kept of {p['generated']} generated "

@@ -46,6 +46,9 @@ class LLMConfig(_Strict):
     max_attempts: int = Field(6, ge=1, le=20)
     retry_base_s: float = Field(0.5, gt=0, le=60)  # first backoff step; doubles per attempt
     repairs: int = Field(2, ge=0, le=10)
+    # Send each stage's variables in the request body: only for memsynth's simulator
+    # (`--llm simulator` turns it on), which answers from them instead of the prompt.
+    stage_variables: bool = False
     prices: dict[str, Price] = Field(default_factory=dict)
 
 

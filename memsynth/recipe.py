@@ -92,10 +92,15 @@ class PersonaContext:
     def emit(self, table: Table, rows: Iterable[BaseModel]) -> None:
         self.output.emit(table, rows)
 
-    async def run(self, stage: Stage, variables: Mapping[str, Any], item_key: str) -> ItemResult:
-        """Run one item of `stage` with the build-wide variables added."""
+    async def run(self, stage: Stage, variables: Mapping[str, Any], item_key: str,
+                  sample: int = 0) -> ItemResult:
+        """Run one item of `stage` with the build-wide variables added.
+
+        `sample` > 0 asks for another answer to the same prompt (a new cache key).
+        """
         result = await self.runner.run(stage, {**self.common_variables(), **variables},
-                                       item_key=item_key, persona_id=self.persona.persona_id)
+                                       item_key=item_key, persona_id=self.persona.persona_id,
+                                       sample=sample)
         self.output.record(result)
         return result
 

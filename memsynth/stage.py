@@ -56,7 +56,12 @@ class Stage:
 
     @property
     def template(self) -> str:
+        """The English template; `template_for` picks the one for a language."""
         return f"{self.recipe}/{self.name}.j2"
+
+    def template_for(self, language: str) -> str:
+        """`prompts/<recipe>/<name>.j2` for English, `<name>.<language>.j2` for any other."""
+        return localized(self.template, language)
 
     @property
     def schema_name(self) -> str:
@@ -77,6 +82,9 @@ class GenerationSettings:
     max_tokens: int = 4096
     repairs: int = 2
     seed: int | None = None
+    # Send each request's stage and variables in the body (field `memsynth`), so memsynth's
+    # simulator can answer without reading the prompt. Only for the simulator.
+    stage_variables: bool = False
 
 
 @dataclass
@@ -114,7 +122,8 @@ class StageRunner:
             self._schemas[model] = model.model_json_schema()
         return self._schemas[model]
 
-    def _request(self, stage: Stage, messages: list[dict[str, str]], sample: int) -> LLMRequest:
+    def _request(self, stage: Stage, messages: list[dict[str, str]], sample: int,
+                 hints: dict[str, Any] | None = None) -> LLMRequest:
         s = self.settings
         params: dict[str, Any] = {
             "temperature": stage.temperature if stage.temperature is not None else s.temperature,
@@ -130,14 +139,16 @@ class StageRunner:
             json_schema=self._schema(stage.output),
             response_mode=s.response_mode,
             sample_index=sample,
+            hints=hints,
         )
 
     def _base_messages(self, stage: Stage, variables: Mapping[str, Any]) -> list[dict[str, str]]:
-        messages = self.prompts.render(stage.template, dict(variables))
+        language = variables.get("language", "en")
+        messages = self.prompts.render(stage.template_for(language), dict(variables))
         if self.settings.response_mode == "json_object":
             # Without schema support the model must read the schema from the prompt.
             hint = self.prompts.render_text(
-                "_schema_hint.j2",
+                localized("_schema_hint.j2", language),
                 {"schema": json.dumps(self._schema(stage.output), ensure_ascii=False),
                  "schema_name": stage.schema_name})
             messages[-1] = {**messages[-1], "content": messages[-1]["content"] + "\n\n" + hint}
@@ -152,13 +163,15 @@ class StageRunner:
     async def _run(self, stage: Stage, variables: Mapping[str, Any], item_key: str,
                    persona_id: str | None, sample: int) -> ItemResult:
         base = self._base_messages(stage, variables)
-        template_hash = self.prompts.hash(stage.template)
+        language = variables.get("language", "en")
+        template_hash = self.prompts.hash(stage.template_for(language))
+        hints = _hints(stage, variables) if self.settings.stage_variables else None
         messages = list(base)
         calls: list[dict[str, Any]] = []
         problems: list[str] = []
         last_valid: Any | None = None
         for attempt in range(self.settings.repairs + 1):
-            request = self._request(stage, messages, sample)
+            request = self._request(stage, messages, sample, hints)
             started = time.time()
             call = {
                 "call_id": f"{item_key}#{attempt}",
@@ -192,7 +205,8 @@ class StageRunner:
                 return ItemResult(stage.qualified_name, item_key, persona_id, output, status,
                                   [], calls)
             if attempt < self.settings.repairs:
-                repair = self.prompts.render_text("_repair.j2", {"problems": problems})
+                repair = self.prompts.render_text(localized("_repair.j2", language),
+                                                  {"problems": problems})
                 # The whole exchange so far: a repeated bad answer still makes a new request.
                 messages = messages + [{"role": "assistant", "content": response.content},
                                        {"role": "user", "content": repair}]
@@ -232,6 +246,23 @@ class StageRunner:
         return list(await asyncio.gather(*(
             self.run(stage, variables, item_key=key, persona_id=pid)
             for key, pid, variables in items)))
+
+
+def localized(template: str, language: str) -> str:
+    """`name.j2` for English, `name.<language>.j2` otherwise."""
+    return template if language == "en" else template.removesuffix(".j2") + f".{language}.j2"
+
+
+def _hints(stage: Stage, variables: Mapping[str, Any]) -> dict[str, Any]:
+    """The stage and its variables as plain JSON, for the simulator."""
+    return {"stage": stage.qualified_name,
+            "variables": json.loads(json.dumps(dict(variables), default=_plain, ensure_ascii=False))}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    return str(value)
 
 
 def _is_json_error(exc: ValidationError) -> bool:

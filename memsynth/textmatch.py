@@ -33,9 +33,39 @@ def mentions(text: str, name: str, share: float = 0.5) -> bool:
     return bool(words) and len(words & present) / len(words) >= share
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？；])")
 
 
 def sentences(text: str) -> list[str]:
-    """The sentences of a text: split after . ! ? (then a space) and after 。！？."""
+    """The sentences of a text: split after . ! ? (then a space) and after 。！？ and the clause-ending ；."""
     return [s for s in (part.strip() for part in _SENTENCE_END.split(text.strip())) if len(s) > 1]
+
+
+# Words too common to show that one text draws on another.
+_STOP_EN = frozenset("""that this with from have they their there about would could should which when
+what your yours them then than were been being into over just like very much more most some such only
+also because while after before again other those these where will shall really still even feel felt
+make made know think said says going back time today""".split())
+_STOP_ZH = frozenset("""用户 我们 你们 他们 她们 自己 一个 这个 那个 时候 已经 因为 所以 但是 可以 没有 什么 觉得
+现在 今天 真的 还是 就是 不是 一下 一些 这些 那些 这样 那样 如果 知道 事情 时间 一起 还有 其实 感觉 我的 你的 他的
+她的 的时 了一 是一 在一 我们的""".split())
+
+
+def content_tokens(text: str) -> set[str]:
+    """Words of four letters or more, and CJK character pairs, minus the commonest ones."""
+    t = _normal(text)
+    words = {w for w in _WORD.findall(t) if len(w) >= 4 and w.isascii() and w not in _STOP_EN}
+    pairs = {t[i:i + 2] for i in range(len(t) - 1)
+             if _CJK.match(t[i]) and _CJK.match(t[i + 1]) and t[i:i + 2] not in _STOP_ZH}
+    return words | pairs
+
+
+def refers_to(text: str, reference: str, min_shared: int = 2) -> bool:
+    """Does `text` draw on `reference` (shares at least `min_shared` content words or CJK pairs)?"""
+    return len(content_tokens(text) & content_tokens(reference)) >= min_shared
+
+
+def length_in_words(text: str) -> int:
+    """Words for alphabetic scripts; each CJK character counts as one."""
+    cjk = len(_CJK.findall(text))
+    return cjk + len([w for w in _WORD.findall(_CJK.sub(" ", text))])

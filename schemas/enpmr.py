@@ -102,7 +102,7 @@ class Highlight(BaseModel):
 class Highlights(BaseModel):
     """`highlight`: moments of recognition or breakthrough within one life theme."""
 
-    items: list[Highlight] = Field(min_length=2)
+    items: list[Highlight] = Field(min_length=6)
 
 
 class Preference(BaseModel):
@@ -128,26 +128,36 @@ class MemorySession(BaseModel):
     turns: list[Turn] = Field(min_length=10, max_length=20)
 
 
-class SupportDialogue(BaseModel):
-    """`support_dialogue`: a scene and a short dialogue where the AI recalls the target memory."""
+class Scene(BaseModel):
+    """`scene`: a present-day situation that leaves the user with the need and fits the target memory."""
 
     scene: str = Field(min_length=1)
-    turns: list[Turn] = Field(min_length=2, max_length=6)
-    memory_turn: int = Field(ge=1, description="1-based index of the AI turn that recalls the memory")
 
 
-class JudgeScore(BaseModel):
-    """`scenario_consistency`: a 1–5 judgement with a one-sentence reason."""
+class ScenarioCheck(BaseModel):
+    """`scenario_consistency`: the self-check of a scene before any dialogue is written."""
 
+    fits_target: bool = Field(description="the target memory is a natural thing to recall here")
+    expresses_need: bool = Field(description="the scene leaves the user with the stated unmet need")
+    fits_a_negative: bool = Field(description="one of the other memories would fit the scene as well")
     score: int = Field(ge=1, le=5)
     reason: str = Field(min_length=1)
 
 
+class SupportDialogue(BaseModel):
+    """`support_dialogue`: a short dialogue in the scene where the AI recalls the target memory."""
+
+    turns: list[Turn] = Field(min_length=2, max_length=6)
+    memory_turn: int = Field(ge=1, description="1-based index of the AI turn that recalls the memory")
+
+
 class Faithfulness(BaseModel):
-    """`faithfulness`: is the dialogue grounded in the target memory and not the negatives?"""
+    """`faithfulness`: grounded in the target memory, not the negatives, with no leak before the recall?"""
 
     grounded_in_target: bool
     uses_negatives: bool
+    user_reveals_target: bool = Field(description="a user turn states or paraphrases the target memory")
+    recalled_early: bool = Field(description="an AI turn before the memory turn already recalls it")
     score: int = Field(ge=1, le=5)
     reason: str = Field(min_length=1)
 
@@ -222,7 +232,6 @@ class SupportDialogueRow(BaseModel):
     scene: str
     turns: list[DialogueTurn]
     memory_turn: int
-    negatives_short: bool  # fewer than 2 negatives existed in the theme and category
 
 
 class NegativeRow(BaseModel):

@@ -74,6 +74,7 @@ class RequirementTypes(BaseModel):
 
 class PreferenceEntry(BaseModel):
     requirement_id: str = Field(pattern=r"^(work|health|family|leisure)-\d+$")
+    analysis: str = Field(min_length=1, description="why this user would prefer what they do")
     pos: str = Field(min_length=1, description="4-5 sentences")
     neg: str = Field(min_length=1, description="4-5 sentences")
 
@@ -86,7 +87,8 @@ class AspectPreferences(BaseModel):
 
 class SituationEntry(BaseModel):
     time_span: str = Field(pattern=SPAN_PATTERN, description="YYYY-MM-DD ~ YYYY-MM-DD")
-    requirement_ids: list[str] = Field(min_length=1, max_length=3)
+    # 2-3: every PAL-Set dialogue has two or three topics, one per requirement id.
+    requirement_ids: list[str] = Field(min_length=2, max_length=3)
     situation: str = Field(min_length=1, description="at least 5 sentences")
 
 
@@ -108,17 +110,29 @@ class ImplicitNeed(BaseModel):
 
 
 class TopicRequirement(BaseModel):
-    """`requirements`: the vague query, exactly two implicit needs, the full requirement."""
+    """One topic's framework: the vague query, exactly two implicit needs, the full requirement."""
 
+    requirement_id: str = Field(description="the topic's requirement id, as given")
     user_query: str = Field(min_length=1)
     implicit_needs: list[ImplicitNeed] = Field(min_length=2, max_length=2)
     requirement: str = Field(min_length=1)
 
 
-class Candidates(BaseModel):
-    """`candidates`: eight diverse one-sentence solutions."""
+class SessionRequirements(BaseModel):
+    """`requirements`: the frameworks of one session's 2-3 topics, written together."""
 
+    topics: list[TopicRequirement] = Field(min_length=1, max_length=3)
+
+
+class TopicCandidates(BaseModel):
+    requirement_id: str
     solutions: list[str] = Field(min_length=8, max_length=8)
+
+
+class Candidates(BaseModel):
+    """`candidates`: eight diverse one-sentence solutions for each topic of a session."""
+
+    topics: list[TopicCandidates] = Field(min_length=1, max_length=3)
 
 
 class RatedSolution(BaseModel):
@@ -129,6 +143,7 @@ class RatedSolution(BaseModel):
 class SolutionPreferences(BaseModel):
     """`solution_preferences`: the two liked and two disliked candidates, verbatim."""
 
+    analysis: str = Field(min_length=1, description="how the candidates fit this user")
     liked: list[RatedSolution] = Field(min_length=2, max_length=2)
     disliked: list[RatedSolution] = Field(min_length=2, max_length=2)
 
@@ -198,6 +213,7 @@ class RequirementTypeRow(BaseModel):
 class PreferenceRow(BaseModel):
     persona_id: str
     requirement_id: str
+    analysis: str
     pos: str
     neg: str
 
@@ -206,11 +222,12 @@ class SituationRow(BaseModel):
     situation_id: str
     persona_id: str
     month: str
-    start_time: dt.datetime
-    end_time: dt.datetime  # the session's dialogue time
+    start_time: dt.datetime  # the span's first day, at a random hour 7-12
+    end_time: dt.datetime  # the span's last day, at a random hour 12-21: the dialogue's time
     requirement_ids: list[str]
     text: str
-    split: str  # history | query
+    has_dialogue: bool  # sampled into a dialogue session (otherwise logs only)
+    split: str  # history | query (the query month)
 
 
 class ExperienceRow(BaseModel):
@@ -243,6 +260,9 @@ class CandidateSolutionRow(BaseModel):
 class LogRow(BaseModel):
     log_id: str
     situation_id: str
+    # The dialogue session whose log window holds this log: the next situation with a
+    # dialogue, this one included. Null after the last dialogue.
+    session_id: str | None
     persona_id: str
     timestamp: dt.datetime
     log_type: str

@@ -198,6 +198,8 @@ class LLMEngine:
             fmt = request.response_format()
             if fmt is not None:
                 body["response_format"] = fmt
+            if request.hints is not None:
+                body["memsynth"] = request.hints
             # The client's generic POST: same HTTP, auth, errors and timeouts as
             # `chat.completions.create`, without its per-field transform of the body (a JSON
             # schema made that most of our CPU per call) or building typed response models.

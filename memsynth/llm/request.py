@@ -44,6 +44,9 @@ class LLMRequest:
     json_schema: dict[str, Any] | None = None
     response_mode: str = "json_schema"  # json_schema | json_object | text
     sample_index: int = 0
+    # The stage and its variables, sent only to memsynth's simulator (`llm.stage_variables`).
+    # Not hashed: the variables are what the messages were rendered from.
+    hints: dict[str, Any] | None = field(default=None, compare=False)
 
     def canonical(self) -> str:
         """Stable JSON text of the request (sorted keys, no whitespace); the schema by its hash."""

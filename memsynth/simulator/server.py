@@ -21,7 +21,7 @@ import aiohttp
 from aiohttp import web
 
 from memsynth.simulator.fake import SchemaFaker
-from memsynth.simulator.stage_answers import STAGE_ANSWERS
+from memsynth.simulator.answers import StageAnswer, recipe_answers
 from memsynth.simulator.text import TextMaker
 
 MODEL_ID = "memsynth-simulator"
@@ -57,7 +57,7 @@ class Simulator:
     """Request handling, independent of how the server is run."""
 
     def __init__(self, *, latency_ms: float = 0.0, faults: Faults | None = None,
-                 upstream: str | None = None):
+                 upstream: str | None = None, answers: dict[str, StageAnswer] | None = None):
         self.latency_s = latency_ms / 1000.0
         self.faults = faults or Faults()
         self.upstream = upstream.rstrip("/") if upstream else None
@@ -65,13 +65,15 @@ class Simulator:
         self.recorded: list[dict[str, Any]] = []  # request bodies, when record=True
         self.record = False
         self._scripts: dict[str, list[Any]] = {}
+        self.answers = answers if answers is not None else recipe_answers()
         self._rng = random.Random(self.faults.seed)
         self._session: aiohttp.ClientSession | None = None
 
     def script(self, schema_name: str, contents: list[Any]) -> None:
         """Answer the next requests for `schema_name` with these contents, in order (tests).
 
-        An entry is the content itself, or a function of the prompt text that returns it.
+        An entry is the content itself, or a function of the stage's variables (the request's
+        `memsynth.variables`, empty when none were sent) that returns it.
         """
         self._scripts.setdefault(schema_name, []).extend(contents)
 
@@ -168,18 +170,18 @@ class Simulator:
         scripted = self._scripts.get(name or "")
         seed = hashlib.sha256(f"{body.get('model')}|{name}|{prompt}".encode()).digest()
         rng = random.Random(int.from_bytes(seed[:8], "big"))
-        language = "zh" if "Simplified Chinese" in prompt else "en"
-        text = TextMaker(rng, language)
+        variables = (body.get("memsynth") or {}).get("variables") or {}
+        text = TextMaker(rng, variables.get("language", "en"))
         if scripted:
             content = scripted.pop(0)
-            content = content(prompt) if callable(content) else content
+            content = content(variables) if callable(content) else content
         elif schema is None:
             content = text.paragraph(3)
         else:
             draft = SchemaFaker(text).generate(schema)
-            answer = STAGE_ANSWERS.get(name or "")
-            if answer is not None:
-                draft = answer(draft, prompt, text)
+            answer = self.answers.get(name or "")
+            if answer is not None and variables:
+                draft = answer(draft, variables, text)
             content = json.dumps(draft, ensure_ascii=False)
         prompt_tokens = max(1, len(prompt) // 4)
         completion_tokens = max(1, len(content) // 4)

@@ -1,0 +1,172 @@
+"""How memsynth's simulator answers enpmr's stages, from each stage's variables."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from typing import Any
+
+from memsynth.simulator.answers import AnswerBook
+from memsynth.simulator.text import TextMaker
+
+ANSWERS = AnswerBook("enpmr")
+Answer = dict[str, Any]
+Variables = Mapping[str, Any]
+
+
+def _date(v: Variables, key: str, default: dt.date) -> dt.date:
+    return dt.date.fromisoformat(str(v[key])) if v.get(key) else default
+
+
+@ANSWERS.stage("persona")
+def persona(draft: Answer, v: Variables, text: TextMaker) -> Answer:
+    name = text.person_name()
+    interests = ("、" if text.language == "zh" else ", ").join(v["interests"])
+    if text.language == "zh":
+        draft["description"] = (f"{name}是一位来自{v['region']}的{v['occupation']}，年龄在{v['age_band']}岁之间，"
+                                f"目前{v['life_stage']}。平时喜欢{interests}。{text.paragraph(2)}")
+    else:
+        draft["description"] = (f"{name} is a {v['occupation']} aged {v['age_band']} living in {v['region']}, "
+                                f"currently {v['life_stage']}. Outside work they love {interests}. {text.paragraph(2)}")
+    return draft
+
+
+@ANSWERS.stage("profile")
+def profile(draft: Answer, v: Variables, text: TextMaker) -> Answer:
+    draft["name"] = text.person_name()
+    draft["preferences"] = text.distinct_sentences(text.rng.randint(10, 13))
+    return draft
+
+
+@ANSWERS.stage("life_themes")
+def life_themes(draft: Answer, v: Variables, text: TextMaker) -> Answer:
+    reference = _date(v, "reference_date", dt.date(2024, 12, 2))
+    earliest = _date(v, "window_start", reference - dt.timedelta(days=5 * 365))
+    draft["themes"] = [
+        {"theme": title, "description": text.paragraph(2),
+         "start_date": text.date_between(earliest, reference).isoformat()}
+        for title in text.theme_titles(v["min_themes"] + text.rng.randint(0, 2))]
+    return draft
+
+
+def _dated_items(draft: Answer, v: Variables, text: TextMaker, count: int, start: dt.date) -> list[Answer]:
+    """`count` items shaped like the draft's first one, with sorted dates from `start` on."""
+    reference = _date(v, "reference_date", dt.date(2024, 12, 2))
+    dates = sorted(text.date_between(start, reference) for _ in range(count))
+    template = draft["items"][0]
+    items = []
+    for name, date in zip(text.distinct_sentences(count), dates):
+        item = {k: (text.paragraph(1) if isinstance(val, str) else val) for k, val in template.items()}
+        item.update(name=name.rstrip(".。"), date=date.isoformat())
+        items.append(item)
+    return items
+
+
+def _theme_items(draft: Answer, v: Variables, text: TextMaker, extra: int = 1) -> list[Answer]:
+    start = dt.date.fromisoformat(v["theme"]["start_date"])
+    return _dated_items(draft, v, text, v["min_items"] + text.rng.randint(0, extra), start)
+
+
+@ANSWERS.stage("relationship")
+def relationship(draft: Answer, v: Variables, text: TextMaker) -> Answer:
+    items = _theme_items(draft, v, text)
+    seen: set[str] = set()
+    for i, item in enumerate(items):
+        name = text.person_name()
+        while name.lower() in seen:
+            name = f"{name} {i}"
+        seen.add(name.lower())
+        item.update(name=name, relationship_quality="good" if i % 2 == 0 else "bad")
+    draft["items"] = items
+    return draft
+
+
+@ANSWERS.stage("power")
+def power(draft: Answer, v: Variables, text: TextMaker) -> Answer:
+    items = _theme_items(draft, v, text)
+    for i, item in enumerate(items):  # every third skill is a weak one: >= 4 of 6 proficient
+        item["performance"] = "not proficient" if i % 3 == 1 else "proficient"
+    draft["items"] = items
+    return draft
+
+
+@ANSWERS.stage("goal")
+def goal(draft: Answer, v: Variables, text: TextMaker) -> Answer:
+    items = _theme_items(draft, v, text)
+    for i, item in enumerate(items):
+        item["status"] = "not achieved" if i == len(items) - 1 else "achieved"
+    draft["items"] = items
+    return draft
+
+
+@ANSWERS.stage("highlight")
+def highlight(draft: Answer, v: Variables, text: TextMaker) -> Answer:
+    items = _theme_items(draft, v, text)
+    for item in items:
+        item["recognized_by"] = text.person_name()
+    draft["items"] = items
+    return draft
+
+
+@ANSWERS.stage("preferences")
+def preferences(draft: Answer, v: Variables, text: TextMaker) -> Answer:
+    start = _date(v, "window_start", dt.date(2019, 12, 2))
+    draft["items"] = _dated_items(draft, v, text, v["min_items"] + text.rng.randint(0, 2), start)
+    return draft
+
+
+def _alternating(text: TextMaker, count: int) -> list[Answer]:
+    return [{"role": "user" if i % 2 == 0 else "ai", "content": text.paragraph(1)} for i in range(count)]
+
+
+@ANSWERS.stage("memory_session")
+def memory_session(draft: Answer, v: Variables, text: TextMaker) -> Answer:
+    turns = _alternating(text, text.rng.randint(v["min_turns"], v["max_turns"]))
+    reveal = 2 * text.rng.randint(0, (len(turns) - 1) // 2)  # a user turn
+    turns[reveal]["content"] = f"{v['memory']['details']} {turns[reveal]['content']}"
+    draft["turns"] = turns
+    return draft
+
+
+@ANSWERS.stage("scene")
+def scene(draft: Answer, v: Variables, text: TextMaker) -> Answer:
+    draft["scene"] = text.paragraph(2)
+    return draft
+
+
+@ANSWERS.stage("scenario_consistency")
+def scenario_consistency(draft: Answer, v: Variables, text: TextMaker) -> Answer:
+    draft.update(fits_target=True, expresses_need=True, fits_a_negative=False,
+                 score=text.rng.choice([4, 5]), reason=text.sentence())
+    return draft
+
+
+@ANSWERS.stage("support_dialogue")
+def support_dialogue(draft: Answer, v: Variables, text: TextMaker) -> Answer:
+    name = v["target"]["name"]
+    count = text.rng.choice([n for n in range(v["min_turns"], v["max_turns"] + 1) if n % 2 == 0])
+    turns = _alternating(text, count)
+    for turn in turns:  # the user never names the memory
+        turn["content"] = turn["content"].replace(name, "")
+    memory_turn = 2 * text.rng.randint(1, count // 2)  # an AI turn (1-based, even)
+    details = v["target"]["details"]
+    recall = (f"还记得{details[:40]}吗？" if text.language == "zh"
+              else f"Remember {' '.join(details.split()[:25])}?")
+    turns[memory_turn - 1]["content"] = recall
+    draft.update(turns=turns, memory_turn=memory_turn)
+    return draft
+
+
+@ANSWERS.stage("faithfulness")
+def faithfulness(draft: Answer, v: Variables, text: TextMaker) -> Answer:
+    draft.update(grounded_in_target=True, uses_negatives=False, user_reveals_target=False,
+                 recalled_early=False, score=text.rng.choice([4, 5]), reason=text.sentence())
+    return draft
+
+
+@ANSWERS.stage("blri")
+def blri(draft: Answer, v: Variables, text: TextMaker) -> Answer:
+    points = sorted(v["points"])
+    low, high = points[:2], points[-2:]  # an empathic AI: agree with the positive items only
+    draft["scores"] = [text.rng.choice(low if item["negative"] else high) for item in v["items"]]
+    return draft

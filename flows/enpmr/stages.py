@@ -1,0 +1,70 @@
+"""enpmr's stages: template `prompts/enpmr/<name>.j2`, output model in `schemas/enpmr.py`, checks."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from flows.enpmr import checks as c
+from flows.enpmr.options import (
+    MIN_ACHIEVED,
+    MIN_GOALS,
+    MIN_HIGHLIGHTS,
+    MIN_NOT_ACHIEVED,
+    MIN_NOT_PROFICIENT,
+    MIN_POWERS,
+    MIN_PROFICIENT,
+    MIN_RELATIONSHIPS,
+)
+from memsynth.stage import Check, Stage
+from schemas.enpmr import (
+    BlriScores,
+    Faithfulness,
+    Goals,
+    Highlights,
+    LifeThemes,
+    MemorySession,
+    PersonaDescription,
+    Powers,
+    Preferences,
+    Profile,
+    Relationships,
+    ScenarioCheck,
+    Scene,
+    SupportDialogue,
+)
+
+
+def _stage(name: str, output: type[BaseModel], *checks: Check, temperature: float | None = None) -> Stage:
+    return Stage("enpmr", name, output, checks=checks, temperature=temperature)
+
+
+PERSONA = _stage("persona", PersonaDescription, temperature=1.0)
+PROFILE = _stage("profile", Profile, c.distinct_preferences)
+LIFE_THEMES = _stage("life_themes", LifeThemes, c.theme_dates_in_window, c.distinct_themes, c.enough_themes)
+RELATIONSHIP = _stage("relationship", Relationships, c.enough_items, c.dates_in_theme, c.quality_mix,
+                      c.distinct_names)
+POWER = _stage("power", Powers, c.enough_items, c.dates_in_theme, c.chronological, c.proficiency_mix,
+               c.distinct_names)
+GOAL = _stage("goal", Goals, c.enough_items, c.dates_in_theme, c.chronological, c.goal_status, c.distinct_names)
+HIGHLIGHT = _stage("highlight", Highlights, c.enough_items, c.dates_in_theme, c.distinct_names)
+PREFERENCES = _stage("preferences", Preferences, c.enough_items, c.dates_in_window, c.distinct_names)
+MEMORY_SESSION = _stage("memory_session", MemorySession, c.session_alternates, c.user_reveals_memory)
+SCENE = _stage("scene", Scene)
+SCENARIO_CONSISTENCY = _stage("scenario_consistency", ScenarioCheck, temperature=0.0)
+SUPPORT_DIALOGUE = _stage("support_dialogue", SupportDialogue, c.dialogue_alternates,
+                          c.memory_turn_recalls_target, c.recall_length, c.user_never_states_memory)
+FAITHFULNESS = _stage("faithfulness", Faithfulness, temperature=0.0)
+BLRI = _stage("blri", BlriScores, c.blri_in_scale, temperature=0.0)
+
+STAGES = (PERSONA, PROFILE, LIFE_THEMES, RELATIONSHIP, POWER, GOAL, HIGHLIGHT, PREFERENCES, MEMORY_SESSION,
+          SCENE, SCENARIO_CONSISTENCY, SUPPORT_DIALOGUE, FAITHFULNESS, BLRI)
+
+# Per-theme memory stages and the minimums each asks for.
+THEME_MEMORY_STAGES: dict[str, tuple[Stage, dict[str, int]]] = {
+    "relationship": (RELATIONSHIP, {"min_items": MIN_RELATIONSHIPS}),
+    "power": (POWER, {"min_items": MIN_POWERS, "min_proficient": MIN_PROFICIENT,
+                      "min_not_proficient": MIN_NOT_PROFICIENT}),
+    "goal": (GOAL, {"min_items": MIN_GOALS, "min_achieved": MIN_ACHIEVED,
+                    "min_not_achieved": MIN_NOT_ACHIEVED}),
+    "highlight": (HIGHLIGHT, {"min_items": MIN_HIGHLIGHTS}),
+}

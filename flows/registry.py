@@ -1,0 +1,21 @@
+"""The recipes this project ships, by name."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+RECIPES = ("enpmr", "pal")
+
+
+def recipe_class(name: str) -> Any:
+    """The recipe class of `flows/<name>/`."""
+    return importlib.import_module(f"flows.{name}").RECIPE
+
+
+def simulated_answers() -> dict[str, Any]:
+    """The simulator's answers for every recipe's stages (`flows/<recipe>/simulated.py`)."""
+    answers: dict[str, Any] = {}
+    for name in RECIPES:
+        answers.update(importlib.import_module(f"flows.{name}.simulated").ANSWERS)
+    return answers
