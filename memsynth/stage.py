@@ -165,7 +165,7 @@ class StageRunner:
         base = self._base_messages(stage, variables)
         language = variables.get("language", "en")
         template_hash = self.prompts.hash(stage.template_for(language))
-        hints = _hints(stage, variables) if self.settings.stage_variables else None
+        hints = _hints(stage, variables, sample) if self.settings.stage_variables else None
         messages = list(base)
         calls: list[dict[str, Any]] = []
         problems: list[str] = []
@@ -253,9 +253,9 @@ def localized(template: str, language: str) -> str:
     return template if language == "en" else template.removesuffix(".j2") + f".{language}.j2"
 
 
-def _hints(stage: Stage, variables: Mapping[str, Any]) -> dict[str, Any]:
-    """The stage and its variables as plain JSON, for the simulator."""
-    return {"stage": stage.qualified_name,
+def _hints(stage: Stage, variables: Mapping[str, Any], sample: int) -> dict[str, Any]:
+    """The stage, the sample index and the variables as plain JSON, for the simulator."""
+    return {"stage": stage.qualified_name, "sample": sample,
             "variables": json.loads(json.dumps(dict(variables), default=_plain, ensure_ascii=False))}
 
 

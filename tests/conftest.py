@@ -62,7 +62,8 @@ def write_config(path: Path, **overrides) -> Path:
         "reference_date": "2024-12-02",
         "personas": {"count": 2},
         "shard_size": 1,
-        "llm": {"model": "test-model", "concurrency": 8, "retry_base_s": 0.01},
+        # A served simulator answers from the stage variables: send them.
+        "llm": {"model": "test-model", "stage_variables": True, "concurrency": 8, "retry_base_s": 0.01},
     }
     base.update(overrides)
     path.write_text(yaml.safe_dump(base), encoding="utf-8")

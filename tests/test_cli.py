@@ -79,7 +79,7 @@ def test_faulty_endpoint_gives_the_same_rows_and_a_rerun_sends_nothing(tmp_path)
     try:
         config = write_config(tmp_path / "c.yaml", dataset="faults", personas={"count": 2},
                               recipe_options={"dialogues_per_persona": 2},
-                              llm={"model": "gpt-test", "concurrency": 2, "max_attempts": 12,
+                              llm={"model": "gpt-test", "stage_variables": True, "concurrency": 2, "max_attempts": 12,
                                    "repairs": 4, "retry_base_s": 0.02})
         clean = _build(config, tmp_path / "clean",
                        env={"OPENAI_BASE_URL": upstream.base_url, "OPENAI_API_KEY": SECRET})
@@ -112,7 +112,7 @@ def test_too_many_failures_publish_nothing(tmp_path):
     sim.simulator.record = True
     try:
         config = write_config(tmp_path / "c.yaml", dataset="failing",
-                              llm={"model": "m", "repairs": 1, "retry_base_s": 0.01})
+                              llm={"model": "m", "stage_variables": True, "repairs": 1, "retry_base_s": 0.01})
         result = memsynth_cli("build", str(config), "--warehouse", str(tmp_path / "wh"),
                               env={"OPENAI_BASE_URL": sim.base_url, "OPENAI_API_KEY": "x",
                                    "MEMSYNTH_MODEL": "override-model"})
@@ -233,7 +233,7 @@ def test_kill_9_loses_only_calls_in_flight(tmp_path):
     sim = start_simulator(latency_ms=40)
     try:
         config = write_config(tmp_path / "c.yaml", dataset="killed", personas={"count": 2},
-                              llm={"model": "m", "concurrency": 4})
+                              llm={"model": "m", "stage_variables": True, "concurrency": 4})
         env = {**os.environ, "OPENAI_BASE_URL": sim.base_url, "OPENAI_API_KEY": "x"}
         exe = Path(sys.executable).parent / "memsynth"
         proc = subprocess.Popen([str(exe), "build", str(config), "--warehouse", str(tmp_path / "wh"),

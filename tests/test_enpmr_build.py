@@ -62,9 +62,9 @@ RULES = {
     "powers and goals are in date order": """
         SELECT count(*) FROM (SELECT date < lag(date) OVER (PARTITION BY theme_id, category ORDER BY memory_id) bad
             FROM memories WHERE category IN ('power', 'goal')) WHERE bad""",
-    "every theme has >= 2 highlights": """
+    "every theme has >= 6 highlights": """
         SELECT count(*) FROM (SELECT theme_id, count(*) n FROM memories
-            WHERE category = 'highlight' GROUP BY 1) WHERE n < 2""",
+            WHERE category = 'highlight' GROUP BY 1) WHERE n < 6""",
     "every persona has >= 10 preferences": """
         SELECT count(*) FROM (SELECT p.persona_id, count(m.memory_id) n FROM personas p
             LEFT JOIN memories m ON m.persona_id = p.persona_id AND m.category = 'preference' GROUP BY 1)
@@ -81,11 +81,13 @@ RULES = {
         WHERE role <> CASE WHEN turn_index % 2 = 0 THEN 'user' ELSE 'ai' END""",
     "needs are PN, LB, EN, SA": """
         SELECT count(*) FROM support_dialogues WHERE need NOT IN ('PN', 'LB', 'EN', 'SA')""",
-    "the target's category fits the need": """
+    "the target fits the need (LB and EN only from good relationships)": """
         SELECT count(*) FROM support_dialogues d JOIN memories m ON m.memory_id = d.target_memory_id
         WHERE NOT (d.need = 'PN' AND m.category = 'preference'
                 OR d.need = 'LB' AND m.category = 'relationship'
-                OR d.need = 'EN' AND m.category IN ('highlight', 'relationship')
+                   AND json_extract_string(m.attributes, '$.relationship_quality') = 'good'
+                OR d.need = 'EN' AND (m.category = 'highlight' OR m.category = 'relationship'
+                   AND json_extract_string(m.attributes, '$.relationship_quality') = 'good')
                 OR d.need = 'SA' AND m.category IN ('goal', 'power', 'highlight'))""",
     "dialogues have 2-6 turns, alternating, memory turn an AI turn": """
         SELECT count(*) FROM support_dialogues
@@ -96,10 +98,14 @@ RULES = {
         JOIN memories t ON t.memory_id = d.target_memory_id JOIN memories m ON m.memory_id = n.memory_id
         WHERE m.memory_id = t.memory_id OR m.category <> t.category
            OR m.theme_id IS DISTINCT FROM t.theme_id""",
-    "2-3 negatives unless the theme had fewer (recorded)": """
+    "every dialogue has 2-3 negatives": """
         SELECT count(*) FROM support_dialogues d
         LEFT JOIN (SELECT dialogue_id, count(*) n FROM negatives GROUP BY 1) USING (dialogue_id)
-        WHERE coalesce(n, 0) > 3 OR (coalesce(n, 0) < 2) <> d.negatives_short""",
+        WHERE coalesce(n, 0) NOT BETWEEN 2 AND 3""",
+    "the benchmark's negatives are the dialogue's, 2-3 of them": """
+        SELECT count(*) FROM benchmark b WHERE len(negative_memory_ids) NOT BETWEEN 2 AND 3
+           OR list_sort(negative_memory_ids) <> (SELECT list_sort(list(memory_id)) FROM negatives n
+                                                 WHERE n.dialogue_id = b.dialogue_id)""",
     "three checks per dialogue, BLRI with 12 items": """
         SELECT count(*) FROM support_dialogues d
         LEFT JOIN (SELECT dialogue_id, count(DISTINCT check_name) c,

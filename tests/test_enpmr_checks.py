@@ -4,13 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from flows.enpmr import (
-    distinct_preferences,
-    distinct_themes,
-    enough_themes,
-    history_window,
-    theme_dates_in_window,
-)
+from flows.enpmr import history_window
+from flows.enpmr.checks import distinct_preferences, distinct_themes, enough_themes, theme_dates_in_window
 from schemas.enpmr import LifeTheme, LifeThemes, Profile
 
 VARS = {"window_start": "2019-12-02", "reference_date": "2024-12-02", "min_themes": 10}

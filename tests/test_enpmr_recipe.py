@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from flows.enpmr import NEED_CATEGORIES, EnpmrOptions, EnpmrRecipe, blri_mean, plan_dialogues
+from flows.enpmr import EnpmrOptions, EnpmrRecipe, blri_mean, can_meet, plan_dialogues
 from memsynth.config import SEED_PERSONAS, BuildConfig
 from memsynth.llm.cache import ResponseCache
 from memsynth.llm.engine import EngineSettings, LLMEngine
@@ -17,7 +17,6 @@ from memsynth.persona_synthesis import synthesize_personas
 from memsynth.personas import read_persona_file
 from memsynth.prompts import PromptLibrary
 from memsynth.recipe import PersonaContext, ShardOutput, persona_rng
-from memsynth.simulator.stage_answers import prompt_text
 from memsynth.stage import GenerationSettings, StageRunner
 from schemas.enpmr import MemoryRow
 from schemas.records import PersonaRow
@@ -31,7 +30,8 @@ def run_recipe(sim, tmp_path, *, personas=1, options=None, repairs=2, language="
                          recipe_options={"dialogues_per_persona": 1, **(options or {})})
     engine = LLMEngine(EngineSettings(base_url=sim.base_url, api_key_env="X", backoff_base_s=0.01),
                        ResponseCache(tmp_path / "cache"), api_key="k")
-    runner = StageRunner(engine, PromptLibrary(), GenerationSettings(model="m", repairs=repairs))
+    runner = StageRunner(engine, PromptLibrary(), GenerationSettings(model="m", repairs=repairs,
+                                                                     stage_variables=True))
     recipe = EnpmrRecipe(config.recipe_options)
     output = ShardOutput()
 
@@ -77,13 +77,15 @@ def _profile(preferences):
                        "communication_style": ["a", "b"], "preferences": preferences})
 
 
-def _dialogue(states_name=False, memory_turn=2, roles=("user", "ai")):
-    def content(prompt):
-        name = prompt_text(prompt, "Target memory name")
-        turns = _turns(roles, lambda i: f"Remember {name}?" if i == memory_turn - 1 else "hi")
+def _dialogue(states_name=False, memory_turn=2, roles=("user", "ai"), padding=0):
+    """A support dialogue answer built from the request's variables, broken as asked."""
+    def content(variables):
+        target = variables["target"]
+        recall = f"Remember {target['details']}?" + " and so on" * padding
+        turns = _turns(roles, lambda i: recall if i == memory_turn - 1 else "hi")
         if states_name:
-            turns[0]["content"] = f"I keep thinking about {name}"
-        return json.dumps({"scene": "s", "turns": turns, "memory_turn": memory_turn})
+            turns[0]["content"] = f"I keep thinking about {target['name']}"
+        return json.dumps({"turns": turns, "memory_turn": memory_turn})
     return content
 
 
@@ -99,14 +101,18 @@ VIOLATIONS = [
     ("power", _items(**{**POW, "date": lambda i: f"2024-12-0{2 - i % 2}",
                         "performance": lambda i: "not proficient" if i in (1, 4) else "proficient"})(6), "chronological"),
     ("goal", _items(**GOAL)(3), "goal_status"),
-    ("highlight", _items(**{**HIGH, "date": "2001-01-01"})(2), "dates_in_theme"),
+    ("highlight", _items(**{**HIGH, "date": "2001-01-01"})(6), "dates_in_theme"),
     ("preferences", _items(**{**PREF, "date": "2001-01-01"})(10), "dates_in_window"),
     ("memory_session", json.dumps({"turns": _turns(["user", "user"] + ["ai", "user"] * 5)}), "session_alternates"),
     ("memory_session", json.dumps({"turns": _turns(["user", "ai"] * 5)}), "user_reveals_memory"),
     ("support_dialogue", _dialogue(roles=("ai", "user")), "dialogue_alternates"),
     ("support_dialogue", _dialogue(memory_turn=1), "memory_turn_recalls_target"),
     ("support_dialogue", _dialogue(states_name=True), "user_never_states_memory"),
+    ("support_dialogue", _dialogue(padding=30), "recall_length"),
+    ("support_dialogue", lambda v: json.dumps({"turns": _turns(["user", "ai"], lambda i: "We talked."),
+                                               "memory_turn": 2}), "memory_turn_recalls_target"),
     ("blri", json.dumps({"scores": [9] * 12}), "blri_in_scale"),
+    ("blri", json.dumps({"scores": [0] * 12}), "blri_in_scale"),  # the inventory has no neutral point
 ]
 
 
@@ -144,12 +150,12 @@ def test_persistent_violation_is_dropped_and_recorded(simulator, tmp_path):
 
 def test_low_blri_keeps_the_dialogue_out_of_the_benchmark(simulator, tmp_path):
     # Agree with every negative statement and disagree with every positive one.
-    low = json.dumps({"scores": [1, 5, 1, 1, 5, 5, 1, 5, 1, 5, 5, 1]})
+    low = json.dumps({"scores": [-3, 3, -3, -3, 3, 3, -3, 3, -3, 3, 3, -3]})
     simulator.simulator.script("enpmr_blri", [low])
     out = run_recipe(simulator, tmp_path, personas=1, options={"dialogues_per_persona": 2})
     checks = {(q.dialogue_id, q.check_name): q for q in out.rows["quality_checks"]}
     failed = [q for q in checks.values() if q.check_name == "blri" and not q.passed]
-    assert len(failed) == 1 and failed[0].score == 1.0
+    assert len(failed) == 1 and failed[0].score == -3.0
     assert failed[0].details["items"] == json.loads(low)["scores"]
     benchmark = {b.dialogue_id for b in out.rows["benchmark"]}
     dialogues = {d.dialogue_id for d in out.rows["support_dialogues"]}
@@ -157,17 +163,19 @@ def test_low_blri_keeps_the_dialogue_out_of_the_benchmark(simulator, tmp_path):
     assert benchmark == dialogues - {failed[0].dialogue_id}
 
 
-@pytest.mark.parametrize("judge,answer,check_name", [
-    ("scenario_consistency", {"score": 1, "reason": "The scene contradicts the profile."},
-     "scenario_consistency"),
-    ("faithfulness", {"grounded_in_target": True, "uses_negatives": True, "score": 4,
-                      "reason": "It leans on another memory."}, "faithfulness"),
-    ("faithfulness", {"grounded_in_target": False, "uses_negatives": False, "score": 2,
-                      "reason": "Generic support."}, "faithfulness"),
-])
-def test_failing_judge_keeps_the_dialogue_out_of_the_benchmark(simulator, tmp_path, judge, answer,
-                                                                check_name):
-    simulator.simulator.script(f"enpmr_{judge}", [json.dumps(answer)])
+FAITHFUL = {"grounded_in_target": True, "uses_negatives": False, "user_reveals_target": False,
+            "recalled_early": False, "score": 5, "reason": "Grounded."}
+
+
+@pytest.mark.parametrize("answer", [
+    {**FAITHFUL, "uses_negatives": True, "reason": "It leans on another memory."},
+    {**FAITHFUL, "grounded_in_target": False, "score": 2, "reason": "Generic support."},
+    {**FAITHFUL, "user_reveals_target": True, "reason": "The user describes the memory in other words."},
+    {**FAITHFUL, "recalled_early": True, "reason": "The AI brings it up a turn too soon."},
+], ids=["negatives", "ungrounded", "user-leak", "early-recall"])
+def test_failing_faithfulness_keeps_the_dialogue_out_of_the_benchmark(simulator, tmp_path, answer):
+    check_name = "faithfulness"
+    simulator.simulator.script("enpmr_faithfulness", [json.dumps(answer)])
     out = run_recipe(simulator, tmp_path, personas=1, options={"dialogues_per_persona": 2})
     failed = [q for q in out.rows["quality_checks"] if q.check_name == check_name and not q.passed]
     assert len(failed) == 1
@@ -177,20 +185,56 @@ def test_failing_judge_keeps_the_dialogue_out_of_the_benchmark(simulator, tmp_pa
     assert out.check_stats[check_name] == {"total": 2, "passed": 1}
 
 
+SCENE_CHECK = {"fits_target": True, "expresses_need": True, "fits_a_negative": False, "score": 5,
+               "reason": "Fits."}
+
+
+def test_a_scene_failing_its_self_check_is_replaced_before_any_dialogue(simulator, tmp_path):
+    bad = json.dumps({**SCENE_CHECK, "fits_a_negative": True, "reason": "Another memory fits as well."})
+    simulator.simulator.record = True
+    simulator.simulator.script("enpmr_scenario_consistency", [bad])
+    out = run_recipe(simulator, tmp_path, personas=1)
+    # The first scene failed; a second scene was written, passed and only then the dialogue.
+    assert out.stage_stats["enpmr.scene"]["items"] == 2
+    assert [q.passed for q in out.rows["quality_checks"] if q.check_name == "scenario_consistency"] == [True]
+    assert len(out.rows["benchmark"]) == 1
+    order = [b["response_format"]["json_schema"]["name"] for b in simulator.simulator.recorded]
+    assert order.index("enpmr_support_dialogue") > max(i for i, n in enumerate(order)
+                                                       if n == "enpmr_scenario_consistency")
+    judged = [b["memsynth"]["variables"] for b in simulator.simulator.recorded
+              if b["memsynth"]["stage"] == "enpmr.scenario_consistency"][0]
+    assert judged["target"]["text"] and judged["need_description"] and judged["negatives"]
+
+
+@pytest.mark.parametrize("verdict", [{"fits_target": False}, {"expresses_need": False},
+                                     {"fits_a_negative": True}, {"score": 2}])
+def test_no_dialogue_is_written_when_every_scene_fails(simulator, tmp_path, verdict):
+    bad = json.dumps({**SCENE_CHECK, **verdict})
+    simulator.simulator.script("enpmr_scenario_consistency", [bad, bad])
+    out = run_recipe(simulator, tmp_path, personas=1)
+    assert not out.rows.get("support_dialogues") and not out.rows.get("benchmark")
+    failure = [f for f in out.rows["stage_failures"] if f.stage == "enpmr.scenario_consistency"]
+    assert len(failure) == 1 and "self-check" in failure[0].problems[0]
+    assert out.check_stats["scenario_consistency"] == {"total": 1, "passed": 0}
+
+
 def test_blri_reverses_negative_items():
-    scores = [5, 1, 5, 5, 1, 1, 5, 1, 5, 1, 1, 5]  # ideal: agree with positives, reject negatives
-    mean, adjusted = blri_mean(scores, (1, 5))
-    assert mean == 5 and adjusted == [5] * 12
-    assert blri_mean([3] * 12, (1, 5))[0] == 3
+    scores = [3, -3, 3, 3, -3, -3, 3, -3, 3, -3, -3, 3]  # ideal: agree with positives, reject negatives
+    mean, adjusted = blri_mean(scores, (-3, 3))
+    assert mean == 3 and adjusted == [3] * 12
+    assert blri_mean([-3, -2, -1, 1, 2, 3] * 2, (-3, 3))[1][:6] == [-3, 2, -1, 1, -2, -3]
+    assert EnpmrOptions().blri_points() == [-3, -2, -1, 1, 2, 3]
+    assert EnpmrOptions(blri_scale=(1, 5)).blri_points() == [1, 2, 3, 4, 5]
 
 
-def _memories(theme_count=3):
+def _memories(theme_count=3, highlights=6):
     rows = []
     for t in range(theme_count):
-        for cat, n in (("relationship", 4), ("power", 6), ("goal", 3), ("highlight", 2)):
+        for cat, n in (("relationship", 4), ("power", 6), ("goal", 3), ("highlight", highlights)):
             rows += [MemoryRow(memory_id=f"t{t}-{cat}-{i}", persona_id="p", theme_id=f"t{t}",
                                category=cat, date=TODAY, name=f"{cat}{t}{i}", text="x",
-                               attributes={}) for i in range(n)]
+                               attributes={"relationship_quality": "good" if i % 2 else "bad"}
+                               if cat == "relationship" else {}) for i in range(n)]
     rows += [MemoryRow(memory_id=f"pref-{i}", persona_id="p", theme_id=None, category="preference",
                        date=TODAY, name=f"pref{i}", text="x", attributes={}) for i in range(10)]
     return rows
@@ -205,18 +249,25 @@ def test_dialogue_plans_follow_needs_mapping_and_negatives():
     for need, weight in options.need_proportions.items():
         assert abs(needs[need] / len(plans) - weight / total) < 0.04, needs
     for plan in plans:
-        assert plan.target.category in NEED_CATEGORIES[plan.need]
-        assert plan.target not in plan.negatives
+        assert can_meet(plan.need, plan.target)
+        assert plan.target not in plan.negatives and 2 <= len(plan.negatives) <= 3
         for negative in plan.negatives:
             assert (negative.theme_id, negative.category) == (plan.target.theme_id, plan.target.category)
-        same = [m for m in memories.values() if (m.theme_id, m.category) ==
-                (plan.target.theme_id, plan.target.category) and m != plan.target]
-        assert len(plan.negatives) == min(len(same), len(plan.negatives)) and len(plan.negatives) <= 3
-        assert plan.negatives_short == (len(plan.negatives) < 2)
-        if len(same) >= 2:
-            assert len(plan.negatives) >= 2
-    # Highlights have only one sibling per theme here: such dialogues are marked short.
-    assert any(p.negatives_short for p in plans if p.target.category == "highlight")
+    # Gold labels follow the need: feeling understood (LB) or affirmed (EN) never comes from
+    # a relationship that strains the user.
+    relationships = [p for p in plans if p.target.category == "relationship"]
+    assert {p.need for p in relationships} == {"LB", "EN"}
+    assert {p.target.attributes["relationship_quality"] for p in relationships} == {"good"}
+    assert {p.target.category for p in plans if p.need == "EN"} == {"highlight", "relationship"}
+    assert {p.target.category for p in plans if p.need == "SA"} == {"goal", "power", "highlight"}
+
+
+def test_a_memory_without_enough_siblings_is_never_a_target():
+    # Two highlights per theme: one sibling, fewer than the two negatives every dialogue needs.
+    plans = plan_dialogues("p", _memories(highlights=2), EnpmrOptions(dialogues_per_persona=500),
+                           random.Random(2))
+    assert plans and all(len(p.negatives) >= 2 for p in plans)
+    assert "highlight" not in {p.target.category for p in plans}
 
 
 def test_dialogue_plans_are_deterministic():

@@ -23,7 +23,7 @@ from tests.conftest import cli_json, write_config
 def pal_build(tmp_path_factory):
     folder = tmp_path_factory.mktemp("pal")
     config = write_config(folder / "pal.yaml", dataset="pal", recipe="pal", personas={"count": 3},
-                          shard_size=3, recipe_options={"months": [2, 3], "query_share": 0.5})
+                          shard_size=3, recipe_options={"months": [2, 3]})
     summary = cli_json("build", str(config), "--llm", "simulator", "--warehouse", str(folder / "wh"),
                        "--format", "json")
     return folder / "wh", summary
@@ -40,8 +40,10 @@ def test_every_table_is_filled_and_statistics_reported(pal_build):
         assert summary["row_counts"][table] > 0, table
     stats = summary["statistics"]
     assert 2 <= stats["topics_per_dialogue"] <= 3
-    assert stats["logs_per_session"] >= 20 and stats["sessions_per_user"] >= 8
-    assert stats["dialogue_turns_per_user"] > stats["sessions_per_user"]
+    assert stats["logs_per_session"] >= 20 and stats["sessions_per_user"] >= 4
+    assert 12 <= stats["first_dialogue_hour"] <= stats["last_dialogue_hour"] <= 21
+    assert summary["seed_figures"]["sessions_per_user"] == 27.8
+    assert stats["dialogue_turns_per_session"] >= 4
     split = dict(part.split("=") for part in stats["candidate_feedback"].split())
     assert int(split["pos"]) == int(split["neg"]) and int(split["neu"]) == 2 * int(split["pos"])
 
@@ -74,17 +76,36 @@ RULES = {
             FROM situations)
         WHERE strftime(end_time, '%Y-%m') <> month
            OR (r = 1 AND day(end_time) < day(last_day(end_time)) - 2)""",
-    "1-3 valid requirement ids per situation": """
-        SELECT (SELECT count(*) FROM situations WHERE len(requirement_ids) NOT BETWEEN 1 AND 3)
+    "2-3 valid requirement ids per situation": """
+        SELECT (SELECT count(*) FROM situations WHERE len(requirement_ids) NOT BETWEEN 2 AND 3)
              + (SELECT count(*) FROM (SELECT persona_id, unnest(requirement_ids) rid FROM situations) x
                 WHERE NOT EXISTS (SELECT 1 FROM requirement_types r
                                   WHERE r.persona_id = x.persona_id AND r.requirement_id = x.rid))""",
-    "query split is the tail of the last month": """
-        SELECT count(*) FROM situations s WHERE split = 'query'
-           AND month <> (SELECT max(month) FROM situations t WHERE t.persona_id = s.persona_id)""",
-    "one topic per requirement id of its situation": """
+    "the query split is the last month": """
+        SELECT count(*) FROM situations s
+        WHERE (split = 'query') <> (month = (SELECT max(month) FROM situations t WHERE t.persona_id = s.persona_id))""",
+    "every persona has a dialogue in the query month": """
+        SELECT count(*) FROM (SELECT persona_id, count(*) FILTER (WHERE has_dialogue AND split = 'query') q
+            FROM situations GROUP BY 1) WHERE q = 0""",
+    "never four situations in a row without a dialogue": """
+        SELECT count(*) FROM (SELECT has_dialogue, lag(has_dialogue, 1) OVER w a, lag(has_dialogue, 2) OVER w b,
+               lag(has_dialogue, 3) OVER w c FROM situations WINDOW w AS (PARTITION BY persona_id ORDER BY start_time))
+        WHERE NOT (has_dialogue OR a OR b OR c)""",
+    "situations start at 7-12 and end at 12-21 o'clock": """
+        SELECT count(*) FROM situations WHERE hour(start_time) NOT BETWEEN 7 AND 12
+            OR hour(end_time) NOT BETWEEN 12 AND 21 OR minute(start_time) <> 0 OR minute(end_time) <> 0""",
+    "topics only for dialogue sessions, one per requirement id, in order": """
         SELECT count(*) FROM topics t JOIN situations s USING (situation_id)
-        WHERE NOT list_contains(s.requirement_ids, t.requirement_id)""",
+        WHERE NOT s.has_dialogue
+           OR s.requirement_ids[CAST(split_part(t.topic_id, '-T', 2) AS INT)] <> t.requirement_id""",
+    "every dialogue session has 2-3 topics": """
+        SELECT count(*) FROM (SELECT situation_id, count(*) n FROM topics
+            WHERE situation_id IN (SELECT situation_id FROM dialogue_turns) GROUP BY 1) WHERE n NOT BETWEEN 2 AND 3""",
+    "a log belongs to the next dialogue session, its own situation's included": """
+        SELECT count(*) FROM logs l JOIN situations s USING (situation_id)
+        WHERE l.session_id IS DISTINCT FROM (SELECT t.situation_id FROM situations t
+            WHERE t.persona_id = s.persona_id AND t.has_dialogue AND t.start_time >= s.start_time
+            ORDER BY t.start_time LIMIT 1)""",
     "exactly 2 implicit needs with 1-5 evidences": """
         SELECT count(*) FROM topics WHERE len(implicit_needs) <> 2
            OR len(list_filter(implicit_needs, n -> len(n.evidences) NOT BETWEEN 1 AND 5)) > 0""",
@@ -95,9 +116,9 @@ RULES = {
             FROM candidate_solutions GROUP BY 1) WHERE n <> 8 OR p <> 2 OR g <> 2 OR u <> 4 OR i <> 8""",
     "pos and neg carry a reason, neu none": """
         SELECT count(*) FROM candidate_solutions WHERE (feedback = 'neu') <> (reason IS NULL)""",
-    "at least 15 logs per experience": """
+    "at least 20 logs per experience": """
         SELECT count(*) FROM experiences e LEFT JOIN (SELECT situation_id, count(*) n FROM logs GROUP BY 1) USING (situation_id)
-        WHERE coalesce(n, 0) < 15""",
+        WHERE coalesce(n, 0) < 20""",
     "log types are the eight": """
         SELECT count(*) FROM logs WHERE log_type NOT IN ('web_search', 'content_publishing', 'content_browsing',
             'message_sending', 'message_receiving', 'schedule_management', 'transaction_record', 'device_operation')""",
@@ -138,7 +159,8 @@ def _run_pal(sim, tmp_path, *, language="en", personas=3, repairs=1, **options):
                          recipe_options={"months": [1, 1], "profile_batch_size": 3, **options})
     engine = LLMEngine(EngineSettings(base_url=sim.base_url, api_key_env="X"),
                        ResponseCache(tmp_path), api_key="k")
-    runner = StageRunner(engine, PromptLibrary(), GenerationSettings(model="m", repairs=repairs))
+    runner = StageRunner(engine, PromptLibrary(), GenerationSettings(model="m", repairs=repairs,
+                                                                     stage_variables=True))
     recipe = PalRecipe(config.recipe_options)
     output = ShardOutput()
     contexts = [PersonaContext(PersonaRow(persona_id=f"p{i}", description=f"persona {i}", source="t"),
@@ -152,17 +174,17 @@ def _run_pal(sim, tmp_path, *, language="en", personas=3, repairs=1, **options):
     return recipe, output
 
 
-@pytest.mark.parametrize("share,neg_expected", [(1.0, False), (0.0, True)])
-def test_query_sessions_propose_only_liked_solutions(simulator, tmp_path, share, neg_expected):
+def test_query_sessions_propose_only_liked_solutions(simulator, tmp_path):
     sim = simulator.simulator
     sim.record = True
-    _, output = _run_pal(simulator, tmp_path, personas=2, query_share=share)
-    splits = {s.split for s in output.rows["situations"]}
-    assert splits == ({"query"} if share == 1.0 else {"history"})
-    prompts = [b["messages"][-1]["content"] for b in sim.recorded
-               if b["response_format"]["json_schema"]["name"] == "pal_dialogue"]
-    assert prompts and all("(feedback: pos" in p for p in prompts)
-    assert any("(feedback: neg" in p for p in prompts) is neg_expected
+    _, output = _run_pal(simulator, tmp_path, personas=2, months=[2, 2])
+    assert {s.split for s in output.rows["situations"]} == {"history", "query"}
+    feedback = {"history": set(), "query": set()}
+    for body in sim.recorded:
+        if body["response_format"]["json_schema"]["name"] == "pal_dialogue":
+            v = body["memsynth"]["variables"]
+            feedback[v["split"]] |= {r["feedback"] for r in v["framework"] if r["kind"] == "solution"}
+    assert feedback == {"history": {"pos", "neg"}, "query": {"pos"}}
 
 
 def test_chinese_pal_in_process(simulator, tmp_path):
@@ -174,20 +196,19 @@ def test_chinese_pal_in_process(simulator, tmp_path):
     assert any("\u4e00" <= ch <= "\u9fff" for ch in output.rows["dialogue_turns"][0].content)
 
 
-def _bad_dialogue(prompt):
+def _bad_dialogue(variables):
     """Right length, but the first assistant action is wrong."""
-    import re
-    slots = re.findall(r"^turn \d+: user (\w+) \[(\w+)\] -> assistant (\w+) \[(\w+)\]$", prompt, re.MULTILINE)
-    turns = [{"user": {"action": ua, "reference": ur, "content": "x"},
-              "assistant": {"action": "solution_proposal" if i == 0 else aa, "reference": ar, "content": "y"}}
-             for i, (ua, ur, aa, ar) in enumerate(slots)]
+    turns = [{"user": {"action": s["user_action"], "reference": s["user_reference"], "content": "x"},
+              "assistant": {"action": "solution_proposal" if i == 0 else s["assistant_action"],
+                            "reference": s["assistant_reference"], "content": "y"}}
+             for i, s in enumerate(variables["skeleton"])]
     return json.dumps({"turns": turns})
 
 
 @pytest.mark.parametrize("stage,bad,check_name", [
     ("pal_dialogue", _bad_dialogue, "follows_skeleton"),
     ("pal_situations", json.dumps({"situations": [
-        {"time_span": "2024-11-01 ~ 2024-11-05", "requirement_ids": ["work-1"],
+        {"time_span": "2024-11-01 ~ 2024-11-05", "requirement_ids": ["work-1", "work-2"],
          "situation": "One. Two happened. Three came. Four went. Five ended."}] * 4}), "spans_consecutive"),
     ("pal_logs", json.dumps({"logs": [{"timestamp": "2024-11-02 08:00", "event": "e",
                                        "type": "web_search", "content": "searched"}]}), "enough_logs"),

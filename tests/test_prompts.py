@@ -24,9 +24,9 @@ def test_missing_variable_is_an_error_not_blank():
 
 
 def test_render_gives_system_then_user():
-    messages = PromptLibrary().render("enpmr/profile.j2", {"persona": "p", "language": "zh"})
+    messages = PromptLibrary().render("enpmr/profile.zh.j2", {"persona": "p", "language": "zh"})
     assert [m["role"] for m in messages] == ["system", "user"]
-    assert "Simplified Chinese" in messages[0]["content"]
+    assert "简体中文" in messages[0]["content"]
 
 
 def test_hash_follows_content(tmp_path):

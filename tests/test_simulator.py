@@ -46,7 +46,8 @@ def test_every_enpmr_stage_answer_validates_and_passes_checks(tmp_path, language
     config = BuildConfig(dataset="t", language=language)
     engine = LLMEngine(EngineSettings(base_url=simulator.base_url, api_key_env="X"),
                        ResponseCache(tmp_path), api_key="k")
-    runner = StageRunner(engine, PromptLibrary(), GenerationSettings(model="m", repairs=0))
+    runner = StageRunner(engine, PromptLibrary(), GenerationSettings(model="m", repairs=0,
+                                                                     stage_variables=True))
     recipe = EnpmrRecipe({})
     output = ShardOutput()
 

@@ -168,9 +168,12 @@ class Simulator:
         prompt = "\n".join(str(m.get("content", "")) for m in messages[:2])
         schema, name = _requested_schema(body, prompt)
         scripted = self._scripts.get(name or "")
-        seed = hashlib.sha256(f"{body.get('model')}|{name}|{prompt}".encode()).digest()
+        hints = body.get("memsynth") or {}
+        # Another sample of the same prompt (a new cache key) gets another answer.
+        sample = hints.get("sample", 0)
+        seed = hashlib.sha256(f"{body.get('model')}|{name}|{prompt}|{sample}".encode()).digest()
         rng = random.Random(int.from_bytes(seed[:8], "big"))
-        variables = (body.get("memsynth") or {}).get("variables") or {}
+        variables = hints.get("variables") or {}
         text = TextMaker(rng, variables.get("language", "en"))
         if scripted:
             content = scripted.pop(0)
