@@ -83,7 +83,7 @@ class NearDuplicateIndex:
 async def synthesize_personas(
     runner: StageRunner, stage: Stage, needed: int, *, seed: int, language: str,
     threshold: float, existing: list[PersonaRow],
-    attributes: Callable[[Any], dict[str, Any]], output: ShardOutput,
+    attributes: Callable[[Any, str], dict[str, Any]], output: ShardOutput,
 ) -> tuple[list[PersonaRow], SynthesisReport]:
     """Write `needed` new personas that duplicate neither `existing` nor each other."""
     report = SynthesisReport(requested=needed)
@@ -100,7 +100,7 @@ async def synthesize_personas(
         slot = batch.stop
         results = await runner.run_many(stage, [
             (f"persona/{i:06d}", None,
-             {"language": language, **attributes(persona_rng(seed, "synthesis", str(i)))})
+             {"language": language, **attributes(persona_rng(seed, "synthesis", str(i)), language)})
             for i in batch])
         for result in results:
             output.record(result)

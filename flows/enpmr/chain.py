@@ -103,9 +103,11 @@ class EnpmrRecipe:
     def dedup_threshold(self) -> float:
         return self.options.persona_dedup_threshold
 
-    def persona_variables(self, rng: random.Random) -> dict[str, Any]:
+    def persona_variables(self, rng: random.Random, language: str = "en") -> dict[str, Any]:
         """Attributes for one synthesized persona, sampled from `data/persona_attributes.json`."""
         lists = json.loads(PERSONA_ATTRIBUTES.read_text(encoding="utf-8"))
+        if language != "en":  # the same draws, worded in the build's language
+            lists = {**lists, **lists[language]}
         return {
             "occupation": rng.choice(lists["occupations"]),
             "age_band": rng.choice(lists["age_bands"]),

@@ -1,0 +1,126 @@
+"""Golden prompts: every stage's prompt rendered from fixed variables, kept under version control.
+
+`variables/<recipe>.<language>.json` holds, per stage, the variables of one real request
+(captured from a simulator run); `<recipe>/<stage>.<language>.txt` is the prompt they
+render to. A template change shows up as a diff of these files.
+
+    python -m tests.golden                      # rewrite the rendered prompts
+    python -m tests.golden --record-variables   # capture the variables again first
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from flows.registry import RECIPES, recipe_class
+from memsynth.prompts import PromptLibrary
+from memsynth.stage import localized
+
+HERE = Path(__file__).resolve().parent
+LANGUAGES = ("en", "zh")
+REPAIR_PROBLEMS = ["[schema] items.0.date: Input should be a valid date",
+                   "[enough_items] give at least 6 items, got 4"]
+PERSONAS = {
+    "en": "A night-shift nurse in Leeds who sings in a church choir and worries about her mother.",
+    "zh": "一位在成都上夜班的护士，周末在社区合唱团唱歌，总惦记着独居的母亲。",
+}
+
+
+def variables_file(recipe: str, language: str) -> Path:
+    return HERE / "variables" / f"{recipe}.{language}.json"
+
+
+def golden_file(recipe: str, stage: str, language: str) -> Path:
+    return HERE / recipe / f"{stage}.{language}.txt"
+
+
+def render(messages: list[dict[str, str]]) -> str:
+    return "".join(f"### {m['role']}\n{m['content']}\n\n" for m in messages).rstrip("\n") + "\n"
+
+
+def rendered(recipe: str, stage_name: str, language: str, library: PromptLibrary | None = None) -> str:
+    """The prompt of `stage_name`, rendered from its recorded variables."""
+    library = library or PromptLibrary()
+    variables = json.loads(variables_file(recipe, language).read_text(encoding="utf-8"))[stage_name]
+    stage = next(s for s in recipe_class(recipe).stages if s.name == stage_name)
+    return render(library.render(stage.template_for(language), variables))
+
+
+def rendered_snippets(language: str, library: PromptLibrary | None = None) -> dict[str, str]:
+    """The shared repair and schema-hint snippets, with fixed contents."""
+    library = library or PromptLibrary()
+    return {
+        "_repair": library.render_text(localized("_repair.j2", language), {"problems": REPAIR_PROBLEMS}) + "\n",
+        "_schema_hint": library.render_text(localized("_schema_hint.j2", language), {
+            "schema": '{"type": "object"}', "schema_name": "enpmr_scene"}) + "\n",
+    }
+
+
+def every_golden() -> dict[Path, str]:
+    """Every golden file and the text it should hold."""
+    library = PromptLibrary()
+    out: dict[Path, str] = {}
+    for language in LANGUAGES:
+        for recipe in RECIPES:
+            for stage in recipe_class(recipe).stages:
+                out[golden_file(recipe, stage.name, language)] = rendered(recipe, stage.name, language, library)
+        for name, text in rendered_snippets(language, library).items():
+            out[HERE / "shared" / f"{name}.{language}.txt"] = text
+    return out
+
+
+def write_goldens() -> int:
+    for path, text in every_golden().items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return len(every_golden())
+
+
+def record_variables() -> None:
+    """Run each recipe for one persona on the simulator and keep each stage's first variables."""
+    from memsynth.config import BuildConfig
+    from memsynth.llm.cache import ResponseCache
+    from memsynth.llm.engine import EngineSettings, LLMEngine
+    from memsynth.recipe import PersonaContext, ShardOutput, persona_rng
+    from memsynth.simulator.server import Simulator, SimulatorThread
+    from memsynth.stage import GenerationSettings, StageRunner
+    from schemas.records import PersonaRow
+
+    for recipe_name in RECIPES:
+        for language in LANGUAGES:
+            with SimulatorThread(Simulator()) as sim, tempfile.TemporaryDirectory() as cache:
+                sim.simulator.record = True
+                config = BuildConfig(dataset="golden", recipe=recipe_name, language=language, seed=1,
+                                     recipe_options={"months": [2, 2]} if recipe_name == "pal"
+                                     else {"dialogues_per_persona": 1})
+                engine = LLMEngine(EngineSettings(base_url=sim.base_url, api_key_env="X"), ResponseCache(cache),
+                                   api_key="k")
+                runner = StageRunner(engine, PromptLibrary(), GenerationSettings(model="m", stage_variables=True))
+                recipe = recipe_class(recipe_name)(config.recipe_options)
+                persona = PersonaRow(persona_id="0042", description=PERSONAS[language], source="golden")
+                ctx = PersonaContext(persona, config, runner, ShardOutput(), persona_rng(1, "0042"))
+
+                async def main() -> None:
+                    await recipe.generate(ctx)
+                    await engine.aclose()
+
+                asyncio.run(main())
+                captured: dict[str, Any] = {}
+                for body in sim.simulator.recorded:
+                    hints = body["memsynth"]
+                    captured.setdefault(hints["stage"].split(".", 1)[1], hints["variables"])
+                persona_stage = getattr(recipe, "persona_stage", None)
+                if persona_stage is not None:  # runs only when personas are synthesized
+                    captured[persona_stage.name] = {**ctx.common_variables(),
+                                                    **recipe.persona_variables(persona_rng(1, "golden"), language)}
+                missing = {s.name for s in recipe.stages} - set(captured)
+                if missing:
+                    raise RuntimeError(f"{recipe_name}/{language}: no request recorded for {sorted(missing)}")
+                path = variables_file(recipe_name, language)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                ordered = {s.name: captured[s.name] for s in recipe.stages}
+                path.write_text(json.dumps(ordered, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")

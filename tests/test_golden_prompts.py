@@ -1,0 +1,80 @@
+"""Every stage's prompt, rendered from fixed variables, is compared byte for byte with its
+golden file (`python -m tests.golden` rewrites them); zh prompts carry no English prose."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from flows.registry import RECIPES, recipe_class
+from tests.golden import HERE, LANGUAGES, every_golden, golden_file
+
+GOLDENS = every_golden()
+# Tokens a Chinese prompt may hold: identifiers the answer must echo (JSON keys and enum
+# values of the recipes' schemas, ids such as `work-1`), date formats and abbreviations.
+ALLOWED = {"JSON", "Schema", "AI", "BLRI", "YYYY", "MM", "DD", "HH", "XX"}
+
+
+def _vocabulary(schema: dict[str, Any], out: set[str]) -> None:
+    if isinstance(schema, dict):
+        out.update(schema.get("properties", {}))
+        out.update(v for v in schema.get("enum", []) if isinstance(v, str))
+        if isinstance(schema.get("const"), str):
+            out.add(schema["const"])
+        for value in schema.values():
+            _vocabulary(value, out)
+    elif isinstance(schema, list):
+        for value in schema:
+            _vocabulary(value, out)
+
+
+def schema_vocabulary() -> set[str]:
+    words: set[str] = set()
+    for recipe in RECIPES:
+        for stage in recipe_class(recipe).stages:
+            _vocabulary(stage.output.model_json_schema(), words)
+    return {part for w in words for part in re.split(r"[^A-Za-z]+", w) if part} | words
+
+
+def english_fragments(text: str, allowed: set[str]) -> list[str]:
+    """Runs of Latin letters (two or more) that are not allowed identifiers."""
+    return [w for w in re.findall(r"[A-Za-z]{2,}", text) if w not in allowed]
+
+
+@pytest.mark.parametrize("path", sorted(GOLDENS), ids=lambda p: str(p.relative_to(HERE)))
+def test_prompt_matches_its_golden_file(path):
+    assert path.is_file(), f"{path} is missing: run `python -m tests.golden`"
+    assert path.read_text(encoding="utf-8") == GOLDENS[path], (
+        f"{path.relative_to(HERE)} differs from the template's rendering: review the change, "
+        "then run `python -m tests.golden` and commit the diff")
+
+
+def test_every_stage_has_a_golden_prompt_in_every_language():
+    for recipe in RECIPES:
+        for stage in recipe_class(recipe).stages:
+            for language in LANGUAGES:
+                assert golden_file(recipe, stage.name, language) in GOLDENS
+    on_disk = {p for p in HERE.rglob("*.txt")}
+    assert on_disk == set(GOLDENS), f"stale golden files: {sorted(on_disk - set(GOLDENS))}"
+
+
+@pytest.mark.parametrize("path", sorted(p for p in GOLDENS if p.name.endswith(".zh.txt")),
+                         ids=lambda p: str(p.relative_to(HERE)))
+def test_no_english_in_a_chinese_prompt(path):
+    allowed = ALLOWED | schema_vocabulary()
+    text = GOLDENS[path].replace("### system", "").replace("### user", "")
+    # Data the snippets carry, not their wording: the schema itself, and the problems a
+    # check reports (check messages are English; see the README).
+    text = re.sub(r"<json-schema.*?</json-schema>", "", text, flags=re.S)
+    text = re.sub(r"^- \[.*$", "", text, flags=re.M)
+    assert english_fragments(text, allowed) == []
+
+
+def test_the_scan_catches_english():
+    allowed = ALLOWED | schema_vocabulary()
+    assert english_fragments("请给出 `items`，日期格式 YYYY-MM-DD。", allowed) == []
+    assert {"Write", "every", "English"} <= set(
+        english_fragments("请给出 items. Write every text value in English.", allowed))
+    assert english_fragments("日期 YYYY-MM-DD，类型 web_search", allowed) == []
