@@ -122,11 +122,11 @@ RULES = {
     "log types are the eight": """
         SELECT count(*) FROM logs WHERE log_type NOT IN ('web_search', 'content_publishing', 'content_browsing',
             'message_sending', 'message_receiving', 'schedule_management', 'transaction_record', 'device_operation')""",
-    "log timestamps strictly increase inside the span, before the dialogue": """
+    "log timestamps strictly increase inside the span, up to the dialogue": """
         SELECT count(*) FROM (SELECT l.timestamp, s.start_time, s.end_time,
                lag(l.timestamp) OVER (PARTITION BY l.situation_id ORDER BY l.log_id) prev
             FROM logs l JOIN situations s USING (situation_id))
-        WHERE timestamp < start_time OR timestamp >= end_time OR timestamp <= prev""",
+        WHERE timestamp < start_time OR timestamp > end_time OR timestamp <= prev""",
     "dialogue turns pair a user and an assistant utterance": """
         SELECT count(*) FROM (SELECT situation_id, turn_index, list_sort(list(speaker)) sp
             FROM dialogue_turns GROUP BY 1, 2) WHERE sp <> ['assistant', 'user']""",
@@ -221,3 +221,15 @@ def test_violations_are_repaired_in_the_chain(simulator, tmp_path, stage, bad, c
     assert any(f"[{check_name}]" in c.error for c in calls), [c.error for c in calls if c.error]
     stats = output.stage_stats[output_stage]
     assert stats["repaired"] == 1 and stats.get("dropped", 0) == 0, dict(stats)
+
+
+def test_a_cached_rebuild_sends_the_same_requests(pal_build):
+    """Same inputs, same prompt: a rebuild finds every request of the first build in the cache."""
+    warehouse, first = pal_build
+    config = warehouse.parent / "pal.yaml"
+    again = cli_json("build", str(config), "--llm", "simulator", "--warehouse", str(warehouse), "--format", "json")
+    assert again["llm"]["requests"] == 0 and again["llm"]["cache_hits"] == again["llm"]["calls"]
+    keys = {v: {k for (k,) in run_query(warehouse, "pal", "SELECT DISTINCT cache_key FROM llm_calls", v)[1]}
+            for v in (first["version"], again["version"])}
+    assert keys[first["version"]] == keys[again["version"]]
+    assert again["row_counts"] == first["row_counts"]

@@ -88,7 +88,9 @@ def test_requirement_type_and_preference_checks():
     missing = AspectPreferences(items=[{"requirement_id": "work-1", "analysis": "a", "pos": S4, "neg": S4}])
     assert pal.covers_requirement_types(missing, v)
     assert pal.preference_sentences(AspectPreferences(items=[
-        {"requirement_id": "work-1", "analysis": "a", "pos": S2, "neg": S4}]), v)
+        {"requirement_id": "work-1", "analysis": "a", "pos": "Only one.", "neg": S4}]), v)
+    assert pal.preference_sentences(AspectPreferences(items=[
+        {"requirement_id": "work-1", "analysis": "a", "pos": S4 + " " + S2, "neg": S4}]), v)
     # Chinese clauses joined by "；" count as sentences, as in the real preferences.
     zh = "用户喜欢简单的方案；他偏好数据化的工具；他愿意尝试新应用；他讨厌空谈。"
     assert pal.preference_sentences(AspectPreferences(items=[

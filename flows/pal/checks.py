@@ -39,9 +39,9 @@ _ISO_DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
 MINUTE = "%Y-%m-%d %H:%M"
 PROFILE_FIELDS = ("occupation", "health_status", "family_members", "hobbies")
 # Asked for: 2-3 sentences per profile field, 4-5 per preference. Accepted: what real
-# PAL-Set profiles and preferences are (one long sentence; three sentences).
+# PAL-Set profiles and preferences are (one long sentence; two or three sentences).
 PROFILE_SENTENCES = (1, 3)
-PREFERENCE_SENTENCES = (3, 5)
+PREFERENCE_SENTENCES = (2, 5)
 
 
 def _sentence_range(label: str, text: str, low: int, high: int | None = None) -> Iterator[str]:
@@ -242,7 +242,8 @@ def enough_logs(out: Logs, v: Mapping[str, Any]) -> Iterator[str]:
 
 @check("log_times")
 def log_times(out: Logs, v: Mapping[str, Any]) -> Iterator[str]:
-    """Timestamps are valid, strictly increasing, and inside the span before the session."""
+    """Timestamps are valid, strictly increasing, and inside the span (its end included, as
+    real PAL-Set logs often fall on the dialogue's minute)."""
     start = dt.datetime.strptime(v["span_start"], MINUTE)
     end = dt.datetime.strptime(v["span_end"], MINUTE)
     previous: dt.datetime | None = None
@@ -252,7 +253,7 @@ def log_times(out: Logs, v: Mapping[str, Any]) -> Iterator[str]:
         except ValueError:
             yield f"logs[{i}].timestamp {log.timestamp!r} is not a valid time"
             continue
-        if not start <= stamp < end:
+        if not start <= stamp <= end:
             yield f"logs[{i}].timestamp {log.timestamp} is outside {v['span_start']} … {v['span_end']}"
         if previous is not None and stamp <= previous:
             yield f"logs[{i}].timestamp {log.timestamp} is not later than the log before it"
