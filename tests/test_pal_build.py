@@ -233,3 +233,65 @@ def test_a_cached_rebuild_sends_the_same_requests(pal_build):
             for v in (first["version"], again["version"])}
     assert keys[first["version"]] == keys[again["version"]]
     assert again["row_counts"] == first["row_counts"]
+
+
+def test_candidate_order_carries_no_signal(simulator, tmp_path):
+    """A model that always likes the first two candidates it is shown leaves no trace in the order."""
+    def first_two_liked(variables):
+        c = variables["candidates"]
+        return json.dumps({"analysis": "a", "liked": [{"solution": s, "reason": "Fits."} for s in c[:2]],
+                           "disliked": [{"solution": s, "reason": "No."} for s in c[2:4]]})
+
+    simulator.simulator.script("pal_solution_preferences", [first_two_liked] * 500)
+    _, output = _run_pal(simulator, tmp_path, personas=2, months=[2, 2])
+    liked: dict[str, set[int]] = {}
+    for row in output.rows["candidate_solutions"]:
+        if row.feedback == "pos":
+            liked.setdefault(row.topic_id, set()).add(row.candidate_index)
+    assert len(liked) >= 20
+    first_two = sum(positions == {0, 1} for positions in liked.values())
+    assert first_two / len(liked) < 0.2, (first_two, len(liked))  # 1 in 28 by chance
+    mean = sum(i for p in liked.values() for i in p) / (2 * len(liked))
+    assert 2.5 < mean < 4.5, mean  # 3.5 when positions are uniform
+
+
+def test_one_bad_profile_costs_only_its_own_persona(simulator, tmp_path):
+    def one_student(variables):
+        sentences = "The user works long hours. The user likes it."
+        profiles = [{"name": f"P{i}", "gender": "female", "age": 30 + i,
+                     "occupation": "She is a university student. She studies law." if i == 0 else sentences,
+                     "health_status": sentences, "family_members": sentences, "hobbies": sentences,
+                     "personality": {t: ("low", "medium", "high")[(i + j) % 3] for j, t in enumerate(
+                         ("openness", "conscientiousness", "extraversion", "agreeableness", "neuroticism"))}}
+                    for i in range(variables["batch_size"])]
+        return json.dumps({"profiles": profiles})
+
+    simulator.simulator.script("pal_profile", [one_student])
+    _, output = _run_pal(simulator, tmp_path, personas=3, repairs=0)
+    assert output.stage_stats["pal.profile"]["flagged"] == 1
+    assert {p.persona_id for p in output.rows["pal_profiles"]} == {"p1", "p2"}
+
+
+def test_a_missing_preference_drops_the_persona_not_the_labels(simulator, tmp_path):
+    def missing_one(variables):
+        ids = [r["requirement_id"] for r in variables["requirements"]][1:]
+        text = "The user likes plans. The user likes lists. The user likes notes. The user likes calm."
+        return json.dumps({"items": [{"requirement_id": i, "analysis": "a", "pos": text, "neg": text} for i in ids]})
+
+    simulator.simulator.record = True
+    simulator.simulator.script("pal_preferences", [missing_one])
+    _, output = _run_pal(simulator, tmp_path, personas=1, repairs=0)
+    assert output.stage_stats["pal.preferences"]["dropped"] == 1
+    assert not output.rows.get("pal_profiles") and not output.rows.get("topics")
+    assert not [b for b in simulator.simulator.recorded if b["memsynth"]["stage"] == "pal.solution_preferences"]
+
+
+def test_the_assistant_knows_the_user_only_in_the_query_split(simulator, tmp_path):
+    simulator.simulator.record = True
+    _run_pal(simulator, tmp_path, personas=1, months=[2, 2])
+    prompts = {}
+    for body in simulator.simulator.recorded:
+        if body["memsynth"]["stage"] == "pal.dialogue":
+            prompts.setdefault(body["memsynth"]["variables"]["split"], body["messages"][-1]["content"])
+    assert "not the user's background or preferences" in prompts["history"]
+    assert "not the user's background" not in prompts["query"]

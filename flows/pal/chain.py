@@ -300,14 +300,10 @@ class PalRecipe:
     async def _topic(self, ctx: PersonaContext, background: dict[str, Any], row: SituationRow, index: int,
                      topic: TopicRequirement, solutions: list[str], preference: PreferenceRow) -> TopicPlan | None:
         topic_id = f"{row.situation_id}-T{index}"
-        # Shuffled with the build seed before anyone picks: where the liked solutions stand
-        # must carry no signal (the real release often lists them first).
-        order = list(solutions)
-        ctx.derived_rng(f"candidates/{topic_id}").shuffle(order)
         rated = await ctx.run(S.SOLUTION_PREFERENCES, {
             "profile": background, "situation": row.text,
             "requirement": topic.model_dump(exclude={"requirement_id"}),
-            "pos": preference.pos, "neg": preference.neg, "candidates": order,
+            "pos": preference.pos, "neg": preference.neg, "candidates": solutions,
         }, f"{topic_id}/solution_preferences")
         if not rated.usable:
             return None
@@ -318,6 +314,11 @@ class PalRecipe:
             topic_id=topic_id, situation_id=row.situation_id, requirement_id=topic.requirement_id,
             user_query=topic.user_query, requirement=topic.requirement,
             implicit_needs=[NeedRow(need=n.need, evidences=n.evidences) for n in topic.implicit_needs])])
+        # Stored in an order drawn from the build seed, whatever the model picked: where the
+        # liked solutions stand must carry no signal (the real release often lists them first,
+        # so "pick S1 and S2" would score without reading anything).
+        order = list(solutions)
+        ctx.derived_rng(f"candidates/{topic_id}").shuffle(order)
         ctx.emit(CANDIDATE_SOLUTIONS, [CandidateSolutionRow(
             topic_id=topic_id, candidate_index=i, solution=s, feedback=feedback.get(s, ("neu", None))[0],
             reason=feedback.get(s, ("neu", None))[1]) for i, s in enumerate(order)])
