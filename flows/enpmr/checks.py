@@ -6,7 +6,13 @@ import datetime as dt
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from flows.enpmr.options import MIN_ACHIEVED, MIN_NOT_ACHIEVED, MIN_NOT_PROFICIENT, MIN_PREFERENCES, MIN_PROFICIENT
+from flows.enpmr.options import (
+    MIN_ACHIEVED,
+    MIN_NOT_ACHIEVED,
+    MIN_NOT_PROFICIENT,
+    MIN_PREFERENCES,
+    MIN_PROFICIENT,
+)
 from memsynth.stage import check
 from memsynth.textmatch import length_in_words, mentions_exactly, refers_to
 from schemas.enpmr import (

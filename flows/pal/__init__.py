@@ -8,7 +8,13 @@ Templates: prompts/pal/<stage>.j2 (English) and <stage>.zh.j2 · models: schemas
 
 from flows.pal.chain import SEED_FIGURES, PalRecipe
 from flows.pal.options import LOG_TYPES, PalOptions
-from flows.pal.plan import ACTION_GRAMMAR, ACTION_LABELS, build_skeleton, conforms_to_grammar, sample_dialogues
+from flows.pal.plan import (
+           ACTION_GRAMMAR,
+           ACTION_LABELS,
+           build_skeleton,
+           conforms_to_grammar,
+           sample_dialogues,
+)
 
 RECIPE = PalRecipe
 

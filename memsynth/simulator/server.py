@@ -20,8 +20,8 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-from memsynth.simulator.fake import SchemaFaker
 from memsynth.simulator.answers import StageAnswer, recipe_answers
+from memsynth.simulator.fake import SchemaFaker
 from memsynth.simulator.text import TextMaker
 
 MODEL_ID = "memsynth-simulator"

@@ -80,6 +80,11 @@ def write_goldens() -> int:
     return len(every_golden())
 
 
+async def _generate(recipe: Any, ctx: Any, engine: Any) -> None:
+    await recipe.generate(ctx)
+    await engine.aclose()
+
+
 def record_variables() -> None:
     """Run each recipe for one persona on the simulator and keep each stage's first variables."""
     from memsynth.config import BuildConfig
@@ -104,11 +109,7 @@ def record_variables() -> None:
                 persona = PersonaRow(persona_id="0042", description=PERSONAS[language], source="golden")
                 ctx = PersonaContext(persona, config, runner, ShardOutput(), persona_rng(1, "0042"))
 
-                async def main() -> None:
-                    await recipe.generate(ctx)
-                    await engine.aclose()
-
-                asyncio.run(main())
+                asyncio.run(_generate(recipe, ctx, engine))
                 captured: dict[str, Any] = {}
                 for body in sim.simulator.recorded:
                     hints = body["memsynth"]
