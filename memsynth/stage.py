@@ -42,6 +42,11 @@ def check(name: str) -> Callable[[CheckFn], Check]:
     return lambda fn: Check(name, fn)
 
 
+def say(variables: Mapping[str, Any], en: str, zh: str) -> str:
+    """A problem in the build's language: the repair prompt hands it back to the model."""
+    return zh if variables.get("language") == "zh" else en
+
+
 @dataclass(frozen=True)
 class Stage:
     """One prompt of a recipe: `prompts/<recipe>/<name>.j2` answered as `output`."""
@@ -219,23 +224,23 @@ class StageRunner:
     def _evaluate(self, stage: Stage, content: str, finish_reason: str | None,
                   variables: Mapping[str, Any]) -> tuple[Any | None, list[str], str]:
         if finish_reason == "length":
-            return None, ["[truncated] the answer was cut off at the token limit; "
-                          "answer more concisely"], "truncated"
+            return None, ["[truncated] " + say(variables, "the answer was cut off at the token limit; "
+                                               "answer more concisely", "回答超出长度上限被截断；请写得更简洁")], "truncated"
         try:
             # Clean JSON (nearly every answer, and every one the cache replays) goes straight
             # to pydantic's own parser; anything else takes the tolerant path.
             output = stage.output.model_validate_json(content)
         except ValidationError as fast_error:
             if not _is_json_error(fast_error):
-                return None, _validation_problems(fast_error), "invalid_schema"
+                return None, _validation_problems(fast_error, variables), "invalid_schema"
             try:
                 data = extract_json(content)
             except UnparsableOutput as exc:
-                return None, [f"[json] {exc}"], "invalid_json"
+                return None, ["[json] " + say(variables, str(exc), "回答不是可解析的 JSON")], "invalid_json"
             try:
                 output = stage.output.model_validate(data)
             except ValidationError as exc:
-                return None, _validation_problems(exc), "invalid_schema"
+                return None, _validation_problems(exc, variables), "invalid_schema"
         problems = [p for c in stage.checks for p in c(output, variables)]
         return output, problems, ("check_failed" if problems else "ok")
 
@@ -270,13 +275,49 @@ def _is_json_error(exc: ValidationError) -> bool:
     return any(err["type"] == "json_invalid" for err in exc.errors())
 
 
-def _validation_problems(exc: ValidationError, limit: int = 12) -> list[str]:
+# pydantic's error types, worded in Chinese for a zh repair prompt.
+_ZH_ERRORS = {
+    "missing": "缺少这个字段",
+    "extra_forbidden": "不允许出现这个字段",
+    "too_short": "条目太少（至少 {min_length} 个，实际 {actual_length} 个）",
+    "too_long": "条目太多（至多 {max_length} 个，实际 {actual_length} 个）",
+    "string_type": "应当是字符串",
+    "string_too_short": "不能为空",
+    "string_pattern_mismatch": "格式不对",
+    "int_type": "应当是整数",
+    "int_parsing": "应当是整数",
+    "int_from_float": "应当是整数",
+    "bool_type": "应当是 true 或 false",
+    "bool_parsing": "应当是 true 或 false",
+    "list_type": "应当是列表",
+    "dict_type": "应当是对象",
+    "model_type": "应当是对象",
+    "date_type": "应当是 YYYY-MM-DD 格式的日期",
+    "date_parsing": "应当是 YYYY-MM-DD 格式的日期",
+    "date_from_datetime_parsing": "应当是 YYYY-MM-DD 格式的日期",
+    "literal_error": "取值必须是 {expected} 之一",
+    "greater_than_equal": "数值不能小于 {ge}",
+    "less_than_equal": "数值不能大于 {le}",
+}
+
+
+def _zh_error(err: Mapping[str, Any]) -> str:
+    template = _ZH_ERRORS.get(err["type"], "不符合要求")
+    try:
+        return template.format(**(err.get("ctx") or {}), actual_length=(err.get("ctx") or {}).get("actual_length", "?"))
+    except (KeyError, IndexError):
+        return template.split("（")[0]
+
+
+def _validation_problems(exc: ValidationError, variables: Mapping[str, Any], limit: int = 12) -> list[str]:
+    zh = variables.get("language") == "zh"
     problems = []
     for err in exc.errors()[:limit]:
         where = ".".join(str(p) for p in err["loc"]) or "(root)"
-        problems.append(f"[schema] {where}: {err['msg']}")
+        problems.append(f"[schema] 字段 {where}：{_zh_error(err)}" if zh else f"[schema] {where}: {err['msg']}")
     if exc.error_count() > limit:
-        problems.append(f"[schema] … and {exc.error_count() - limit} more")
+        more = exc.error_count() - limit
+        problems.append("[schema] " + (f"……另有 {more} 处问题" if zh else f"… and {more} more"))
     return problems
 
 

@@ -333,3 +333,20 @@ def test_near_duplicates_are_dropped(simulator, tmp_path):
     rows, report = asyncio.run(main())
     assert report.near_duplicates == 1 and len(rows) == 3
     assert rows[0].description == text and near not in [r.description for r in rows]
+
+
+@pytest.mark.parametrize("stage,bad", [
+    ("power", _items(**POW)(6)),  # a check's problem
+    ("highlight", _items(**HIGH)(2)),  # the schema's problem
+])
+def test_a_chinese_repair_prompt_is_chinese(simulator, tmp_path, stage, bad):
+    from tests.test_golden_prompts import english_fragments, identifiers
+
+    simulator.simulator.record = True
+    simulator.simulator.script(f"enpmr_{stage}", [bad])
+    run_recipe(simulator, tmp_path, language="zh")
+    repairs = [b["messages"][-1]["content"] for b in simulator.simulator.recorded
+               if b["memsynth"]["stage"] == f"enpmr.{stage}" and len(b["messages"]) > 2]
+    assert repairs and "问题如下" in repairs[0]
+    allowed = identifiers() | {"Skill", "boss"}  # the scripted answer's own words
+    assert english_fragments(repairs[0], allowed) == [], repairs[0]

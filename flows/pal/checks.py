@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from flows.pal.options import LOG_TYPES
-from memsynth.stage import check
+from memsynth.stage import check, say
 from memsynth.textmatch import sentences
 from schemas.pal import (
     ASPECTS,
@@ -44,67 +44,75 @@ PROFILE_SENTENCES = (1, 3)
 PREFERENCE_SENTENCES = (2, 5)
 
 
-def _sentence_range(label: str, text: str, low: int, high: int | None = None) -> Iterator[str]:
+def _sentence_range(v: Mapping[str, Any], label: str, text: str, low: int, high: int | None = None
+                    ) -> Iterator[str]:
     n = len(sentences(text))
     if n < low or (high is not None and n > high):
-        want = f"{low}-{high}" if high else f"at least {low}"
-        yield f"{label} has {n} sentences; write {want}"
+        yield say(v, f"{label} has {n} sentences; write {f'{low}-{high}' if high else f'at least {low}'}",
+                  f"{label} 有 {n} 句；请写{f' {low} 到 {high} ' if high else f'至少 {low} '}句")
 
 
-def profile_problems(i: int, p: PalProfile, allow_students_retirees: bool) -> Iterator[str]:
+def profile_problems(i: int, p: PalProfile, allow_students_retirees: bool,
+                     v: Mapping[str, Any] | None = None) -> Iterator[str]:
     """What is wrong with one profile of a batch (each profile is kept or dropped alone)."""
+    v = v or {}
     for field in PROFILE_FIELDS:
-        yield from _sentence_range(f"profiles[{i}].{field}", getattr(p, field), *PROFILE_SENTENCES)
+        yield from _sentence_range(v, f"profiles[{i}].{field}", getattr(p, field), *PROFILE_SENTENCES)
     if not allow_students_retirees and _NOT_WORKING.search(p.occupation):
-        yield f"profiles[{i}] is a student or retiree; everyone must be working"
+        yield say(v, f"profiles[{i}] is a student or retiree; everyone must be working",
+                  f"profiles[{i}] 是学生或退休人员；每个人都必须有工作")
 
 
 @check("batch_size")
 def batch_size(out: PalProfiles, v: Mapping[str, Any]) -> Iterator[str]:
     if len(out.profiles) != v["batch_size"]:
-        yield f"give exactly {v['batch_size']} profiles, got {len(out.profiles)}"
+        yield say(v, f"give exactly {v['batch_size']} profiles, got {len(out.profiles)}",
+                  f"请恰好给出 {v['batch_size']} 份资料，实际给了 {len(out.profiles)} 份")
 
 
 @check("profile_fields")
 def profile_fields(out: PalProfiles, v: Mapping[str, Any]) -> Iterator[str]:
     for i, p in enumerate(out.profiles):
-        yield from profile_problems(i, p, v["allow_students_retirees"])
+        yield from profile_problems(i, p, v["allow_students_retirees"], v)
 
 
 @check("varied_batch")
-def varied_batch(out: PalProfiles, _: Mapping[str, Any]) -> Iterator[str]:
+def varied_batch(out: PalProfiles, v: Mapping[str, Any]) -> Iterator[str]:
     """A batch must not be uniformly healthy, harmonious and outgoing."""
     if len(out.profiles) < 3:
         return
     vectors = {tuple(p.personality.model_dump().values()) for p in out.profiles}
     levels = {lvl for p in out.profiles for lvl in p.personality.model_dump().values()}
     if len(vectors) == 1:
-        yield "every profile has the same Big Five levels; make the users differ"
+        yield say(v, "every profile has the same Big Five levels; make the users differ",
+                  "每份资料的大五人格取值都一样；请让用户之间有差异")
     if not {"low", "high"} <= levels:
-        yield "use both 'low' and 'high' Big Five levels across the batch"
+        yield say(v, "use both 'low' and 'high' Big Five levels across the batch",
+                  "这一批资料的大五人格中要同时出现 'low' 和 'high'")
 
 
 @check("months_in_order")
 def months_in_order(out: Timeline, v: Mapping[str, Any]) -> Iterator[str]:
     got = [m.month for m in out.months]
     if got != list(v["months"]):
-        yield f"give exactly the months {', '.join(v['months'])} in order, got {', '.join(got)}"
+        yield say(v, f"give exactly the months {', '.join(v['months'])} in order, got {', '.join(got)}",
+                  f"请按顺序恰好给出这些月份：{'、'.join(v['months'])}；实际给了：{'、'.join(got)}")
 
 
 @check("month_sentences")
-def month_sentences(out: Timeline, _: Mapping[str, Any]) -> Iterator[str]:
+def month_sentences(out: Timeline, v: Mapping[str, Any]) -> Iterator[str]:
     for m in out.months:
-        yield from _sentence_range(f"month {m.month}", m.summary, 5)
+        yield from _sentence_range(v, f"months[{m.month}].summary", m.summary, 5)
 
 
 @check("distinct_requirement_types")
-def distinct_requirement_types(out: RequirementTypes, _: Mapping[str, Any]) -> Iterator[str]:
+def distinct_requirement_types(out: RequirementTypes, v: Mapping[str, Any]) -> Iterator[str]:
     seen: set[str] = set()
     for aspect in ASPECTS:
         for phrase in getattr(out, aspect):
             key = phrase.strip().lower()
             if key in seen:
-                yield f"requirement type {phrase!r} appears twice"
+                yield say(v, f"requirement type {phrase!r} appears twice", f"需求类型“{phrase}”重复出现")
             seen.add(key)
 
 
@@ -113,14 +121,15 @@ def covers_requirement_types(out: AspectPreferences, v: Mapping[str, Any]) -> It
     wanted = [r["requirement_id"] for r in v["requirements"]]
     got = [i.requirement_id for i in out.items]
     if sorted(got) != sorted(wanted):
-        yield f"give one entry for each of {', '.join(wanted)} (got {', '.join(got)})"
+        yield say(v, f"give one entry for each of {', '.join(wanted)} (got {', '.join(got)})",
+                  f"请为 {'、'.join(wanted)} 各给出一项（实际给了：{'、'.join(got)}）")
 
 
 @check("preference_sentences")
-def preference_sentences(out: AspectPreferences, _: Mapping[str, Any]) -> Iterator[str]:
+def preference_sentences(out: AspectPreferences, v: Mapping[str, Any]) -> Iterator[str]:
     for item in out.items:
-        yield from _sentence_range(f"{item.requirement_id}.pos", item.pos, *PREFERENCE_SENTENCES)
-        yield from _sentence_range(f"{item.requirement_id}.neg", item.neg, *PREFERENCE_SENTENCES)
+        yield from _sentence_range(v, f"{item.requirement_id}.pos", item.pos, *PREFERENCE_SENTENCES)
+        yield from _sentence_range(v, f"{item.requirement_id}.neg", item.neg, *PREFERENCE_SENTENCES)
 
 
 def parse_span(span: str) -> tuple[dt.date, dt.date]:
@@ -138,17 +147,22 @@ def spans_consecutive(out: MonthSituations, v: Mapping[str, Any]) -> Iterator[st
         try:
             start, end = parse_span(s.time_span)
         except ValueError:
-            yield f"situations[{i}].time_span {s.time_span!r} is not a valid date span"
+            yield say(v, f"situations[{i}].time_span {s.time_span!r} is not a valid date span",
+                      f"situations[{i}].time_span “{s.time_span}”不是有效的日期区间")
             return
         if start >= end:
-            yield f"situations[{i}] must end on a later day than it starts ({s.time_span})"
+            yield say(v, f"situations[{i}] must end on a later day than it starts ({s.time_span})",
+                      f"situations[{i}] 的结束日期必须晚于开始日期（{s.time_span}）")
         if (end.year, end.month) != (year, month):
-            yield f"situations[{i}] ends on {end}, outside {v['month']}"
+            yield say(v, f"situations[{i}] ends on {end}, outside {v['month']}",
+                      f"situations[{i}] 结束于 {end}，不在 {v['month']} 内")
         if previous_end is not None and start != previous_end + dt.timedelta(days=1):
-            yield f"situations[{i}] starts on {start}; it must start the day after {previous_end}"
+            yield say(v, f"situations[{i}] starts on {start}; it must start the day after {previous_end}",
+                      f"situations[{i}] 从 {start} 开始；它必须从 {previous_end} 的次日开始")
         previous_end = end
     if out.situations and previous_end is not None and previous_end.day < last_day - 2:
-        yield f"the last situation ends on {previous_end}; it must end in the month's final three days"
+        yield say(v, f"the last situation ends on {previous_end}; it must end in the month's final three days",
+                  f"最后一个情境结束于 {previous_end}；它必须在本月最后三天内结束")
 
 
 @check("valid_requirement_ids")
@@ -157,21 +171,23 @@ def valid_requirement_ids(out: MonthSituations, v: Mapping[str, Any]) -> Iterato
     for i, s in enumerate(out.situations):
         unknown = [r for r in s.requirement_ids if r not in valid]
         if unknown:
-            yield f"situations[{i}] names unknown requirement ids {unknown}"
+            yield say(v, f"situations[{i}] names unknown requirement ids {unknown}",
+                      f"situations[{i}] 用了不存在的需求编号 {'、'.join(unknown)}")
         if len(set(s.requirement_ids)) != len(s.requirement_ids):
-            yield f"situations[{i}] repeats a requirement id"
+            yield say(v, f"situations[{i}] repeats a requirement id", f"situations[{i}] 重复使用了同一个需求编号")
 
 
 @check("situation_sentences")
-def situation_sentences(out: MonthSituations, _: Mapping[str, Any]) -> Iterator[str]:
+def situation_sentences(out: MonthSituations, v: Mapping[str, Any]) -> Iterator[str]:
     for i, s in enumerate(out.situations):
-        yield from _sentence_range(f"situations[{i}].situation", s.situation, 5)
+        yield from _sentence_range(v, f"situations[{i}].situation", s.situation, 5)
 
 
 @check("situation_count")
 def situation_count(out: MonthSituations, v: Mapping[str, Any]) -> Iterator[str]:
     if not v["min_situations"] <= len(out.situations) <= v["max_situations"]:
-        yield f"give {v['min_situations']} to {v['max_situations']} situations, got {len(out.situations)}"
+        yield say(v, f"give {v['min_situations']} to {v['max_situations']} situations, got {len(out.situations)}",
+                  f"请给出 {v['min_situations']} 到 {v['max_situations']} 个情境，实际给了 {len(out.situations)} 个")
 
 
 @check("ends_before_session")
@@ -180,7 +196,8 @@ def ends_before_session(out: Experience, v: Mapping[str, Any]) -> Iterator[str]:
     for date in _ISO_DATE.findall(out.experience):
         try:
             if dt.date.fromisoformat(date) > session_day:
-                yield f"the experience mentions {date}, after the span ends on {session_day}"
+                yield say(v, f"the experience mentions {date}, after the span ends on {session_day}",
+                          f"经历中提到了 {date}，晚于时间段的结束日 {session_day}")
         except ValueError:
             continue
 
@@ -190,14 +207,16 @@ def one_framework_per_topic(out: SessionRequirements, v: Mapping[str, Any]) -> I
     wanted = [t["requirement_id"] for t in v["topics"]]
     got = [t.requirement_id for t in out.topics]
     if got != wanted:
-        yield f"give one topic for each of {', '.join(wanted)}, in that order (got {', '.join(got)})"
+        yield say(v, f"give one topic for each of {', '.join(wanted)}, in that order (got {', '.join(got)})",
+                  f"请按顺序为 {'、'.join(wanted)} 各给出一个话题（实际给了：{'、'.join(got)}）")
 
 
 @check("distinct_needs")
-def distinct_needs(out: SessionRequirements, _: Mapping[str, Any]) -> Iterator[str]:
+def distinct_needs(out: SessionRequirements, v: Mapping[str, Any]) -> Iterator[str]:
     for t in out.topics:
         if t.implicit_needs[0].need.strip().lower() == t.implicit_needs[1].need.strip().lower():
-            yield f"{t.requirement_id}: the two implicit needs are the same; give two different aspects"
+            yield say(v, f"{t.requirement_id}: the two implicit needs are the same; give two different aspects",
+                      f"{t.requirement_id}：两个隐含需求相同；请给出两个不同的方面")
 
 
 @check("candidates_per_topic")
@@ -205,14 +224,15 @@ def candidates_per_topic(out: Candidates, v: Mapping[str, Any]) -> Iterator[str]
     wanted = [t["requirement_id"] for t in v["topics"]]
     got = [t.requirement_id for t in out.topics]
     if got != wanted:
-        yield f"give 8 solutions for each of {', '.join(wanted)}, in that order (got {', '.join(got)})"
+        yield say(v, f"give 8 solutions for each of {', '.join(wanted)}, in that order (got {', '.join(got)})",
+                  f"请按顺序为 {'、'.join(wanted)} 各给出 8 条方案（实际给了：{'、'.join(got)}）")
 
 
 @check("distinct_candidates")
-def distinct_candidates(out: Candidates, _: Mapping[str, Any]) -> Iterator[str]:
+def distinct_candidates(out: Candidates, v: Mapping[str, Any]) -> Iterator[str]:
     for t in out.topics:
         if len({s.strip().lower() for s in t.solutions}) != len(t.solutions):
-            yield f"{t.requirement_id}: the 8 solutions must all differ"
+            yield say(v, f"{t.requirement_id}: the 8 solutions must all differ", f"{t.requirement_id}：8 条方案必须互不相同")
 
 
 @check("verbatim_choices")
@@ -222,22 +242,25 @@ def verbatim_choices(out: SolutionPreferences, v: Mapping[str, Any]) -> Iterator
     for label, rated in (("liked", out.liked), ("disliked", out.disliked)):
         for i, r in enumerate(rated):
             if r.solution not in candidates:
-                yield f"{label}[{i}].solution is not copied verbatim from the candidates: {r.solution[:80]!r}"
+                yield say(v, f"{label}[{i}].solution is not copied verbatim from the candidates: {r.solution[:80]!r}",
+                          f"{label}[{i}].solution 没有逐字照抄候选方案：“{r.solution[:80]}”")
     if len(set(picked)) != len(picked):
-        yield "the two liked and two disliked solutions must be four different candidates"
+        yield say(v, "the two liked and two disliked solutions must be four different candidates",
+                  "两个喜欢和两个不喜欢的方案必须是四个不同的候选方案")
 
 
 @check("one_sentence_reasons")
-def one_sentence_reasons(out: SolutionPreferences, _: Mapping[str, Any]) -> Iterator[str]:
+def one_sentence_reasons(out: SolutionPreferences, v: Mapping[str, Any]) -> Iterator[str]:
     for label, rated in (("liked", out.liked), ("disliked", out.disliked)):
         for i, r in enumerate(rated):
-            yield from _sentence_range(f"{label}[{i}].reason", r.reason, 1, 1)
+            yield from _sentence_range(v, f"{label}[{i}].reason", r.reason, 1, 1)
 
 
 @check("enough_logs")
 def enough_logs(out: Logs, v: Mapping[str, Any]) -> Iterator[str]:
     if len(out.logs) < v["min_logs"]:
-        yield f"only {len(out.logs)} logs; write at least {v['min_logs']}"
+        yield say(v, f"only {len(out.logs)} logs; write at least {v['min_logs']}",
+                  f"只有 {len(out.logs)} 条日志；请至少写 {v['min_logs']} 条")
 
 
 @check("log_times")
@@ -251,12 +274,15 @@ def log_times(out: Logs, v: Mapping[str, Any]) -> Iterator[str]:
         try:
             stamp = dt.datetime.strptime(log.timestamp, MINUTE)
         except ValueError:
-            yield f"logs[{i}].timestamp {log.timestamp!r} is not a valid time"
+            yield say(v, f"logs[{i}].timestamp {log.timestamp!r} is not a valid time",
+                      f"logs[{i}].timestamp “{log.timestamp}”不是有效的时间")
             continue
         if not start <= stamp <= end:
-            yield f"logs[{i}].timestamp {log.timestamp} is outside {v['span_start']} … {v['span_end']}"
+            yield say(v, f"logs[{i}].timestamp {log.timestamp} is outside {v['span_start']} … {v['span_end']}",
+                      f"logs[{i}].timestamp {log.timestamp} 不在 {v['span_start']} 到 {v['span_end']} 之间")
         if previous is not None and stamp <= previous:
-            yield f"logs[{i}].timestamp {log.timestamp} is not later than the log before it"
+            yield say(v, f"logs[{i}].timestamp {log.timestamp} is not later than the log before it",
+                      f"logs[{i}].timestamp {log.timestamp} 没有晚于前一条日志")
         previous = stamp
 
 
@@ -269,19 +295,21 @@ def log_format_matches(log_type: str, content: str, language: str) -> bool:
 def log_format(out: Logs, v: Mapping[str, Any]) -> Iterator[str]:
     for i, log in enumerate(out.logs):
         if not log_format_matches(log.type, log.content, v["language"]):
-            yield f"logs[{i}].content does not follow the {log.type} format: {log.content[:80]!r}"
+            yield say(v, f"logs[{i}].content does not follow the {log.type} format: {log.content[:80]!r}",
+                      f"logs[{i}].content 不符合 {log.type} 类型的格式：“{log.content[:80]}”")
 
 
 @check("follows_skeleton")
 def follows_skeleton(out: Dialogue, v: Mapping[str, Any]) -> Iterator[str]:
     skeleton = v["skeleton"]
     if len(out.turns) != len(skeleton):
-        yield f"write exactly {len(skeleton)} turns, one per skeleton line, got {len(out.turns)}"
+        yield say(v, f"write exactly {len(skeleton)} turns, one per skeleton line, got {len(out.turns)}",
+                  f"请恰好写 {len(skeleton)} 轮，模板每行一轮；实际写了 {len(out.turns)} 轮")
         return
     for i, (turn, slot) in enumerate(zip(out.turns, skeleton), start=1):
         for speaker in ("user", "assistant"):
             said = getattr(turn, speaker)
             action, reference = slot[f"{speaker}_action"], slot[f"{speaker}_reference"]
             if (said.action, said.reference) != (action, reference):
-                yield (f"turn {i} {speaker}: expected {action} [{reference}], "
-                       f"got {said.action} [{said.reference}]")
+                yield say(v, f"turn {i} {speaker}: expected {action} [{reference}], got {said.action} [{said.reference}]",
+                          f"第 {i} 轮 {speaker}：应为 {action} [{reference}]，实际为 {said.action} [{said.reference}]")

@@ -22,8 +22,10 @@ from memsynth.stage import localized
 
 HERE = Path(__file__).resolve().parent
 LANGUAGES = ("en", "zh")
-REPAIR_PROBLEMS = ["[schema] items.0.date: Input should be a valid date",
-                   "[enough_items] give at least 6 items, got 4"]
+REPAIR_PROBLEMS = {
+    "en": ["[schema] items.0.date: Input should be a valid date", "[enough_items] give at least 6 items, got 4"],
+    "zh": ["[schema] 字段 items.0.date：应当是 YYYY-MM-DD 格式的日期", "[enough_items] 请至少给出 6 项，实际给了 4 项"],
+}
 PERSONAS = {
     "en": "A night-shift nurse in Leeds who sings in a church choir and worries about her mother.",
     "zh": "一位在成都上夜班的护士，周末在社区合唱团唱歌，总惦记着独居的母亲。",
@@ -54,7 +56,7 @@ def rendered_snippets(language: str, library: PromptLibrary | None = None) -> di
     """The shared repair and schema-hint snippets, with fixed contents."""
     library = library or PromptLibrary()
     return {
-        "_repair": library.render_text(localized("_repair.j2", language), {"problems": REPAIR_PROBLEMS}) + "\n",
+        "_repair": library.render_text(localized("_repair.j2", language), {"problems": REPAIR_PROBLEMS[language]}) + "\n",
         "_schema_hint": library.render_text(localized("_schema_hint.j2", language), {
             "schema": '{"type": "object"}', "schema_name": "enpmr_scene"}) + "\n",
     }
