@@ -71,7 +71,8 @@ def main() -> None:
         config.write_text(yaml.safe_dump({
             "dataset": "bench", "recipe": "enpmr", "seed": 1, "personas": {"count": args.personas},
             "shard_size": args.shard_size, "max_workers": args.max_workers,
-            "llm": {"base_url": sim.base_url, "model": "bench-model", "concurrency": args.concurrency},
+            "llm": {"base_url": sim.base_url, "model": "bench-model", "stage_variables": True,
+                    "concurrency": args.concurrency},
         }))
         results = {}
         for run in (("cached",) if args.cached_only else ("first", "cached")):
