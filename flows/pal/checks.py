@@ -202,13 +202,17 @@ def ends_before_session(out: Experience, v: Mapping[str, Any]) -> Iterator[str]:
             continue
 
 
+def _topics_in_order(v: Mapping[str, Any], got: list[str], what: tuple[str, str]) -> Iterator[str]:
+    """The answer covers the session's topics, one each, in the order given."""
+    wanted = [t["requirement_id"] for t in v["topics"]]
+    if got != wanted:
+        yield say(v, f"give {what[0]} for each of {', '.join(wanted)}, in that order (got {', '.join(got)})",
+                  f"请按顺序为 {'、'.join(wanted)} 各给出{what[1]}（实际给了：{'、'.join(got)}）")
+
+
 @check("one_framework_per_topic")
 def one_framework_per_topic(out: SessionRequirements, v: Mapping[str, Any]) -> Iterator[str]:
-    wanted = [t["requirement_id"] for t in v["topics"]]
-    got = [t.requirement_id for t in out.topics]
-    if got != wanted:
-        yield say(v, f"give one topic for each of {', '.join(wanted)}, in that order (got {', '.join(got)})",
-                  f"请按顺序为 {'、'.join(wanted)} 各给出一个话题（实际给了：{'、'.join(got)}）")
+    yield from _topics_in_order(v, [t.requirement_id for t in out.topics], ("one topic", "一个话题"))
 
 
 @check("distinct_needs")
@@ -221,11 +225,7 @@ def distinct_needs(out: SessionRequirements, v: Mapping[str, Any]) -> Iterator[s
 
 @check("candidates_per_topic")
 def candidates_per_topic(out: Candidates, v: Mapping[str, Any]) -> Iterator[str]:
-    wanted = [t["requirement_id"] for t in v["topics"]]
-    got = [t.requirement_id for t in out.topics]
-    if got != wanted:
-        yield say(v, f"give 8 solutions for each of {', '.join(wanted)}, in that order (got {', '.join(got)})",
-                  f"请按顺序为 {'、'.join(wanted)} 各给出 8 条方案（实际给了：{'、'.join(got)}）")
+    yield from _topics_in_order(v, [t.requirement_id for t in out.topics], ("8 solutions", " 8 条方案"))
 
 
 @check("distinct_candidates")
