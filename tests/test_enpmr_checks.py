@@ -51,3 +51,43 @@ def test_duplicate_preferences_are_caught():
     bad = Profile(**base, preferences=["likes tea"] * 10)
     assert distinct_preferences(good, {}) == []
     assert "distinct" in distinct_preferences(bad, {})[0]
+
+
+def _session(*user_lines):
+    from schemas.enpmr import MemorySession
+    turns = []
+    for line in user_lines:
+        turns += [{"role": "user", "content": line}, {"role": "ai", "content": "Tell me more."}]
+    return MemorySession(turns=(turns * 5)[:10])
+
+
+def test_a_memory_is_referred_to_by_its_details_not_its_name():
+    from flows.enpmr.checks import user_reveals_memory
+
+    memory = {"memory": {"details": "Harbour choir solo: sang the opening solo at the harbour festival "
+                                    "concert in front of four hundred people"}}
+    told = _session("Guess what, I sang the opening solo at the festival concert, four hundred people!")
+    assert user_reveals_memory(told, memory) == []  # no name, but its details
+    assert user_reveals_memory(_session("Work was fine today."), memory)
+    zh = {"memory": {"details": "港口合唱独唱：在港口音乐节的开场演出中独唱，台下有四百名观众"}, "language": "zh"}
+    assert user_reveals_memory(_session("你知道吗，我在音乐节开场独唱了，台下坐了四百人！"), zh) == []
+    assert user_reveals_memory(_session("今天上班还行。"), zh)
+
+
+def test_the_recall_limit_counts_words_in_english_and_characters_in_chinese():
+    from flows.enpmr.checks import recall_length
+    from memsynth.textmatch import length_in_words
+    from schemas.enpmr import SupportDialogue
+
+    assert length_in_words("I remember the harbour concert.") == 5
+    assert length_in_words("还记得港口音乐节吗？") == 9
+    assert length_in_words("还记得 Lily 的 solo 吗") == 7
+
+    def dialogue(recall):
+        return SupportDialogue(turns=[{"role": "user", "content": "hi"}, {"role": "ai", "content": recall}],
+                               memory_turn=2)
+
+    assert recall_length(dialogue("word " * 50), {"recall_limit": 50, "language": "en"}) == []
+    assert recall_length(dialogue("word " * 51), {"recall_limit": 50, "language": "en"})
+    assert recall_length(dialogue("字" * 80), {"recall_limit": 80, "language": "zh"}) == []
+    assert "80 个字" in recall_length(dialogue("字" * 81), {"recall_limit": 80, "language": "zh"})[0]
