@@ -259,15 +259,12 @@ def localized(template: str, language: str) -> str:
 
 
 def _hints(stage: Stage, variables: Mapping[str, Any], sample: int) -> dict[str, Any]:
-    """The stage, the sample index and the variables as plain JSON, for the simulator."""
-    return {"stage": stage.qualified_name, "sample": sample,
-            "variables": json.loads(json.dumps(dict(variables), default=_plain, ensure_ascii=False))}
+    """The stage, the sample index and the variables, for the simulator.
 
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json")
-    return str(value)
+    Not copied or converted: variables are plain JSON already (recipes pass dates as ISO
+    strings and models dumped in JSON mode), and only a request that is sent serializes them.
+    """
+    return {"stage": stage.qualified_name, "sample": sample, "variables": variables}
 
 
 def _is_json_error(exc: ValidationError) -> bool:
