@@ -61,8 +61,19 @@ def content_tokens(text: str) -> set[str]:
 
 
 def refers_to(text: str, reference: str, min_shared: int = 2) -> bool:
-    """Does `text` draw on `reference` (shares at least `min_shared` content words or CJK pairs)?"""
-    return len(content_tokens(text) & content_tokens(reference)) >= min_shared
+    """Does `text` draw on `reference` (holds at least `min_shared` of its content words or CJK pairs)?
+
+    The reference is tokenized, the text only searched: a memory session's turns are long
+    and checked by the hundred thousand, a memory's details are short.
+    """
+    t = _normal(text)
+    hits = 0
+    for token in content_tokens(reference):
+        if token in t:
+            hits += 1
+            if hits >= min_shared:
+                return True
+    return False
 
 
 def length_in_words(text: str) -> int:
