@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]{2,}")
 
 
 def _normal(text: str) -> str:
@@ -51,13 +53,20 @@ _STOP_ZH = frozenset("""用户 我们 你们 他们 她们 自己 一个 这个 
 她的 的时 了一 是一 在一 我们的""".split())
 
 
+def _tokens(normal: str) -> Iterator[str]:
+    """Words of four letters or more, then CJK character pairs, minus the commonest ones."""
+    for w in _WORD.findall(normal):
+        if len(w) >= 4 and w.isascii() and w not in _STOP_EN:
+            yield w
+    for run in _CJK_RUN.findall(normal):
+        for i in range(len(run) - 1):
+            if run[i:i + 2] not in _STOP_ZH:
+                yield run[i:i + 2]
+
+
 def content_tokens(text: str) -> set[str]:
     """Words of four letters or more, and CJK character pairs, minus the commonest ones."""
-    t = _normal(text)
-    words = {w for w in _WORD.findall(t) if len(w) >= 4 and w.isascii() and w not in _STOP_EN}
-    pairs = {t[i:i + 2] for i in range(len(t) - 1)
-             if _CJK.match(t[i]) and _CJK.match(t[i + 1]) and t[i:i + 2] not in _STOP_ZH}
-    return words | pairs
+    return set(_tokens(_normal(text)))
 
 
 def refers_to(text: str, reference: str, min_shared: int = 2) -> bool:
@@ -67,11 +76,11 @@ def refers_to(text: str, reference: str, min_shared: int = 2) -> bool:
     and checked by the hundred thousand, a memory's details are short.
     """
     t = _normal(text)
-    hits = 0
-    for token in content_tokens(reference):
-        if token in t:
-            hits += 1
-            if hits >= min_shared:
+    found: set[str] = set()
+    for token in _tokens(_normal(reference)):  # lazily: most texts are settled in a few tokens
+        if token not in found and token in t:
+            found.add(token)
+            if len(found) >= min_shared:
                 return True
     return False
 

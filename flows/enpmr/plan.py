@@ -71,9 +71,11 @@ def plan_dialogues(persona_id: str, memories: Sequence[MemoryRow], options: Enpm
     hold too few others is never a target, so every dialogue has its full set.
     """
     low, high = options.negatives
-    siblings: dict[str, list[MemoryRow]] = {
-        m.memory_id: [o for o in memories if o.category == m.category and o.theme_id == m.theme_id
-                      and o.memory_id != m.memory_id] for m in memories}
+    groups: dict[tuple[str, str | None], list[MemoryRow]] = {}
+    for m in memories:
+        groups.setdefault((m.category, m.theme_id), []).append(m)
+    siblings = {m.memory_id: [o for o in groups[(m.category, m.theme_id)] if o.memory_id != m.memory_id]
+                for m in memories}
     targets: dict[tuple[str, MemoryKind], list[MemoryRow]] = {
         (need, kind): [m for m in memories if kind.matches(m.category, m.attributes)
                        and len(siblings[m.memory_id]) >= low]
