@@ -157,6 +157,20 @@ def test_missing_api_key_is_one_clear_line(tmp_path):
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+def test_a_served_simulator_without_stage_variables_is_one_clear_line(tmp_path):
+    config = write_config(tmp_path / "c.yaml", llm={"model": "m", "retry_base_s": 0.01})
+    sim = start_simulator()
+    try:
+        result = memsynth_cli("build", str(config), "--warehouse", str(tmp_path / "wh"),
+                              env={"OPENAI_BASE_URL": sim.base_url, "OPENAI_API_KEY": "x"})
+    finally:
+        sim.stop()
+    assert result.returncode == 1, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "llm.stage_variables: true" in lines[0], result.stderr
+    assert "nothing was published" in lines[0]
+
+
 def test_personas_import_validates_and_feeds_builds(tmp_path):
     good = tmp_path / "mine.jsonl"
     good.write_text('{"persona": "A lighthouse keeper who paints"}\n\n{"persona": "A beekeeper"}\n')

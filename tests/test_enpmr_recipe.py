@@ -290,7 +290,7 @@ def test_bad_recipe_options_are_refused(options, needle):
 def test_thousand_distinct_personas_are_reachable(simulator, tmp_path):
     engine = LLMEngine(EngineSettings(base_url=simulator.base_url, api_key_env="X", concurrency=64),
                        ResponseCache(tmp_path / "cache"), api_key="k")
-    runner = StageRunner(engine, PromptLibrary(), GenerationSettings(model="m"))
+    runner = StageRunner(engine, PromptLibrary(), GenerationSettings(model="m", stage_variables=True))
     recipe = EnpmrRecipe({})
     existing = read_persona_file(SEED_PERSONAS)
     # The first three answers are the same text: one is kept, two are exact duplicates.
@@ -316,7 +316,7 @@ def test_thousand_distinct_personas_are_reachable(simulator, tmp_path):
 def test_near_duplicates_are_dropped(simulator, tmp_path):
     engine = LLMEngine(EngineSettings(base_url=simulator.base_url, api_key_env="X"),
                        ResponseCache(tmp_path / "cache"), api_key="k")
-    runner = StageRunner(engine, PromptLibrary(), GenerationSettings(model="m"))
+    runner = StageRunner(engine, PromptLibrary(), GenerationSettings(model="m", stage_variables=True))
     recipe = EnpmrRecipe({})
     text = ("A retired railway engineer from Osaka who restores vintage radios, volunteers at a "
             "children's science club on Saturdays and writes letters to his grandchildren.")

@@ -8,7 +8,8 @@ import openai
 
 # Statuses that say "not now" rather than "never".
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529}
-FATAL_STATUS = {401, 403, 404}
+# 412: memsynth's simulator asked for stage variables the build does not send.
+FATAL_STATUS = {401, 403, 404, 412}
 
 
 class EmptyResponse(Exception):

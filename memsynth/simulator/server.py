@@ -131,6 +131,10 @@ class Simulator:
                     c.count(f"upstream_{status}")
                     return web.json_response(payload, status=status)
             else:
+                missing = self._missing_variables(body)
+                if missing:
+                    c.count("no_stage_variables")
+                    return _error(412, missing)
                 payload = self.complete(body)
             c.count(fault)
             if fault in ("malformed", "truncated"):
@@ -161,6 +165,15 @@ class Simulator:
             self._session = aiohttp.ClientSession()
         async with self._session.post(f"{self.upstream}/chat/completions", json=body) as resp:
             return resp.status, await resp.json()
+
+    def _missing_variables(self, body: dict[str, Any]) -> str | None:
+        """Why a recipe stage's request cannot be answered: it carries no stage variables."""
+        fmt = body.get("response_format") or {}
+        name = (fmt.get("json_schema") or {}).get("name")
+        if name in self.answers and not self._scripts.get(name) and not body.get("memsynth"):
+            return (f"memsynth simulator: the request for {name} carries no stage variables; "
+                    "set llm.stage_variables: true in the config (or build with --llm simulator)")
+        return None
 
     def complete(self, body: dict[str, Any]) -> dict[str, Any]:
         """A chat.completion answering `body` with JSON valid against its schema."""
