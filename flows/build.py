@@ -150,7 +150,7 @@ def prepare_personas(build_id: str) -> tuple[list[str], dict[str, Any] | None]:
     ids = list(session.personas)
     missing = session.wanted - len(ids)
     if missing <= 0:
-        return ids[: session.wanted], None
+        return _numbered(session, ids[: session.wanted]), None
     stage = getattr(session.recipe, "persona_stage", None)
     if stage is None:
         raise ConfigError(f"the build asks for {session.wanted} personas but only {len(ids)} are "
@@ -168,7 +168,14 @@ def prepare_personas(build_id: str) -> tuple[list[str], dict[str, Any] | None]:
                           f"duplicates, {report.failed} failed); nothing was published")
     session.personas.update({r.persona_id: r for r in rows})
     session.progress.set_total(session.wanted)
-    return ids + [r.persona_id for r in rows], _stage_output(session, "personas", output)
+    return _numbered(session, ids + [r.persona_id for r in rows]), _stage_output(session, "personas", output)
+
+
+def _numbered(session: BuildSession, ids: list[str]) -> list[str]:
+    """Give each of the build's personas its ordinal (its place in `ids`)."""
+    for i, pid in enumerate(ids):
+        session.personas[pid] = session.personas[pid].model_copy(update={"ordinal": i})
+    return ids
 
 
 @task(name="shard", cache_policy=NO_CACHE, persist_result=False, task_run_name="shard-{index}")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from memsynth.errors import MemsynthError
+
 RECIPES = ("enpmr", "pal")
 
 
@@ -19,3 +21,10 @@ def simulated_answers() -> dict[str, Any]:
     for name in RECIPES:
         answers.update(importlib.import_module(f"flows.{name}.simulated").ANSWERS)
     return answers
+
+
+def release_spec(name: str) -> Any:
+    """What `flows/<name>/release.py` declares for `memsynth release`."""
+    if name not in RECIPES:
+        raise MemsynthError(f"unknown recipe {name!r} (known: {', '.join(RECIPES)})")
+    return importlib.import_module(f"flows.{name}.release").RELEASE

@@ -11,6 +11,9 @@ class PersonaRow(BaseModel):
     persona_id: str
     description: str
     source: str
+    # The persona's place in the build (pool order, then written ones): growing a build
+    # keeps every earlier persona's ordinal, so releases number users stably from it.
+    ordinal: int | None = None
 
 
 class LLMCallRow(BaseModel):

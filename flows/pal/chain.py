@@ -185,7 +185,8 @@ class PalRecipe:
             pos=item.pos, neg=item.neg) for r in preference_results for item in r.output.items}
 
         written = (f"{profile.name}, {profile.age}: {profile.occupation}")
-        ctx.emit(PERSONAS, [PersonaRow(persona_id=pid, description=written, source="pal:profile")])
+        ctx.emit(PERSONAS, [PersonaRow(persona_id=pid, description=written, source="pal:profile",
+                                                  ordinal=ctx.persona.ordinal)])
         ctx.emit(PAL_PROFILES, [PalProfileRow(
             persona_id=pid, **profile.model_dump(exclude={"personality"}), **profile.personality.model_dump())])
         ctx.emit(TIMELINES, [TimelineRow(persona_id=pid, month=m.month, summary=m.summary) for m in entries])

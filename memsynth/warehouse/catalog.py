@@ -72,18 +72,32 @@ def _read_versions(con: duckdb.DuckDBPyConnection, alias: str) -> list[dict[str,
     return rows
 
 
-def _pick_version(dataset: str, versions: list[dict[str, Any]], version: int | None) -> tuple[int, int]:
+def _pick_version(dataset: str, versions: list[dict[str, Any]], version: int | None) -> dict[str, Any]:
     if not versions:
         raise MemsynthError(f"dataset {dataset!r} has no published version")
     if version is None:
-        row = versions[-1]
-    else:
-        matches = [v for v in versions if v["version"] == version]
-        if not matches:
-            known = ", ".join(str(v["version"]) for v in versions)
-            raise MemsynthError(f"dataset {dataset!r} has no version {version} (versions: {known})")
-        row = matches[0]
-    return row["version"], row["snapshot_id"]
+        return versions[-1]
+    matches = [v for v in versions if v["version"] == version]
+    if not matches:
+        known = ", ".join(str(v["version"]) for v in versions)
+        raise MemsynthError(f"dataset {dataset!r} has no version {version} (versions: {known})")
+    return matches[0]
+
+
+def open_version(root: Path, dataset: str, version: int | None = None
+                 ) -> tuple[duckdb.DuckDBPyConnection, dict[str, Any]]:
+    """A connection whose `lake` is the dataset at `version` (default: latest), and its
+    `versions` row; the caller closes the connection."""
+    con = _open(root, dataset)
+    try:
+        row = _pick_version(dataset, _read_versions(con, "lake"), version)
+        con.execute("DETACH lake")
+        attach(con, dataset_dir(root, dataset), read_only=True, snapshot=row["snapshot_id"])
+        con.execute("USE lake")
+    except BaseException:
+        con.close()
+        raise
+    return con, row
 
 
 def check_read_only(sql: str) -> None:
@@ -104,14 +118,8 @@ def run_query(root: Path, dataset: str, sql: str, version: int | None = None
               ) -> tuple[list[str], list[tuple[Any, ...]], int]:
     """Run `sql` against the dataset's tables at `version`: (columns, rows, version)."""
     check_read_only(sql)
-    # One connection: the latest catalog tells which snapshot the version is, then that
-    # snapshot is attached as `lake` (loading the extension once is most of the cost).
-    con = _open(root, dataset)
+    con, row = open_version(root, dataset, version)
     try:
-        number, snapshot = _pick_version(dataset, _read_versions(con, "lake"), version)
-        con.execute("DETACH lake")
-        attach(con, dataset_dir(root, dataset), read_only=True, snapshot=snapshot)
-        con.execute("USE lake")
         # The catalog's own files stay readable; every other path is off limits.
         directory = str(dataset_dir(root, dataset).resolve())
         con.execute(f"SET allowed_directories = ['{directory.replace(chr(39), chr(39) * 2)}/']")
@@ -122,6 +130,6 @@ def run_query(root: Path, dataset: str, sql: str, version: int | None = None
         except duckdb.Error as exc:
             raise MemsynthError(f"query failed: {str(exc).splitlines()[0]}") from exc
         columns = [d[0] for d in cur.description] if cur.description else []
-        return columns, cur.fetchall(), number
+        return columns, cur.fetchall(), row["version"]
     finally:
         con.close()
