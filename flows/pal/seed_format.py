@@ -19,12 +19,12 @@ from pydantic import (
     Field,
     RootModel,
     StringConstraints,
-    ValidationError,
     model_validator,
 )
 
 from flows.pal.plan import ACTION_LABELS
 from memsynth.release.files import write_json
+from memsynth.release.verify import model_problems
 from schemas.pal import RequirementTypes
 
 ASPECTS = tuple(RequirementTypes.model_fields)  # work, health, family, leisure: the real files' order
@@ -237,15 +237,15 @@ class PalSetFormat:
 
     def problems(self, folder: Path) -> Iterator[str]:
         for name, model in self.FILES.items():
-            yield from _validate(folder / name, model, folder)
+            yield from model_problems(folder / name, model, folder)
         user_files = sorted(folder.glob("users_*/*.json"))
         if not user_files:
-            yield f"{folder}: no users_<language>/<user_id>.json files"
+            yield "no users_<language>/<user_id>.json files"
         for path in user_files:
-            problems = list(_validate(path, UserFile, folder))
+            problems = list(model_problems(path, UserFile, folder))
             yield from problems
             if not problems and list(json.loads(path.read_text(encoding="utf-8"))) != [path.stem]:
-                yield f"{path.relative_to(folder.parent)}: the file's user id is not {path.stem}"
+                yield f"{path.relative_to(folder)}: the file's user id is not {path.stem}"
         everyone = folder / "pal_input.json"
         if everyone.is_file() and user_files:
             try:
@@ -253,20 +253,7 @@ class PalSetFormat:
             except ValueError:
                 return
             if combined != {p.stem for p in user_files}:
-                yield f"{everyone.relative_to(folder.parent)}: its users differ from the users_* files"
-
-
-def _validate(path: Path, model: Any, folder: Path) -> Iterator[str]:
-    where = path.relative_to(folder.parent)
-    if not path.is_file():
-        yield f"{where}: missing"
-        return
-    try:
-        model.model_validate_json(path.read_bytes())
-    except ValidationError as exc:
-        for error in exc.errors()[:3]:
-            loc = ".".join(str(p) for p in error["loc"])
-            yield f"{where}: {loc}: {error['msg']}"
+                yield f"{everyone.relative_to(folder)}: its users differ from the users_* files"
 
 
 def _sample_number(sample_id: str) -> int:

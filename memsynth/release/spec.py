@@ -47,7 +47,7 @@ class SeedFormat(Protocol):
         """Write one split's files into `folder` from the views' rows (already split)."""
 
     def problems(self, folder: Path) -> Iterator[str]:
-        """Everything wrong with one split's files in `folder`, one line each."""
+        """Everything wrong with one split's files in `folder`, one line each, paths relative to it."""
 
 
 @dataclass(frozen=True)

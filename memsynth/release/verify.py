@@ -1,0 +1,149 @@
+"""`memsynth release verify`: is a release folder exactly what its manifest says it is?"""
+
+from __future__ import annotations
+
+import glob
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from memsynth.errors import MemsynthError
+from memsynth.release.files import jsonl_rows, parquet_rows_and_schema, sha256_file
+
+MANIFEST = "manifest.json"
+SUMS = "SHA256SUMS"
+
+
+def model_problems(path: Path, model: Any, base: Path, limit: int = 3) -> Iterator[str]:
+    """A JSON file checked against a pydantic model: one line per error (at most `limit`)."""
+    where = path.relative_to(base)
+    if not path.is_file():
+        yield f"{where}: missing"
+        return
+    try:
+        model.model_validate_json(path.read_bytes())
+    except ValidationError as exc:
+        for error in exc.errors()[:limit]:
+            loc = ".".join(str(p) for p in error["loc"])
+            yield f"{where}: {loc}: {error['msg']}"
+
+
+def verify_release(folder: Path) -> list[str]:
+    """Every problem with the release in `folder`, one line each (empty when it is sound)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise MemsynthError(f"no release folder at {folder}")
+    problems: list[str] = []
+    manifest = _manifest(folder, problems)
+    listed = _check_sums(folder, problems)
+    broken = {p.split(":", 1)[0] for p in problems}
+    if manifest is None:
+        return problems
+    for entry in manifest.get("files", []):
+        problems += _check_entry(folder, entry, skip_hash=entry["path"] in broken)
+    in_manifest = {e["path"] for e in manifest.get("files", [])}
+    for rel in sorted(listed - in_manifest - {MANIFEST}):
+        problems.append(f"{rel}: in {SUMS} but not in {MANIFEST}")
+    problems += _check_card(folder)
+    problems += _check_seed_format(folder, manifest)
+    return problems
+
+
+def _manifest(folder: Path, problems: list[str]) -> dict[str, Any] | None:
+    path = folder / MANIFEST
+    if not path.is_file():
+        problems.append(f"{MANIFEST}: missing")
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        problems.append(f"{MANIFEST}: not valid JSON ({exc})")
+        return None
+
+
+def _check_sums(folder: Path, problems: list[str]) -> set[str]:
+    """Check SHA256SUMS against the files; return the paths it lists."""
+    path = folder / SUMS
+    on_disk = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()} - {SUMS}
+    if not path.is_file():
+        problems.append(f"{SUMS}: missing")
+        return set()
+    listed: set[str] = set()
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        digest, sep, rel = line.partition("  ")
+        if not sep or len(digest) != 64:
+            problems.append(f"{SUMS}:{number}: not a '<sha256>  <path>' line")
+            continue
+        listed.add(rel)
+        target = folder / rel
+        if not target.is_file():
+            problems.append(f"{rel}: listed in {SUMS} but missing")
+        elif sha256_file(target) != digest:
+            problems.append(f"{rel}: SHA-256 differs from {SUMS} (changed or truncated)")
+    for rel in sorted(on_disk - listed):
+        problems.append(f"{rel}: not listed in {SUMS}")
+    return listed
+
+
+def _check_entry(folder: Path, entry: dict[str, Any], skip_hash: bool) -> list[str]:
+    rel = entry["path"]
+    path = folder / rel
+    if not path.is_file():
+        return [] if skip_hash else [f"{rel}: in {MANIFEST} but missing"]
+    out = []
+    if not skip_hash:
+        if path.stat().st_size != entry.get("bytes"):
+            out.append(f"{rel}: {path.stat().st_size} bytes, the manifest says {entry.get('bytes')}")
+        elif sha256_file(path) != entry.get("sha256"):
+            out.append(f"{rel}: SHA-256 differs from {MANIFEST}")
+    if path.suffix == ".parquet":
+        try:
+            rows, schema = parquet_rows_and_schema(path)
+        except Exception as exc:  # pyarrow raises several types for a damaged file
+            return [*out, f"{rel}: not a readable Parquet file ({str(exc).splitlines()[0]})"]
+        if rows != entry.get("rows"):
+            out.append(f"{rel}: {rows} rows, the manifest says {entry.get('rows')}")
+        if schema != entry.get("schema"):
+            out.append(f"{rel}: its Parquet schema differs from the manifest's")
+    elif path.suffix == ".jsonl" and jsonl_rows(path) != entry.get("rows"):
+        out.append(f"{rel}: {jsonl_rows(path)} lines, the manifest says {entry.get('rows')}")
+    return out
+
+
+def _check_card(folder: Path) -> list[str]:
+    card = folder / "README.md"
+    if not card.is_file():
+        return ["README.md: missing"]
+    text = card.read_text(encoding="utf-8")
+    if not text.startswith("---\n") or "\n---\n" not in text[4:]:
+        return ["README.md: no YAML front matter"]
+    try:
+        meta = yaml.safe_load(text[4:text.index("\n---\n", 4)])
+    except yaml.YAMLError as exc:
+        return [f"README.md: front matter is not YAML ({str(exc).splitlines()[0]})"]
+    out = []
+    for config in (meta or {}).get("configs") or []:
+        for data in config.get("data_files", []):
+            if not glob.glob(str(folder / data["path"])):
+                out.append(f"README.md: config {config.get('config_name')} split {data.get('split')}: "
+                           f"no file matches {data['path']}")
+    return out
+
+
+def _check_seed_format(folder: Path, manifest: dict[str, Any]) -> list[str]:
+    name = manifest.get("seed_format")
+    if not name:
+        return []
+    from memsynth.release.create import release_spec
+
+    seed_format = release_spec(manifest["recipe"]).seed_format
+    if seed_format is None or seed_format.name != name:
+        return [f"{MANIFEST}: recipe {manifest['recipe']} has no seed format {name!r}"]
+    out = []
+    for split in manifest.get("splits", {}).get("proportions", {}):
+        out += [f"{name}/{split}/{problem}" for problem in seed_format.problems(folder / name / split)]
+    return out
