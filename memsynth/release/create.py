@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -181,6 +182,8 @@ def _describe_files(folder: Path) -> list[dict[str, Any]]:
             entry["rows"], entry["schema"] = parquet_rows_and_schema(path)
         elif path.suffix == ".jsonl":
             entry["rows"] = jsonl_rows(path)
+        elif path.suffix == ".json":  # a seed-format file: its users or persona records
+            entry["rows"] = len(json.loads(path.read_text(encoding="utf-8")))
         out.append(entry)
     return out
 

@@ -111,6 +111,13 @@ def _check_entry(folder: Path, entry: dict[str, Any], skip_hash: bool) -> list[s
             out.append(f"{rel}: its Parquet schema differs from the manifest's")
     elif path.suffix == ".jsonl" and jsonl_rows(path) != entry.get("rows"):
         out.append(f"{rel}: {jsonl_rows(path)} lines, the manifest says {entry.get('rows')}")
+    elif path.suffix == ".json" and not skip_hash:
+        try:
+            rows = len(json.loads(path.read_text(encoding="utf-8")))
+        except ValueError:
+            return [*out, f"{rel}: not valid JSON"]
+        if rows != entry.get("rows"):
+            out.append(f"{rel}: {rows} records, the manifest says {entry.get('rows')}")
     return out
 
 
