@@ -43,7 +43,9 @@ class LLMConfig(_Strict):
     rpm: float | None = Field(None, gt=0)
     tpm: float | None = Field(None, gt=0)
     timeout_s: float = Field(120, gt=0)
-    max_attempts: int = Field(6, ge=1, le=20)
+    max_attempts: int = Field(6, ge=1, le=20)  # failures of one request while the endpoint answers others
+    outage_wait_s: float = Field(600, gt=0)  # how long a build waits for an endpoint that went away
+    rate_limit_wait_s: float = Field(600, gt=0)  # how long one request may keep getting 429s
     retry_base_s: float = Field(0.5, gt=0, le=60)  # first backoff step; doubles per attempt
     repairs: int = Field(2, ge=0, le=10)
     # Send each stage's variables in the request body: only for memsynth's simulator

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import threading
+import time
 
 import httpx2 as httpx
 import openai
@@ -10,10 +13,10 @@ import pytest
 
 from memsynth.errors import BuildFailed, ConfigError
 from memsynth.llm.cache import ResponseCache
-from memsynth.llm.engine import EngineSettings, LLMEngine, TransportFailure
+from memsynth.llm.engine import EngineSettings, LLMEngine
 from memsynth.llm.request import LLMRequest
 from memsynth.llm.retry import backoff_seconds, is_fatal, is_retryable, retry_after_seconds
-from memsynth.simulator.server import Faults
+from memsynth.simulator.server import Faults, Simulator, SimulatorThread
 from tests.conftest import start_simulator
 
 
@@ -88,35 +91,90 @@ def test_engine_rides_out_429_and_500(tmp_path):
         sim.stop()
 
 
-def test_engine_gives_up_after_bounded_attempts(tmp_path):
+def _run(engine, requests):
+    async def main():
+        try:
+            return await asyncio.gather(*(engine.complete(r) for r in requests), return_exceptions=True)
+        finally:
+            await engine.aclose()
+
+    return asyncio.run(main())
+
+
+class _Poisoned(Simulator):
+    """Answers 500 to requests mentioning "poison", and normally to the rest."""
+
+    async def chat_completions(self, request):
+        from aiohttp import web
+
+        body = await request.json()
+        if "poison" in json.dumps(body):
+            self.counters.requests += 1
+            return web.json_response({"error": {"message": "internal"}}, status=500)
+        return await super().chat_completions(request)  # aiohttp keeps the body for a second read
+
+
+def test_a_request_that_keeps_failing_stops_the_build_instead_of_dropping_the_item(tmp_path):
+    with SimulatorThread(_Poisoned(latency_ms=20)) as sim:
+        engine = _engine(sim.base_url, tmp_path, max_attempts=3, concurrency=4)
+        poison = LLMRequest(model="m", messages=({"role": "user", "content": "poison"},))
+        outcomes = _run(engine, [poison, *(_req(i) for i in range(30))])
+    assert isinstance(outcomes[0], BuildFailed) and "3 times in a row" in str(outcomes[0]), outcomes[0]
+    assert "re-run" in str(outcomes[0])
+
+
+def test_an_endpoint_failing_every_call_is_an_outage_with_a_deadline(tmp_path):
     sim = start_simulator(faults=Faults(rate_500=1.0))
     try:
-        engine = _engine(sim.base_url, tmp_path, max_attempts=3)
-
-        async def main():
-            try:
-                await engine.complete(_req(0))
-            finally:
-                await engine.aclose()
-
-        with pytest.raises(TransportFailure, match="after 3 attempts"):
-            asyncio.run(main())
-        assert sim.simulator.counters.requests == 3
+        engine = _engine(sim.base_url, tmp_path, max_attempts=20, outage_wait_s=1.0, concurrency=8)
+        started = time.monotonic()
+        outcomes = _run(engine, [_req(i) for i in range(16)])
+        assert all(isinstance(o, BuildFailed) and "outage_wait_s" in str(o) for o in outcomes), outcomes
+        assert engine.gate.outages == 1 and time.monotonic() - started < 15
+        # During the outage one probe at a time went out, not every waiting call.
+        assert sim.simulator.counters.requests < 16 + 20
     finally:
         sim.stop()
 
 
-def test_unreachable_endpoint_fails_cleanly(tmp_path):
-    engine = _engine("http://127.0.0.1:9/v1", tmp_path, max_attempts=2, timeout_s=2)
+def test_an_outage_is_waited_out_and_no_item_is_lost(tmp_path):
+    sim = start_simulator(latency_ms=50)
+    port = sim.port
+    engine = _engine(sim.base_url, tmp_path, concurrency=4, max_attempts=2, outage_wait_s=60, timeout_s=5)
+    restarted = []
 
-    async def main():
-        try:
-            await engine.complete(_req(0))
-        finally:
-            await engine.aclose()
+    def outage():
+        time.sleep(0.4)
+        sim.stop()
+        time.sleep(2.0)  # down: connections refused
+        restarted.append(SimulatorThread(Simulator(latency_ms=50), port=port).start())
 
-    with pytest.raises(TransportFailure, match="APIConnectionError|APITimeoutError"):
-        asyncio.run(main())
+    thread = threading.Thread(target=outage)
+    thread.start()
+    try:
+        outcomes = _run(engine, [_req(i) for i in range(60)])
+    finally:
+        thread.join()
+        for s in restarted:
+            s.stop()
+    assert all(not isinstance(o, BaseException) for o in outcomes), [o for o in outcomes if isinstance(o, Exception)][:3]
+    assert engine.gate.outages >= 1
+    assert restarted and restarted[0].simulator.counters.requests > 0
+
+
+def test_rate_limits_are_waited_out_on_a_time_budget_not_a_count(tmp_path):
+    sim = start_simulator(faults=Faults(rate_429=0.6, seed=3))
+    try:
+        engine = _engine(sim.base_url, tmp_path, concurrency=8, max_attempts=1)
+        outcomes = _run(engine, [_req(i) for i in range(40)])
+        assert all(not isinstance(o, BaseException) for o in outcomes)
+        assert sim.simulator.counters.by_outcome.get("429", 0) > 20
+        budget = _engine(sim.base_url, tmp_path / "b", max_attempts=1, rate_limit_wait_s=0.3)
+        sim.simulator.faults = Faults(rate_429=1.0)
+        (outcome,) = _run(budget, [_req(99)])
+        assert isinstance(outcome, BuildFailed) and "rate_limit_wait_s" in str(outcome)
+    finally:
+        sim.stop()
 
 
 def test_fatal_status_stops_the_build(tmp_path):

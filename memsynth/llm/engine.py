@@ -10,18 +10,21 @@ from typing import Any
 
 import httpx2 as httpx  # the HTTP library of openai >= 3
 import openai
-from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
 
 from memsynth.errors import BuildFailed, ConfigError
 from memsynth.llm.cache import ResponseCache
 from memsynth.llm.limits import RequestLimits
+from memsynth.llm.outage import OutageGate
 from memsynth.llm.request import LLMRequest, LLMResponse
 from memsynth.llm.retry import (
     EmptyResponse,
     backoff_seconds,
+    is_connect_failure,
     is_fatal,
     is_rate_limit,
     is_retryable,
+    is_unanswered,
 )
 
 
@@ -38,6 +41,8 @@ class EngineSettings:
     max_attempts: int = 6
     backoff_base_s: float = 0.5
     backoff_cap_s: float = 30.0
+    outage_wait_s: float = 600.0  # how long every call waits for an endpoint that went away
+    rate_limit_wait_s: float = 600.0  # how long one call may keep being told 429
 
 
 @dataclass
@@ -83,6 +88,7 @@ class LLMEngine:
         self._inflight_keys: dict[str, asyncio.Future[LLMResponse]] = {}
         self._successes = 0
         self._unreachable = 0
+        self.gate = OutageGate(settings.outage_wait_s)
 
     def _openai(self) -> openai.AsyncOpenAI:
         # Created lazily so it binds to the event loop that runs the calls.
@@ -140,33 +146,34 @@ class LLMEngine:
         estimate = _estimate_tokens(request)
         started = time.monotonic()
         attempts = 0
-        s = self.settings
-
-        retrying = AsyncRetrying(
-            retry=retry_if_exception(is_retryable),
-            stop=stop_after_attempt(s.max_attempts),
-            wait=lambda rs: backoff_seconds(
-                rs.attempt_number, rs.outcome.exception() if rs.outcome else None,
-                base=s.backoff_base_s, cap=s.backoff_cap_s),
-            reraise=True,
-        )
+        budget = _CallBudget(self.settings, self.gate, started)
+        retrying = AsyncRetrying(retry=retry_if_exception(is_retryable), stop=budget.exhausted,
+                                 wait=budget.wait, reraise=True)
         try:
             async for attempt in retrying:
                 with attempt:
+                    probe = await self.gate.admit()
+                    budget.attempt_started()
                     attempts += 1
                     if attempts > 1:
                         self.counters.retries += 1
-                    raw = await self._send(request, estimate)
+                    try:
+                        raw = await self._send(request, estimate)
+                    except Exception as exc:
+                        self._never_answered(exc)
+                        budget.failed(exc, probe)
+                        raise
+                    self.gate.answered()
         except Exception as exc:
+            if isinstance(exc, BuildFailed):
+                raise
             if is_fatal(exc):
                 raise BuildFailed(f"the endpoint refused the request: {_describe(exc)}") from exc
-            if isinstance(exc, (openai.APIConnectionError, openai.APITimeoutError)):
-                self._unreachable += 1
-                # Never answered at all: stop now rather than fail every item one by one.
-                if self._successes == 0 and self._unreachable >= UNREACHABLE_AFTER:
-                    raise BuildFailed(
-                        f"cannot reach the endpoint at {self.settings.base_url or 'the default OpenAI URL'}: "
-                        f"{_describe(exc)}") from exc
+            if is_retryable(exc):
+                # The endpoint is up but keeps failing this request: stop the build rather
+                # than drop the item (every answer so far is cached).
+                raise BuildFailed(f"the endpoint failed a request {budget.describe()}: {_describe(exc)}. "
+                                  "Every answer so far is cached: re-run the build to resume") from exc
             raise TransportFailure(f"{_describe(exc)} (after {attempts} attempts)") from exc
         self._successes += 1
         response = LLMResponse(
@@ -186,6 +193,15 @@ class LLMEngine:
         per_model[0] += response.prompt_tokens
         per_model[1] += response.completion_tokens
         return response
+
+    def _never_answered(self, exc: BaseException) -> None:
+        """An endpoint that has refused every connection so far is a wrong URL, not an outage."""
+        if self._successes == 0 and is_connect_failure(exc):
+            self._unreachable += 1
+            if self._unreachable >= UNREACHABLE_AFTER:
+                raise BuildFailed(
+                    f"cannot reach the endpoint at {self.settings.base_url or 'the default OpenAI URL'}: "
+                    f"{_describe(exc)}") from exc
 
     async def _send(self, request: LLMRequest, estimate: int) -> _Completion:
         await self.limits.acquire(estimate)
@@ -221,6 +237,57 @@ class LLMEngine:
             self.limits.release(estimate, actual)
 
 
+class _CallBudget:
+    """How long one call keeps trying: 429s on a time budget, outages on the gate's clock,
+    and only the failures of an endpoint that answers others against `max_attempts`."""
+
+    def __init__(self, settings: EngineSettings, gate: OutageGate, started: float):
+        self.settings = settings
+        self.gate = gate
+        self.started = started
+        self.counted = 0  # failures while the endpoint answered others
+        self.rate_limited = 0
+        self.last: BaseException | None = None
+        self._answers_before = 0
+
+    def attempt_started(self) -> None:
+        self._answers_before = self.gate.answers
+
+    def failed(self, exc: BaseException, probe: bool) -> None:
+        self.last = exc
+        if is_rate_limit(exc):
+            self.rate_limited += 1
+            self.gate.answered()
+        elif is_unanswered(exc):
+            self.gate.unreachable(_describe(exc), probe)
+            # Counted only if others were answered meanwhile: else it may be an outage,
+            # which the gate times, not this call.
+            if self.gate.answers > self._answers_before:
+                self.counted += 1
+        else:
+            self.gate.answered()
+            self.counted += 1
+
+    def exhausted(self, state: RetryCallState) -> bool:
+        if self.last is not None and is_rate_limit(self.last):
+            return time.monotonic() - self.started > self.settings.rate_limit_wait_s
+        return self.counted >= self.settings.max_attempts
+
+    def wait(self, state: RetryCallState) -> float:
+        if self.gate.down:
+            return 0.0  # the gate does the waiting, and lets one probe through at a time
+        if self.last is not None and is_rate_limit(self.last):
+            return backoff_seconds(min(self.rate_limited, 6), self.last, base=self.settings.backoff_base_s,
+                                   cap=self.settings.backoff_cap_s)
+        return backoff_seconds(max(1, self.counted), self.last, base=self.settings.backoff_base_s,
+                               cap=self.settings.backoff_cap_s)
+
+    def describe(self) -> str:
+        if self.last is not None and is_rate_limit(self.last):
+            return f"with 429 for {time.monotonic() - self.started:.0f} s (llm.rate_limit_wait_s)"
+        return f"{self.counted} times in a row while answering others (llm.max_attempts)"
+
+
 @dataclass(frozen=True)
 class _Completion:
     """The parts of a chat.completion response memsynth uses."""
@@ -250,8 +317,14 @@ def _estimate_tokens(request: LLMRequest) -> int:
 
 
 def _describe(exc: BaseException) -> str:
+    """What happened, in words: the status, or the connection error's own cause."""
     if isinstance(exc, openai.APIStatusError):
         return f"HTTP {exc.status_code}: {str(exc.message)[:200]}"
+    if is_connect_failure(exc):  # the client calls a refused connection a timeout
+        return f"cannot connect: {str(exc.__cause__ or exc.__context__)[:200]}"
+    cause = exc.__cause__
+    if isinstance(exc, openai.APIConnectionError) and cause is not None and str(cause):
+        return f"{type(exc).__name__}: {type(cause).__name__}: {str(cause)[:200]}"
     return f"{type(exc).__name__}: {str(exc)[:200]}"
 
 

@@ -34,6 +34,21 @@ def is_fatal(exc: BaseException) -> bool:
     return isinstance(exc, openai.APIStatusError) and exc.status_code in FATAL_STATUS
 
 
+def is_unanswered(exc: BaseException) -> bool:
+    """No answer from the endpoint itself: refused, reset, timed out, or a 5xx gateway error."""
+    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError)):
+        return True
+    return isinstance(exc, openai.APIStatusError) and exc.status_code >= 500
+
+
+def is_connect_failure(exc: BaseException) -> bool:
+    """The connection itself failed (refused, no route): nothing was sent."""
+    cause = exc.__cause__ or exc.__context__
+    return (isinstance(exc, openai.APIConnectionError) and cause is not None
+            and (type(cause).__name__ in ("ConnectError", "ConnectTimeout", "ConnectionRefusedError")
+                 or "Cannot connect" in str(cause)))
+
+
 def is_rate_limit(exc: BaseException) -> bool:
     return isinstance(exc, openai.APIStatusError) and exc.status_code == 429
 
