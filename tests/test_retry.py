@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 import time
 
@@ -119,22 +120,32 @@ def test_a_request_that_keeps_failing_stops_the_build_instead_of_dropping_the_it
         engine = _engine(sim.base_url, tmp_path, max_attempts=3, concurrency=4)
         poison = LLMRequest(model="m", messages=({"role": "user", "content": "poison"},))
         outcomes = _run(engine, [poison, *(_req(i) for i in range(30))])
-    assert isinstance(outcomes[0], BuildFailed) and "3 times in a row" in str(outcomes[0]), outcomes[0]
+    assert isinstance(outcomes[0], BuildFailed), outcomes[0]
+    # At least max_attempts failures while others were answered (counted once an answer follows).
+    assert int(re.search(r"(\d+) times in a row", str(outcomes[0])).group(1)) >= 3
     assert "re-run" in str(outcomes[0])
+    assert all(not isinstance(o, BaseException) for o in outcomes[1:])
 
 
-def test_an_endpoint_failing_every_call_is_an_outage_with_a_deadline(tmp_path):
-    sim = start_simulator(faults=Faults(rate_500=1.0))
-    try:
-        engine = _engine(sim.base_url, tmp_path, max_attempts=20, outage_wait_s=1.0, concurrency=8)
-        started = time.monotonic()
-        outcomes = _run(engine, [_req(i) for i in range(16)])
-        assert all(isinstance(o, BuildFailed) and "outage_wait_s" in str(o) for o in outcomes), outcomes
-        assert engine.gate.outages == 1 and time.monotonic() - started < 15
-        # During the outage one probe at a time went out, not every waiting call.
-        assert sim.simulator.counters.requests < 16 + 20
-    finally:
-        sim.stop()
+def test_an_endpoint_that_stays_away_stops_the_build_after_outage_wait_s(tmp_path):
+    sim = start_simulator()
+    engine = _engine(sim.base_url, tmp_path, max_attempts=20, outage_wait_s=1.0, concurrency=8, timeout_s=2)
+
+    async def main():
+        try:
+            first = await asyncio.gather(*(engine.complete(_req(i)) for i in range(4)))
+            sim.stop()
+            started = time.monotonic()
+            later = await asyncio.gather(*(engine.complete(_req(i)) for i in range(4, 20)),
+                                         return_exceptions=True)
+            return first, later, time.monotonic() - started
+        finally:
+            await engine.aclose()
+
+    first, later, took = asyncio.run(main())
+    assert len(first) == 4
+    assert all(isinstance(o, BuildFailed) and "outage_wait_s" in str(o) for o in later), later
+    assert engine.gate.outages == 1 and took < 15
 
 
 def test_an_outage_is_waited_out_and_no_item_is_lost(tmp_path):

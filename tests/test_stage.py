@@ -113,11 +113,21 @@ def test_json_object_mode_puts_the_schema_in_the_prompt(simulator, prompts, tmp_
     assert result.status == "ok" and isinstance(result.output, Pair)
 
 
-def test_transport_failure_is_recorded_not_raised(prompts, tmp_path):
-    engine = LLMEngine(EngineSettings(base_url="http://127.0.0.1:9/v1", api_key_env="X",
-                                      max_attempts=1, timeout_s=2),
-                       ResponseCache(tmp_path / "c"), api_key="k")
-    runner = StageRunner(engine, prompts, GenerationSettings(model="m"))
-    result = _run(runner, Stage("t", "pair", Pair))
+def test_a_refused_request_is_recorded_not_raised(prompts, tmp_path):
+    """A 400 is about the request (too long, say), not the endpoint: the item is dropped."""
+    from aiohttp import web
+
+    from memsynth.simulator.server import Simulator, SimulatorThread
+
+    class BadRequest(Simulator):
+        async def chat_completions(self, request):
+            self.counters.requests += 1
+            return web.json_response({"error": {"message": "context too long"}}, status=400)
+
+    with SimulatorThread(BadRequest()) as sim:
+        engine = LLMEngine(EngineSettings(base_url=sim.base_url, api_key_env="X", timeout_s=2),
+                           ResponseCache(tmp_path / "c"), api_key="k")
+        runner = StageRunner(engine, prompts, GenerationSettings(model="m"))
+        result = _run(runner, Stage("t", "pair", Pair))
     assert result.status == "dropped"
-    assert result.calls[0]["outcome"] == "transport_error"
+    assert result.calls[0]["outcome"] == "transport_error" and "HTTP 400" in result.calls[0]["error"]

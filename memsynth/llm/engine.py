@@ -88,7 +88,7 @@ class LLMEngine:
         self._inflight_keys: dict[str, asyncio.Future[LLMResponse]] = {}
         self._successes = 0
         self._unreachable = 0
-        self.gate = OutageGate(settings.outage_wait_s)
+        self.gate = OutageGate(settings.outage_wait_s, self._probe)
 
     def _openai(self) -> openai.AsyncOpenAI:
         # Created lazily so it binds to the event loop that runs the calls.
@@ -152,8 +152,7 @@ class LLMEngine:
         try:
             async for attempt in retrying:
                 with attempt:
-                    probe = await self.gate.admit()
-                    budget.attempt_started()
+                    await self.gate.admit()
                     attempts += 1
                     if attempts > 1:
                         self.counters.retries += 1
@@ -161,7 +160,7 @@ class LLMEngine:
                         raw = await self._send(request, estimate)
                     except Exception as exc:
                         self._never_answered(exc)
-                        budget.failed(exc, probe)
+                        budget.failed(exc)
                         raise
                     self.gate.answered()
         except Exception as exc:
@@ -193,6 +192,16 @@ class LLMEngine:
         per_model[0] += response.prompt_tokens
         per_model[1] += response.completion_tokens
         return response
+
+    async def _probe(self) -> bool:
+        """Is the endpoint there? Any HTTP answer below 500 (a 404 too) says yes."""
+        try:
+            await self._openai().get("/models", cast_to=httpx.Response)
+        except openai.APIStatusError as exc:
+            return exc.status_code < 500
+        except Exception:
+            return False
+        return True
 
     def _never_answered(self, exc: BaseException) -> None:
         """An endpoint that has refused every connection so far is a wrong URL, not an outage."""
@@ -245,30 +254,37 @@ class _CallBudget:
         self.settings = settings
         self.gate = gate
         self.started = started
-        self.counted = 0  # failures while the endpoint answered others
+        # The gate's (confirmed outages, answers) at each failure of this request.
+        self.failures: list[tuple[int, int]] = []
         self.rate_limited = 0
         self.last: BaseException | None = None
-        self._answers_before = 0
 
-    def attempt_started(self) -> None:
-        self._answers_before = self.gate.answers
+    @property
+    def counted(self) -> int:
+        """Failures of this request that the endpoint answered others after, with no
+        confirmed outage since: the request's own fault, not the endpoint's."""
+        return sum(1 for confirmed, answers in self.failures
+                   if confirmed == self.gate.confirmed and self.gate.answers > answers)
 
-    def failed(self, exc: BaseException, probe: bool) -> None:
+    def failed(self, exc: BaseException) -> None:
         self.last = exc
+        mark = (self.gate.confirmed, self.gate.answers)
         if is_rate_limit(exc):
             self.rate_limited += 1
             self.gate.answered()
-        elif is_unanswered(exc):
-            self.gate.unreachable(_describe(exc), probe)
-            # Counted only if others were answered meanwhile: else it may be an outage,
-            # which the gate times, not this call.
-            if self.gate.answers > self._answers_before:
-                self.counted += 1
+            return
+        if is_unanswered(exc):
+            was_down = self.gate.down
+            self.gate.unreachable(_describe(exc))
+            if was_down:
+                return
         else:
-            self.gate.answered()
-            self.counted += 1
+            self.gate.answered()  # a malformed body is still an answer
+        self.failures.append(mark)
 
     def exhausted(self, state: RetryCallState) -> bool:
+        if self.gate.down:
+            return False  # the gate decides: the endpoint comes back, or the build stops
         if self.last is not None and is_rate_limit(self.last):
             return time.monotonic() - self.started > self.settings.rate_limit_wait_s
         return self.counted >= self.settings.max_attempts

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 
 from memsynth.errors import BuildFailed
 
@@ -15,11 +16,12 @@ PROBE_EVERY_S = (0.25, 5.0)  # first and longest pause between probes, doubling
 
 
 class OutageGate:
-    """Open while the endpoint answers; closed during an outage, when one probe at a time
-    goes through until an answer reopens it, or `wait_s` passes and the build stops."""
+    """Open while the endpoint answers; closed during an outage, when a cheap probe goes out
+    now and then until the endpoint answers it, or `wait_s` passes and the build stops."""
 
-    def __init__(self, wait_s: float, *, clock=time.monotonic):
+    def __init__(self, wait_s: float, probe: Callable[[], Awaitable[bool]], *, clock=time.monotonic):
         self.wait_s = wait_s
+        self._probe = probe
         self._clock = clock
         self._failures = 0
         self._since: float | None = None  # when the outage began
@@ -28,15 +30,18 @@ class OutageGate:
         self._pause = PROBE_EVERY_S[0]
         self._reopened = asyncio.Event()
         self.outages = 0
-        self.answers = 0  # answers seen so far: did others get answered while a call failed?
+        # Probes that found the endpoint down: failures before one are the outage's fault,
+        # not their request's (a call compares this before and after).
+        self.confirmed = 0
+        self.answers = 0  # answers so far: was the endpoint up after a request failed?
         self.last_error = ""
 
     @property
     def down(self) -> bool:
         return self._since is not None
 
-    async def admit(self) -> bool:
-        """Wait until a request may go out; True when it goes out as the outage's probe."""
+    async def admit(self) -> None:
+        """Return when a request may go out: at once, or when an outage is over."""
         while self._since is not None:
             now = self._clock()
             if now - self._since > self.wait_s:
@@ -46,13 +51,22 @@ class OutageGate:
                     "Every answer so far is cached: re-run the build once the endpoint is back")
             if not self._probing and now >= self._next_probe:
                 self._probing = True
-                return True
+                try:
+                    up = await self._probe()
+                finally:
+                    self._probing = False
+                if up:
+                    self.answered()
+                else:
+                    self.confirmed += 1
+                    self._pause = min(PROBE_EVERY_S[1], self._pause * 2)
+                    self._next_probe = self._clock() + self._pause
+                continue
             self._reopened.clear()
             try:
                 await asyncio.wait_for(self._reopened.wait(), timeout=max(0.05, min(self._pause, 1.0)))
             except TimeoutError:
                 pass
-        return False
 
     def answered(self) -> None:
         """An answer (a 429 or a malformed body too) means the endpoint is there."""
@@ -60,19 +74,14 @@ class OutageGate:
         self._failures = 0
         if self._since is not None:
             self._since = None
-            self._probing = False
             self._pause = PROBE_EVERY_S[0]
             self._reopened.set()
 
-    def unreachable(self, error: str, probe: bool) -> None:
+    def unreachable(self, error: str) -> None:
         """A request got no answer (refused, reset, timed out, a 5xx gateway error)."""
         self.last_error = error
         self._failures += 1
-        if probe:
-            self._probing = False
-            self._pause = min(PROBE_EVERY_S[1], self._pause * 2)
-            self._next_probe = self._clock() + self._pause
-        elif self._since is None and self._failures >= OUTAGE_AFTER:
+        if self._since is None and self._failures >= OUTAGE_AFTER:
             self._since = self._clock()
             self._next_probe = self._since + self._pause
             self.outages += 1
