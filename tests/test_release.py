@@ -297,3 +297,31 @@ def test_the_card_says_how_the_release_was_made(builds, name, plots):
     assert version["created_at"][:19] not in body
     manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["published_at"] == version["created_at"] and manifest["config_hash"] == version["config_hash"]
+
+
+def test_diff_reports_changed_and_removed_rows_with_their_columns():
+    import pyarrow as pa
+
+    from memsynth.release.diff import diff_tables, format_diff
+
+    old = {"samples": ("id", pa.table({"id": ["a", "b", "c"], "text": ["x", "y", "z"], "n": [1, 2, 3]}))}
+    new = {"samples": ("id", pa.table({"id": ["a", "c", "d"], "text": ["x", "Z", "w"], "n": [1, 3, 4]}))}
+    d = diff_tables(old, new)["samples"]
+    assert (d["added_ids"], d["removed_ids"], d["changed_ids"]) == (["d"], ["b"], ["c"])
+    assert d["changed_columns"] == {"c": ["text"]}
+    text = format_diff(diff_tables(old, new))
+    assert "+1 added, -1 removed, ~1 changed" in text and "changed: c (text)" in text
+
+
+def test_english_releases_use_table_5_action_names():
+    from flows.pal.plan import ACTION_LABELS
+    from flows.pal.release import RELEASE
+    from flows.pal.seed_format import ACTION_NAMES
+
+    labels = RELEASE.lookup_tables("en")["action_labels"].to_pylist()
+    assert {r["action"] for r in labels} == set(ACTION_LABELS["en"])
+    assert {r["label"] for r in labels} == {"Topic Inquiry", "Requirement Confirmation", "Solution Discussion",
+                                            "Solution Feedback", "Requirement Prediction", "Solution Proposal",
+                                            "Feedback Response"}
+    assert RELEASE.lookup_tables("zh")["action_labels"].to_pylist() == [
+        {"action": k, "label": v} for k, v in ACTION_NAMES["zh"].items()]

@@ -4,22 +4,12 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from flows.pal.plan import ACTION_LABELS
-from flows.pal.seed_format import PalSetFormat
+from flows.pal.seed_format import ACTION_NAMES, PalSetFormat
 from memsynth.release.spec import Plot, ReleaseSpec, View
-
-# Table 5's English names; the Chinese ones are the real PAL-Set files' labels.
-RELEASE_ACTION_LABELS = {
-    "en": {"topic_inquiry": "Topic Inquiry", "requirement_confirmation": "Requirement Confirmation",
-           "solution_discussion": "Solution Discussion", "solution_feedback": "Solution Feedback",
-           "requirement_prediction": "Requirement Prediction", "solution_proposal": "Solution Proposal",
-           "feedback_response": "Feedback Response"},
-    "zh": ACTION_LABELS["zh"],
-}
 
 
 def _lookups(language: str) -> dict[str, pa.Table]:
-    labels = RELEASE_ACTION_LABELS.get(language, RELEASE_ACTION_LABELS["en"])
+    labels = ACTION_NAMES.get(language, ACTION_NAMES["en"])
     return {"action_labels": pa.table({"action": list(labels), "label": list(labels.values())})}
 
 

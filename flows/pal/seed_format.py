@@ -25,16 +25,20 @@ from pydantic import (
 from flows.pal.plan import ACTION_LABELS
 from memsynth.release.files import write_json
 from memsynth.release.verify import model_problems
-from schemas.pal import RequirementTypes
+from schemas.pal import ASPECTS  # work, health, family, leisure: the real files' order
 
-ASPECTS = tuple(RequirementTypes.model_fields)  # work, health, family, leisure: the real files' order
 USER_ID = r"^\d{4}$"
 SECOND = r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$"
 MINUTE = r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}$"
-# Table 5's English action names, and the real files' Chinese ones.
-ENGLISH_ACTIONS = ("Topic Inquiry", "Requirement Confirmation", "Solution Discussion", "Solution Feedback",
-                   "Requirement Prediction", "Solution Proposal", "Feedback Response")
-KNOWN_ACTIONS = frozenset(ENGLISH_ACTIONS) | frozenset(ACTION_LABELS["zh"].values())
+# The seed's action names per language: Table 5's English ones, the real files' Chinese ones.
+ACTION_NAMES = {
+    "en": {"topic_inquiry": "Topic Inquiry", "requirement_confirmation": "Requirement Confirmation",
+           "solution_discussion": "Solution Discussion", "solution_feedback": "Solution Feedback",
+           "requirement_prediction": "Requirement Prediction", "solution_proposal": "Solution Proposal",
+           "feedback_response": "Feedback Response"},
+    "zh": ACTION_LABELS["zh"],
+}
+KNOWN_ACTIONS = frozenset(name for names in ACTION_NAMES.values() for name in names.values())
 
 Text = Annotated[str, StringConstraints(min_length=1)]
 
@@ -161,7 +165,7 @@ class Background(_Strict):
     personality: Personality
 
 
-Aspect = Literal["work", "health", "family", "leisure"]
+Aspect = Literal[ASPECTS]  # type: ignore[valid-type]
 
 
 def _requirement_ids(tree: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> None:
