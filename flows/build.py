@@ -257,7 +257,8 @@ def run_build(config: BuildConfig, options: BuildOptions) -> dict[str, Any]:
         concurrency=config.llm.concurrency, rpm=config.llm.rpm, tpm=config.llm.tpm,
         timeout_s=config.llm.timeout_s, max_attempts=config.llm.max_attempts,
         backoff_base_s=config.llm.retry_base_s, outage_wait_s=config.llm.outage_wait_s,
-        rate_limit_wait_s=config.llm.rate_limit_wait_s), cache, api_key=api_key)
+        rate_limit_wait_s=config.llm.rate_limit_wait_s,
+        max_tokens_ceiling=config.llm.max_tokens_ceiling), cache, api_key=api_key)
     prompts = PromptLibrary()
     runner = StageRunner(engine, prompts, GenerationSettings(
         model=model, response_mode=config.llm.response_mode, temperature=config.llm.temperature,

@@ -311,24 +311,33 @@ def simulator() -> None:
               help="delay before each answer")
 @click.option("--rate-429", type=click.FloatRange(0, 1), default=0.0, help="share of requests answered 429")
 @click.option("--rate-500", type=click.FloatRange(0, 1), default=0.0, help="share answered 500")
+@click.option("--rate-dropped", type=click.FloatRange(0, 1), default=0.0,
+              help="share whose connection is closed without an answer")
 @click.option("--rate-malformed", type=click.FloatRange(0, 1), default=0.0,
-              help="share whose content is not JSON")
+              help="share answered 200 with a body cut in half (not a readable completion)")
 @click.option("--rate-truncated", type=click.FloatRange(0, 1), default=0.0,
-              help="share cut off with finish_reason=length")
+              help="share whose content is cut in half, with finish_reason=length")
+@click.option("--rate-slow", type=click.FloatRange(0, 1), default=0.0,
+              help="share answered --slow-ms late")
+@click.option("--slow-ms", type=click.FloatRange(min=0), default=2000.0, show_default=True,
+              help="extra delay of a slow answer")
 @click.option("--seed", type=int, default=0, show_default=True, help="seed of the fault draws")
 @click.option("--upstream", help="act as a fault-injecting proxy in front of this OpenAI-compatible /v1 URL")
 def simulator_serve(host: str, port: int, latency_ms: float, rate_429: float, rate_500: float,
-                    rate_malformed: float, rate_truncated: float, seed: int, upstream: str | None) -> None:
+                    rate_dropped: float, rate_malformed: float, rate_truncated: float,
+                    rate_slow: float, slow_ms: float, seed: int, upstream: str | None) -> None:
     """Serve POST /v1/chat/completions, GET /v1/models and GET /stats until interrupted."""
     import asyncio
 
     from memsynth.simulator.server import Faults, Simulator, serve_forever
 
-    if rate_429 + rate_500 > 1 or rate_malformed + rate_truncated > 1:
-        raise MemsynthError("fault rates of one kind must add up to at most 1")
+    if rate_429 + rate_500 + rate_dropped > 1 or rate_malformed + rate_truncated + rate_slow > 1:
+        raise MemsynthError("--rate-429, --rate-500 and --rate-dropped must add up to at most 1, "
+                            "and so must --rate-malformed, --rate-truncated and --rate-slow")
     sim = Simulator(latency_ms=latency_ms, upstream=upstream, faults=Faults(
-        rate_429=rate_429, rate_500=rate_500, rate_malformed=rate_malformed,
-        rate_truncated=rate_truncated, seed=seed))
+        rate_429=rate_429, rate_500=rate_500, rate_dropped=rate_dropped,
+        rate_malformed=rate_malformed, rate_truncated=rate_truncated, rate_slow=rate_slow,
+        slow_ms=slow_ms, seed=seed))
     try:
         asyncio.run(serve_forever(sim, host, port))
     except OSError as exc:

@@ -38,6 +38,8 @@ class LLMConfig(_Strict):
     response_mode: Literal["json_schema", "json_object"] = "json_schema"
     temperature: float = Field(0.8, ge=0, le=2)
     max_tokens: int = Field(4096, ge=16)
+    # A cut-off answer is asked again with max_tokens doubled up to this; unset: unchanged.
+    max_tokens_ceiling: int | None = Field(None, ge=16)
     seed: int | None = None  # sent to endpoints that honour it
     concurrency: int = Field(32, ge=1, le=4096)
     rpm: float | None = Field(None, gt=0)

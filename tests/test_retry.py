@@ -16,7 +16,13 @@ from memsynth.errors import BuildFailed, ConfigError
 from memsynth.llm.cache import ResponseCache
 from memsynth.llm.engine import EngineSettings, LLMEngine
 from memsynth.llm.request import LLMRequest
-from memsynth.llm.retry import backoff_seconds, is_fatal, is_retryable, retry_after_seconds
+from memsynth.llm.retry import (
+    FailureRate,
+    backoff_seconds,
+    is_fatal,
+    is_retryable,
+    retry_after_seconds,
+)
 from memsynth.simulator.server import Faults, Simulator, SimulatorThread
 from tests.conftest import start_simulator
 
@@ -70,6 +76,22 @@ def _req(i: int) -> LLMRequest:
     return LLMRequest(model="m", messages=({"role": "user", "content": f"q{i}"},),
                       json_schema={"type": "object", "properties": {"a": {"type": "string"}}},
                       schema_name="probe")
+
+
+def test_a_flaky_endpoint_allows_longer_runs_of_failures_than_a_healthy_one():
+    rate = FailureRate()
+    assert rate.attempts_needed(6) == 6  # no history: the configured floor
+    for i in range(1000):
+        rate.record(ok=i % 100 >= 23)  # 23% failed, as under the 20/10/5/5/2/2 fault mix
+    assert rate.attempts_needed(6) == 10
+    healthy = FailureRate()
+    for _ in range(1000):
+        healthy.record(ok=True)
+    assert healthy.attempts_needed(6) == 6
+    down = FailureRate()
+    for _ in range(100):
+        down.record(ok=False)
+    assert down.attempts_needed(6) == FailureRate.MOST
 
 
 def test_engine_rides_out_429_and_500(tmp_path):

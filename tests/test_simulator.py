@@ -89,20 +89,25 @@ def test_answers_are_deterministic_and_vary_between_prompts(simulator):
 
 
 def test_fault_rates_are_applied():
-    sim = start_simulator(faults=Faults(rate_429=0.5, rate_malformed=0.5, seed=4))
+    sim = start_simulator(faults=Faults(rate_429=0.4, rate_dropped=0.2, rate_malformed=0.3,
+                                        rate_truncated=0.3, seed=4))
     try:
         client = openai.OpenAI(base_url=sim.base_url, api_key="k", max_retries=0)
         outcomes = []
-        for i in range(40):
+        for i in range(60):
             try:
-                content = client.chat.completions.create(
-                    model="m", messages=[{"role": "user", "content": str(i)}]).choices[0].message.content
-                outcomes.append("sorry" in content and "malformed" or "ok")
+                choice = client.chat.completions.create(
+                    model="m", messages=[{"role": "user", "content": str(i)}]).choices[0]
+                outcomes.append("truncated" if choice.finish_reason == "length" else "ok")
             except openai.RateLimitError as exc:
                 assert exc.response.headers.get("retry-after-ms") == "50"
                 outcomes.append("429")
-        assert {"429", "malformed", "ok"} <= set(outcomes)
-        assert sim.simulator.counters.by_outcome["429"] == outcomes.count("429")
+            except openai.APIConnectionError:
+                outcomes.append("dropped")
+            except ValueError:  # the body is cut: not JSON
+                outcomes.append("malformed")
+        assert {"429", "dropped", "malformed", "truncated", "ok"} <= set(outcomes)
+        assert {k: outcomes.count(k) for k in set(outcomes)} == sim.simulator.counters.by_outcome
     finally:
         sim.stop()
 

@@ -92,14 +92,33 @@ def test_flag_policy_keeps_the_last_valid_output(simulator, prompts, tmp_path):
     assert result.status == "flagged" and result.output.count == 1
 
 
-def test_truncated_answer_is_repairable(simulator, prompts, tmp_path):
+def test_a_cut_off_answer_is_asked_again_with_more_tokens(simulator, prompts, tmp_path):
+    """finish_reason=length is a retry of the same request, not a repair and not a parse."""
+    from memsynth.simulator.server import Faults
+
+    sim = simulator.simulator
+    sim.faults, sim.record = Faults(schedule=("truncated", "truncated")), True
+    engine = LLMEngine(EngineSettings(base_url=simulator.base_url, api_key_env="X", max_tokens_ceiling=300),
+                       ResponseCache(tmp_path / "cache"), api_key="k")
+    runner = StageRunner(engine, prompts, GenerationSettings(model="m", max_tokens=100))
+    result = _run(runner, Stage("t", "pair", Pair))
+    assert result.status == "ok" and [c["outcome"] for c in result.calls] == ["ok"]
+    assert result.calls[0]["attempts"] == 3
+    assert [body["max_tokens"] for body in sim.recorded] == [100, 200, 300]
+    assert all(len(body["messages"]) == 2 for body in sim.recorded)  # no repair prompt
+
+
+def test_an_answer_cut_off_every_time_becomes_a_repair(simulator, prompts, tmp_path):
     from memsynth.simulator.server import Faults
 
     simulator.simulator.faults = Faults(rate_truncated=1.0)
-    runner = _runner(simulator, prompts, tmp_path, repairs=1)
-    result = _run(runner, Stage("t", "pair", Pair))
+    engine = LLMEngine(EngineSettings(base_url=simulator.base_url, api_key_env="X", max_attempts=2),
+                       ResponseCache(tmp_path / "cache"), api_key="k")
+    result = _run(StageRunner(engine, prompts, GenerationSettings(model="m", repairs=1)),
+                  Stage("t", "pair", Pair))
     assert [c["outcome"] for c in result.calls] == ["truncated", "truncated"]
-    assert result.status == "dropped"
+    assert result.status == "dropped" and "[truncated]" in result.problems[0]
+    assert simulator.simulator.counters.requests == 4  # max_attempts per call, then the repair
 
 
 def test_json_object_mode_puts_the_schema_in_the_prompt(simulator, prompts, tmp_path):

@@ -19,6 +19,8 @@ from memsynth.llm.outage import OutageGate
 from memsynth.llm.request import LLMRequest, LLMResponse
 from memsynth.llm.retry import (
     EmptyResponse,
+    FailureRate,
+    Truncated,
     backoff_seconds,
     is_connect_failure,
     is_fatal,
@@ -43,6 +45,9 @@ class EngineSettings:
     backoff_cap_s: float = 30.0
     outage_wait_s: float = 600.0  # how long every call waits for an endpoint that went away
     rate_limit_wait_s: float = 600.0  # how long one call may keep being told 429
+    # The most max_tokens a cut-off answer is asked again with (doubling each time);
+    # None: asked again with the request's own.
+    max_tokens_ceiling: int | None = None
 
 
 @dataclass
@@ -89,6 +94,7 @@ class LLMEngine:
         self._successes = 0
         self._unreachable = 0
         self.gate = OutageGate(settings.outage_wait_s, self._probe)
+        self.failure_rate = FailureRate()
 
     def _openai(self) -> openai.AsyncOpenAI:
         # Created lazily so it binds to the event loop that runs the calls.
@@ -146,7 +152,7 @@ class LLMEngine:
         estimate = _estimate_tokens(request)
         started = time.monotonic()
         attempts = 0
-        budget = _CallBudget(self.settings, self.gate, started)
+        budget = _CallBudget(self.settings, self.gate, self.failure_rate, started)
         retrying = AsyncRetrying(retry=retry_if_exception(is_retryable), stop=budget.exhausted,
                                  wait=budget.wait, reraise=True)
         try:
@@ -157,12 +163,18 @@ class LLMEngine:
                     if attempts > 1:
                         self.counters.retries += 1
                     try:
-                        raw = await self._send(request, estimate)
+                        raw = await self._send(request, estimate, budget.max_tokens(request))
+                        if raw.finish_reason == "length":
+                            raise Truncated(raw)
                     except Exception as exc:
                         self._never_answered(exc)
                         budget.failed(exc)
                         raise
                     self.gate.answered()
+                    self.failure_rate.record(ok=True)
+        except Truncated as exc:
+            # Cut off every time: the stage runner asks for a shorter answer instead.
+            raw = exc.completion
         except Exception as exc:
             if isinstance(exc, BuildFailed):
                 raise
@@ -212,7 +224,7 @@ class LLMEngine:
                     f"cannot reach the endpoint at {self.settings.base_url or 'the default OpenAI URL'}: "
                     f"{_describe(exc)}") from exc
 
-    async def _send(self, request: LLMRequest, estimate: int) -> _Completion:
+    async def _send(self, request: LLMRequest, estimate: int, max_tokens: int | None) -> _Completion:
         await self.limits.acquire(estimate)
         self.counters.in_flight += 1
         self.counters.requests += 1
@@ -220,6 +232,8 @@ class LLMEngine:
         try:
             body: dict[str, Any] = {"model": request.model, "messages": list(request.messages),
                                     **request.params}
+            if max_tokens is not None:
+                body["max_tokens"] = max_tokens
             fmt = request.response_format()
             if fmt is not None:
                 body["response_format"] = fmt
@@ -248,16 +262,27 @@ class LLMEngine:
 
 class _CallBudget:
     """How long one call keeps trying: 429s on a time budget, outages on the gate's clock,
-    and only the failures of an endpoint that answers others against `max_attempts`."""
+    and only the failures of an endpoint that answers others against `max_attempts`
+    (raised when the endpoint fails often enough to explain a longer run)."""
 
-    def __init__(self, settings: EngineSettings, gate: OutageGate, started: float):
+    def __init__(self, settings: EngineSettings, gate: OutageGate, rate: FailureRate, started: float):
         self.settings = settings
         self.gate = gate
+        self.rate = rate
         self.started = started
         # The gate's (confirmed outages, answers) at each failure of this request.
         self.failures: list[tuple[int, int]] = []
         self.rate_limited = 0
+        self.truncated = 0
         self.last: BaseException | None = None
+
+    def max_tokens(self, request: LLMRequest) -> int | None:
+        """max_tokens for the next attempt: doubled per cut-off answer, up to the ceiling."""
+        asked = request.params.get("max_tokens")
+        ceiling = self.settings.max_tokens_ceiling
+        if not self.truncated or asked is None or ceiling is None or ceiling <= asked:
+            return None  # the request's own
+        return min(ceiling, int(asked) * 2 ** self.truncated)
 
     @property
     def counted(self) -> int:
@@ -273,6 +298,8 @@ class _CallBudget:
             self.rate_limited += 1
             self.gate.answered()
             return
+        if isinstance(exc, Truncated):
+            self.truncated += 1
         if is_unanswered(exc):
             was_down = self.gate.down
             self.gate.unreachable(_describe(exc))
@@ -280,18 +307,30 @@ class _CallBudget:
                 return
         else:
             self.gate.answered()  # a malformed body is still an answer
+        self.rate.record(ok=False)
         self.failures.append(mark)
+
+    @property
+    def allowed(self) -> int:
+        """Failures this request may have: `max_attempts`, or more on a flaky endpoint."""
+        return self.rate.attempts_needed(self.settings.max_attempts)
 
     def exhausted(self, state: RetryCallState) -> bool:
         if self.gate.down:
             return False  # the gate decides: the endpoint comes back, or the build stops
         if self.last is not None and is_rate_limit(self.last):
             return time.monotonic() - self.started > self.settings.rate_limit_wait_s
-        return self.counted >= self.settings.max_attempts
+        if isinstance(self.last, Truncated):
+            # Cut off again and again is the answer's length, not luck: the runner asks for
+            # a shorter one after `max_attempts`.
+            return self.counted >= self.settings.max_attempts
+        return self.counted >= self.allowed
 
     def wait(self, state: RetryCallState) -> float:
         if self.gate.down:
             return 0.0  # the gate does the waiting, and lets one probe through at a time
+        if isinstance(self.last, Truncated):
+            return 0.0  # an answer, not a struggling endpoint: ask again at once
         if self.last is not None and is_rate_limit(self.last):
             return backoff_seconds(min(self.rate_limited, 6), self.last, base=self.settings.backoff_base_s,
                                    cap=self.settings.backoff_cap_s)
@@ -301,7 +340,8 @@ class _CallBudget:
     def describe(self) -> str:
         if self.last is not None and is_rate_limit(self.last):
             return f"with 429 for {time.monotonic() - self.started:.0f} s (llm.rate_limit_wait_s)"
-        return f"{self.counted} times in a row while answering others (llm.max_attempts)"
+        return (f"{self.counted} times in a row while answering others (llm.max_attempts is "
+                f"{self.settings.max_attempts}; {self.allowed} at the endpoint's failure rate)")
 
 
 @dataclass(frozen=True)

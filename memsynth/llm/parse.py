@@ -30,6 +30,10 @@ def extract_json(text: str) -> Any:
         return value
     except ValueError:
         pass
+    if _stops_early(candidate):
+        # Closing what a cut-off answer left open would yield a shorter object that
+        # passes as whole: fewer items, silently. A cut answer is re-asked, never repaired.
+        raise UnparsableOutput("the answer stops before its JSON is complete")
     try:
         value = json_repair.loads(candidate)
     except Exception as exc:  # json_repair raises assorted errors on hopeless input
@@ -42,3 +46,26 @@ def extract_json(text: str) -> Any:
 def _first_bracket(text: str) -> int | None:
     positions = [i for i in (text.find("{"), text.find("[")) if i >= 0]
     return min(positions) if positions else None
+
+
+def _stops_early(text: str) -> bool:
+    """True when a string, object or array opened in `text` is never closed."""
+    depth = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+            if depth == 0:
+                return False  # the first value is complete; what follows is prose
+    return in_string or depth > 0

@@ -34,11 +34,15 @@ class Faults:
 
     rate_429: float = 0.0
     rate_500: float = 0.0
-    rate_malformed: float = 0.0
-    rate_truncated: float = 0.0
+    rate_dropped: float = 0.0  # the connection is closed without an answer
+    rate_malformed: float = 0.0  # a 200 whose body is not a readable chat completion
+    rate_truncated: float = 0.0  # half the content, finish_reason "length"
+    rate_slow: float = 0.0  # answered after an extra `slow_ms`
+    slow_ms: float = 2000.0
     seed: int = 0
-    # Forced outcomes ("429", "500", "malformed", "truncated", "ok") for the first
-    # requests, before the random draws take over: tests use it to be sure each fault occurs.
+    # Forced outcomes ("429", "500", "dropped", "malformed", "truncated", "slow", "ok") for
+    # the first requests, before the random draws take over: tests use it to be sure each
+    # fault occurs.
     schedule: tuple[str, ...] = ()
 
 
@@ -125,6 +129,13 @@ class Simulator:
             if fault == "500":
                 c.count("500")
                 return _error(500, "simulated server error")
+            if fault == "dropped":
+                c.count("dropped")
+                if request.transport is not None:
+                    request.transport.abort()
+                return web.Response()  # never reaches the client
+            if fault == "slow":
+                await asyncio.sleep(self.faults.slow_ms / 1000)
             if self.upstream:
                 status, payload = await self._forward(body)
                 if status != 200:
@@ -137,8 +148,12 @@ class Simulator:
                     return _error(412, missing)
                 payload = self.complete(body)
             c.count(fault)
-            if fault in ("malformed", "truncated"):
-                _damage(payload, fault)
+            if fault == "malformed":
+                # Cut mid-body: a broken proxy, or a gateway's HTML error page sent as a 200.
+                text = json.dumps(payload, ensure_ascii=False)
+                return web.Response(text=text[: len(text) // 2], content_type="application/json")
+            if fault == "truncated":
+                _truncate(payload)
             return web.json_response(payload)
         finally:
             c.in_flight -= 1
@@ -153,11 +168,15 @@ class Simulator:
             return "429"
         if draw < f.rate_429 + f.rate_500:
             return "500"
+        if draw < f.rate_429 + f.rate_500 + f.rate_dropped:
+            return "dropped"
         draw = self._rng.random()
         if draw < f.rate_malformed:
             return "malformed"
         if draw < f.rate_malformed + f.rate_truncated:
             return "truncated"
+        if draw < f.rate_malformed + f.rate_truncated + f.rate_slow:
+            return "slow"
         return "ok"
 
     async def _forward(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
@@ -224,14 +243,11 @@ def _requested_schema(body: dict[str, Any], prompt: str) -> tuple[dict[str, Any]
     return None, None
 
 
-def _damage(payload: dict[str, Any], how: str) -> None:
+def _truncate(payload: dict[str, Any]) -> None:
     choice = payload["choices"][0]
     content = choice["message"]["content"] or ""
-    if how == "malformed":
-        choice["message"]["content"] = "I'm sorry, I cannot produce that output right now."
-    else:
-        choice["message"]["content"] = content[: max(1, len(content) // 2)]
-        choice["finish_reason"] = "length"
+    choice["message"]["content"] = content[: max(1, len(content) // 2)]
+    choice["finish_reason"] = "length"
 
 
 def _error(status: int, message: str, headers: dict[str, str] | None = None) -> web.Response:
