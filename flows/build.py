@@ -27,6 +27,7 @@ import memsynth
 from memsynth.accounting import llm_totals
 from memsynth.config import BuildConfig, redacted, resolve_warehouse
 from memsynth.errors import BuildFailed, ConfigError, MemsynthError
+from memsynth.integrity import cascade
 from memsynth.llm.cache import CACHE_DIR_NAME, ResponseCache
 from memsynth.llm.engine import EngineSettings, LLMEngine
 from memsynth.llm.loop import LoopThread
@@ -110,7 +111,10 @@ async def _run_personas(session: BuildSession, persona_ids: list[str]) -> ShardO
 
 
 def _stage_output(session: BuildSession, shard: str, output: ShardOutput) -> dict[str, Any]:
-    """Write every table of a shard as Parquet and return its tallies."""
+    """Make the shard whole (a dropped item's dependents leave too), write every table as
+    Parquet, and return its tallies."""
+    left = cascade(session.tables, output.rows)
+    output.emit(STAGE_FAILURES, left)
     for table in session.tables:
         session.staging.write(table, shard, output.rows.get(table.name, []))
     calls = output.rows.get(LLM_CALLS.name, [])
@@ -120,6 +124,7 @@ def _stage_output(session: BuildSession, shard: str, output: ShardOutput) -> dic
         "check_stats": {k: dict(v) for k, v in output.check_stats.items()},
         "calls": len(calls),
         "cache_hits": sum(1 for c in calls if c.cache_hit),
+        "integrity_drops": len(left),
         "problems": [p for f in output.rows.get(STAGE_FAILURES.name, [])[:5] for p in f.problems[:1]],
     }
 
@@ -219,6 +224,7 @@ def _merge_stats(shard_stats: list[dict[str, Any]]) -> dict[str, Any]:
                    for k, v in checks.items()},
         "calls": sum(s["calls"] for s in shard_stats),
         "cache_hits": sum(s["cache_hits"] for s in shard_stats),
+        "integrity_drops": sum(s.get("integrity_drops", 0) for s in shard_stats),
         "problems": problems,
     }
 
@@ -301,7 +307,7 @@ def run_build(config: BuildConfig, options: BuildOptions) -> dict[str, Any]:
             schema_hashes={s.schema_name: _schema_hash(s.output) for s in recipe.stages},
             model=model, started_at=started, llm=totals)
         files = {t.name: staging.files(t.name) for t in tables}
-        published = publish(warehouse, config.dataset, files, info)
+        published = publish(warehouse, config.dataset, files, info, tables=tables)
         statistics = _statistics(recipe, warehouse, config.dataset, published["version"])
     finally:
         _SESSIONS.pop(build_id, None)
@@ -319,6 +325,8 @@ def run_build(config: BuildConfig, options: BuildOptions) -> dict[str, Any]:
         "stages": stats["stages"],
         "failed_items": failed,
         "items": items,
+        # Rows that left with an item they depend on (recorded in stage_failures as "integrity").
+        "integrity_drops": stats["integrity_drops"],
         "llm": totals,
         "model": model,
         "seconds": round(time.time() - started, 2),

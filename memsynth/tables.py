@@ -14,11 +14,28 @@ from pydantic import AwareDatetime, BaseModel
 
 
 @dataclass(frozen=True)
+class Ref:
+    """A reference: each row's `column` (every element, for a list; NULL: none) names a row
+    of `table` by its `key`. With `when=(column, value)`, only rows holding that value refer."""
+
+    column: str
+    table: str
+    key: str
+    when: tuple[str, Any] | None = None
+
+
+@dataclass(frozen=True)
 class Table:
-    """A named output table whose rows are instances of `row`."""
+    """A named output table whose rows are instances of `row`.
+
+    `key` names one row's item (for the record when it leaves); `refs` are the rows it
+    cannot stand without: a row whose reference breaks leaves the build with it.
+    """
 
     name: str
     row: type[BaseModel]
+    key: str | None = None
+    refs: tuple[Ref, ...] = ()
 
     @property
     def schema(self) -> pa.Schema:

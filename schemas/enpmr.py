@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from memsynth.tables import Table
+from memsynth.tables import Ref, Table
 
 # --- stage outputs -----------------------------------------------------------------
 
@@ -195,8 +195,10 @@ class LifeThemeRow(BaseModel):
     start_date: dt.date
 
 
-PROFILES = Table("profiles", ProfileRow)
-LIFE_THEMES = Table("life_themes", LifeThemeRow)
+PROFILES = Table("profiles", ProfileRow, key="persona_id",
+                 refs=(Ref("persona_id", "personas", "persona_id"),))
+LIFE_THEMES = Table("life_themes", LifeThemeRow, key="theme_id",
+                    refs=(Ref("persona_id", "profiles", "persona_id"),))
 
 
 class MemoryRow(BaseModel):
@@ -228,6 +230,9 @@ class SupportDialogueRow(BaseModel):
     persona_id: str
     need: str  # PN | LB | EN | SA
     target_memory_id: str
+    # The memories the dialogue was written to avoid (ranked in `negatives`): kept here so a
+    # dialogue leaves with any of them.
+    negative_memory_ids: list[str]
     theme_id: str | None
     scene: str
     turns: list[DialogueTurn]
@@ -262,9 +267,19 @@ class BenchmarkRow(BaseModel):
     blri_mean: float
 
 
-MEMORIES = Table("memories", MemoryRow)
-MEMORY_SESSIONS = Table("memory_sessions", MemorySessionRow)
-SUPPORT_DIALOGUES = Table("support_dialogues", SupportDialogueRow)
-NEGATIVES = Table("negatives", NegativeRow)
-QUALITY_CHECKS = Table("quality_checks", QualityCheckRow)
-BENCHMARK = Table("benchmark", BenchmarkRow)
+_TARGET = Ref("target_memory_id", "memories", "memory_id")
+MEMORIES = Table("memories", MemoryRow, key="memory_id", refs=(
+    Ref("persona_id", "profiles", "persona_id"), Ref("theme_id", "life_themes", "theme_id"),
+    # A memory enters the bank with its session, or not at all.
+    Ref("memory_id", "memory_sessions", "memory_id")))
+MEMORY_SESSIONS = Table("memory_sessions", MemorySessionRow,
+                        refs=(Ref("memory_id", "memories", "memory_id"),))
+SUPPORT_DIALOGUES = Table("support_dialogues", SupportDialogueRow, key="dialogue_id", refs=(
+    _TARGET, Ref("negative_memory_ids", "memories", "memory_id")))
+NEGATIVES = Table("negatives", NegativeRow, refs=(
+    Ref("dialogue_id", "support_dialogues", "dialogue_id"), Ref("memory_id", "memories", "memory_id")))
+QUALITY_CHECKS = Table("quality_checks", QualityCheckRow,
+                       refs=(Ref("dialogue_id", "support_dialogues", "dialogue_id"),))
+BENCHMARK = Table("benchmark", BenchmarkRow, key="dialogue_id", refs=(
+    Ref("dialogue_id", "support_dialogues", "dialogue_id"), _TARGET,
+    Ref("negative_memory_ids", "memories", "memory_id")))

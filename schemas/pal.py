@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from memsynth.tables import Table
+from memsynth.tables import Ref, Table
 
 Level = Literal["low", "medium", "high"]
 ASPECTS = ("work", "health", "family", "leisure")
@@ -279,13 +279,20 @@ class DialogueTurnRow(BaseModel):
     content: str
 
 
-PAL_PROFILES = Table("pal_profiles", PalProfileRow)
-TIMELINES = Table("timelines", TimelineRow)
-REQUIREMENT_TYPES = Table("requirement_types", RequirementTypeRow)
-PREFERENCES = Table("preferences", PreferenceRow)
-SITUATIONS = Table("situations", SituationRow)
-EXPERIENCES = Table("experiences", ExperienceRow)
-TOPICS = Table("topics", TopicRow)
-CANDIDATE_SOLUTIONS = Table("candidate_solutions", CandidateSolutionRow)
-LOGS = Table("logs", LogRow)
-DIALOGUE_TURNS = Table("dialogue_turns", DialogueTurnRow)
+# Requirement ids ("health-1") are per persona: a reference to one would need the persona
+# too, and one never leaves alone (a persona without every requirement's preferences goes).
+_PERSONA = Ref("persona_id", "pal_profiles", "persona_id")
+_SITUATION = Ref("situation_id", "situations", "situation_id")
+PAL_PROFILES = Table("pal_profiles", PalProfileRow, key="persona_id",
+                     refs=(Ref("persona_id", "personas", "persona_id"),))
+TIMELINES = Table("timelines", TimelineRow, refs=(_PERSONA,))
+REQUIREMENT_TYPES = Table("requirement_types", RequirementTypeRow, refs=(_PERSONA,))
+PREFERENCES = Table("preferences", PreferenceRow, refs=(_PERSONA,))
+SITUATIONS = Table("situations", SituationRow, key="situation_id", refs=(_PERSONA,))
+EXPERIENCES = Table("experiences", ExperienceRow, key="situation_id", refs=(_SITUATION,))
+TOPICS = Table("topics", TopicRow, key="topic_id", refs=(_SITUATION,))
+CANDIDATE_SOLUTIONS = Table("candidate_solutions", CandidateSolutionRow,
+                            refs=(Ref("topic_id", "topics", "topic_id"),))
+LOGS = Table("logs", LogRow, key="log_id", refs=(
+    _SITUATION, Ref("session_id", "situations", "situation_id")))
+DIALOGUE_TURNS = Table("dialogue_turns", DialogueTurnRow, refs=(_SITUATION,))

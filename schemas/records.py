@@ -45,6 +45,6 @@ class StageFailureRow(BaseModel):
     problems: list[str]
 
 
-PERSONAS = Table("personas", PersonaRow)
+PERSONAS = Table("personas", PersonaRow, key="persona_id")
 LLM_CALLS = Table("llm_calls", LLMCallRow)
 STAGE_FAILURES = Table("stage_failures", StageFailureRow)

@@ -250,8 +250,8 @@ class EnpmrRecipe:
         turn_dicts = [t.model_dump() for t in turns]
         ctx.emit(SUPPORT_DIALOGUES, [SupportDialogueRow(
             dialogue_id=plan.dialogue_id, persona_id=target.persona_id, need=plan.need,
-            target_memory_id=target.memory_id, theme_id=target.theme_id, scene=scene, turns=turns,
-            memory_turn=dialogue.memory_turn)])
+            target_memory_id=target.memory_id, negative_memory_ids=[m.memory_id for m in plan.negatives],
+            theme_id=target.theme_id, scene=scene, turns=turns, memory_turn=dialogue.memory_turn)])
         ctx.emit(NEGATIVES, [NegativeRow(dialogue_id=plan.dialogue_id, memory_id=m.memory_id, rank=r)
                              for r, m in enumerate(plan.negatives, start=1)])
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -12,6 +13,8 @@ from typing import Any
 import duckdb
 
 from memsynth.errors import MemsynthError
+from memsynth.integrity import dangling
+from memsynth.tables import Table
 from memsynth.warehouse.ducklake import attach, dataset_dir
 
 VERSIONS_DDL = """
@@ -72,8 +75,12 @@ def open_for_write(directory: Path, *, tries: int = 40) -> duckdb.DuckDBPyConnec
     raise AssertionError("unreachable")
 
 
-def publish(root: Path, dataset: str, tables: dict[str, list[Path]], info: VersionInfo) -> dict[str, Any]:
-    """Replace the dataset's tables with the staged files and record a new version, atomically."""
+def publish(root: Path, dataset: str, files: dict[str, list[Path]], info: VersionInfo,
+            tables: Sequence[Table] = ()) -> dict[str, Any]:
+    """Replace the dataset's tables with the staged files and record a new version, atomically.
+
+    Refused, with nothing published, when a reference declared by `tables` names a missing row.
+    """
     directory = dataset_dir(root, dataset)
     con = open_for_write(directory)
     try:
@@ -82,14 +89,19 @@ def publish(root: Path, dataset: str, tables: dict[str, list[Path]], info: Versi
         existing = {r[0] for r in con.execute(
             "SELECT table_name FROM duckdb_tables() WHERE database_name = 'lake'").fetchall()}
         row_counts: dict[str, int] = {}
-        for name, files in tables.items():
-            if not files:
+        for name, staged in files.items():
+            if not staged:
                 raise MemsynthError(f"nothing staged for table {name}")
-            file_list = "[" + ", ".join("'" + str(f).replace("'", "''") + "'" for f in files) + "]"
+            file_list = "[" + ", ".join("'" + str(f).replace("'", "''") + "'" for f in staged) + "]"
             con.execute(f'CREATE OR REPLACE TABLE lake."{name}" AS SELECT * FROM read_parquet({file_list})')
             row_counts[name] = con.execute(f'SELECT count(*) FROM lake."{name}"').fetchone()[0]
-        for stale in existing - set(tables) - {"versions"}:
+        for stale in existing - set(files) - {"versions"}:
             con.execute(f'DROP TABLE lake."{stale}"')
+        broken = dangling(con, tables)
+        if broken:
+            raise MemsynthError(f"refusing to publish {dataset}: {broken[0]}"
+                                + (f" (and {len(broken) - 1} more)" if len(broken) > 1 else "")
+                                + "; nothing was published")
         version, parent = _next_version(con)
         snapshot = con.execute("SELECT max(snapshot_id) FROM lake.snapshots()").fetchone()[0] + 1
         now = datetime.now(UTC)

@@ -1,0 +1,173 @@
+"""Referential integrity: a dropped item takes its dependents along, and publish refuses a
+dangling id. Drops are injected at every stage of both recipes through a served simulator."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from memsynth.errors import MemsynthError
+from memsynth.integrity import cascade
+from memsynth.simulator.server import Simulator, SimulatorThread
+from memsynth.tables import Ref, Table
+from memsynth.warehouse.catalog import list_versions, run_query
+from memsynth.warehouse.publish import publish
+from memsynth.warehouse.staging import StagingArea
+from schemas.enpmr import BENCHMARK, MEMORIES, MEMORY_SESSIONS, NEGATIVES, SUPPORT_DIALOGUES, MemoryRow
+from tests.conftest import cli_json, write_config
+
+# Every reference of every table, written out here rather than read from the declarations,
+# so a reference missing from a declaration fails too: (table, column, table, key[, when]).
+FOREIGN_KEYS = {
+    "enpmr": [
+        ("profiles", "persona_id", "personas", "persona_id"),
+        ("life_themes", "persona_id", "profiles", "persona_id"),
+        ("memories", "persona_id", "profiles", "persona_id"),
+        ("memories", "theme_id", "life_themes", "theme_id"),
+        ("memories", "memory_id", "memory_sessions", "memory_id"),
+        ("memory_sessions", "memory_id", "memories", "memory_id"),
+        ("support_dialogues", "target_memory_id", "memories", "memory_id"),
+        ("support_dialogues", "unnest(negative_memory_ids)", "memories", "memory_id"),
+        ("negatives", "dialogue_id", "support_dialogues", "dialogue_id"),
+        ("negatives", "memory_id", "memories", "memory_id"),
+        ("quality_checks", "dialogue_id", "support_dialogues", "dialogue_id"),
+        ("benchmark", "dialogue_id", "support_dialogues", "dialogue_id"),
+        ("benchmark", "target_memory_id", "memories", "memory_id"),
+        ("benchmark", "unnest(negative_memory_ids)", "memories", "memory_id"),
+    ],
+    "pal": [
+        ("pal_profiles", "persona_id", "personas", "persona_id"),
+        ("timelines", "persona_id", "pal_profiles", "persona_id"),
+        ("requirement_types", "persona_id", "pal_profiles", "persona_id"),
+        ("preferences", "persona_id", "pal_profiles", "persona_id"),
+        ("situations", "persona_id", "pal_profiles", "persona_id"),
+        ("experiences", "situation_id", "situations", "situation_id"),
+        ("topics", "situation_id", "situations", "situation_id"),
+        ("candidate_solutions", "topic_id", "topics", "topic_id"),
+        ("logs", "situation_id", "situations", "situation_id"),
+        ("logs", "session_id", "situations", "situation_id"),
+        ("dialogue_turns", "situation_id", "situations", "situation_id"),
+    ],
+}
+
+
+class Dropping(Simulator):
+    """Answers one item in `every` of each recipe stage with prose, every time it is asked:
+    with no repairs the item is dropped, at every stage."""
+
+    def __init__(self, every: int, spared: frozenset[str]):
+        super().__init__()
+        self.every = every
+        self.spared = spared
+        self.poisoned: dict[str, int] = {}
+
+    def complete(self, body: dict[str, Any]) -> dict[str, Any]:
+        payload = super().complete(body)
+        stage = (body.get("memsynth") or {}).get("stage", "")
+        prompt = "".join(str(m.get("content", "")) for m in body["messages"][:2])
+        if stage and stage not in self.spared and int(hashlib.sha256(prompt.encode()).hexdigest(), 16) % self.every == 0:
+            self.poisoned[stage] = self.poisoned.get(stage, 0) + 1
+            payload["choices"][0]["message"]["content"] = "Sorry, not today."
+        return payload
+
+
+def _dangling(warehouse, dataset: str, recipe: str) -> dict[str, int]:
+    found = {}
+    for table, column, target, key in FOREIGN_KEYS[recipe]:
+        sql = (f"SELECT count(*) AS n FROM (SELECT {column} AS v FROM {table}) "
+               f"WHERE v IS NOT NULL AND v NOT IN (SELECT {key} FROM {target} WHERE {key} IS NOT NULL)")
+        found[f"{table}.{column} → {target}"] = run_query(warehouse, dataset, sql)[1][0][0]
+    return found
+
+
+# pal's persona setup (one profile call per shard, then timeline, requirement types and four
+# preference calls, all needed) is spared so that personas survive to the later stages.
+PAL_SETUP = frozenset({"pal.profile", "pal.timeline", "pal.requirement_types", "pal.preferences"})
+
+
+@pytest.mark.parametrize("recipe,options,every,spared", [
+    ("enpmr", {"dialogues_per_persona": 4}, 9, frozenset()),
+    ("pal", {"months": [2, 3]}, 7, PAL_SETUP),
+])
+def test_drops_at_every_stage_leave_no_dangling_id(tmp_path, recipe, options, every, spared):
+    with SimulatorThread(Dropping(every, spared)) as sim:
+        config = write_config(tmp_path / "c.yaml", dataset="drops", recipe=recipe, personas={"count": 4},
+                              shard_size=2, max_failure_rate=1.0, recipe_options=options,
+                              llm={"model": "m", "stage_variables": True, "concurrency": 8, "repairs": 0})
+        summary = cli_json("build", str(config), "--warehouse", str(tmp_path / "wh"), "--format", "json",
+                           env={"OPENAI_BASE_URL": sim.base_url, "OPENAI_API_KEY": "k"})
+        poisoned = sim.simulator.poisoned
+    dropped = {stage for stage, counts in summary["stages"].items() if counts.get("dropped")}
+    assert dropped == set(poisoned), (dropped, poisoned)
+    stages = {name for name in summary["stages"] if name not in spared}
+    assert dropped == stages or len(dropped) >= 7, (dropped, stages)  # deep into the chain
+    assert _dangling(tmp_path / "wh", "drops", recipe) == dict.fromkeys(_dangling(tmp_path / "wh", "drops", recipe), 0)
+    if recipe == "enpmr":
+        assert summary["integrity_drops"] > 0
+        left = run_query(tmp_path / "wh", "drops",
+                         "SELECT item_key, problems FROM stage_failures WHERE stage = 'integrity'")[1]
+        assert any(key.startswith("memories/") and "memory_sessions" in problems[0] for key, problems in left)
+        assert any(key.startswith("support_dialogues/") for key, _ in left)
+
+
+def _memory(mid: str) -> MemoryRow:
+    return MemoryRow(memory_id=mid, persona_id="p", theme_id=None, category="goal", date="2024-01-01",
+                     name=mid, text=mid, attributes={})
+
+
+def test_a_memory_without_its_session_takes_its_dialogues_along():
+    from schemas.enpmr import BenchmarkRow, MemorySessionRow, NegativeRow, SupportDialogueRow
+
+    def dialogue(did, target, negatives):
+        common = dict(dialogue_id=did, persona_id="p", need="PN", target_memory_id=target, theme_id=None,
+                      scene="s", turns=[], memory_turn=1)
+        return (SupportDialogueRow(**common, negative_memory_ids=negatives),
+                BenchmarkRow(**common, target_category="goal", negative_memory_ids=negatives, blri_mean=1.0))
+
+    d1, b1 = dialogue("d1", "m1", ["m2"])
+    d2, b2 = dialogue("d2", "m2", ["m3"])  # m3 has no session
+    rows: dict[str, list[BaseModel]] = {
+        "memories": [_memory("m1"), _memory("m2"), _memory("m3")],
+        "memory_sessions": [MemorySessionRow(memory_id=m, persona_id="p", turn_index=0, role="user", content="x")
+                            for m in ("m1", "m2")],
+        "support_dialogues": [d1, d2], "benchmark": [b1, b2],
+        "negatives": [NegativeRow(dialogue_id="d1", memory_id="m2", rank=1),
+                      NegativeRow(dialogue_id="d2", memory_id="m3", rank=1)],
+    }
+    tables = [MEMORIES, MEMORY_SESSIONS, SUPPORT_DIALOGUES, NEGATIVES, BENCHMARK]
+    failures = cascade(tables, rows)
+    assert [m.memory_id for m in rows["memories"]] == ["m1", "m2"]
+    assert [d.dialogue_id for d in rows["support_dialogues"]] == [d.dialogue_id for d in rows["benchmark"]] == ["d1"]
+    assert [(n.dialogue_id, n.memory_id) for n in rows["negatives"]] == [("d1", "m2")]
+    assert {f.item_key for f in failures} == {"memories/m3", "support_dialogues/d2", "benchmark/d2",
+                                              "negatives/dialogue_id=d2"}
+    assert all(f.stage == "integrity" and f.action == "dropped" for f in failures)
+    assert cascade(tables, rows) == []  # whole now: nothing more leaves
+
+
+class Parent(BaseModel):
+    id: str
+
+
+class Child(BaseModel):
+    parent_ids: list[str]
+
+
+def test_publish_refuses_a_dangling_id(tmp_path):
+    from tests.test_warehouse import _info
+
+    parents, children = Table("parents", Parent, key="id"), Table("children", Child, refs=(
+        Ref("parent_ids", "parents", "id"),))
+    staging = StagingArea(tmp_path / "d", "b1")
+    staging.write(parents, "s0", [Parent(id="a")])
+    staging.write(children, "s0", [Child(parent_ids=["a", "ghost"])])
+    files = {t.name: staging.files(t.name) for t in (parents, children)}
+    with pytest.raises(MemsynthError, match=r"refusing to publish d: 1 parent_ids value\(s\) of children "
+                                            r"name no row of parents.id \(e.g. 'ghost'\)"):
+        publish(tmp_path, "d", files, _info(1), tables=(parents, children))
+    assert list_versions(tmp_path, "d") == []
+    staging.write(children, "s0", [Child(parent_ids=["a"])])
+    assert publish(tmp_path, "d", files, _info(1), tables=(parents, children))["version"] == 1
