@@ -300,3 +300,23 @@ def test_shipped_configs_are_valid(name):
 
     config = load_config(ROOT / "configs" / f"{name}.yaml")
     assert recipe_for(config).name == config.recipe
+
+
+def test_a_warehouse_is_a_folder_that_can_be_moved_copied_and_named_relatively(tmp_path):
+    """The catalog keeps no absolute path: build with one, query and build with another."""
+    import shutil
+
+    config = write_config(tmp_path / "c.yaml", dataset="portable", personas={"count": 1})
+    built = _build(config, tmp_path / "wh", "--llm", "simulator")
+    expected = built["row_counts"]["memories"]
+    relative = memsynth_cli("query", "SELECT count(*) AS n FROM memories", "--dataset", "portable",
+                            "--warehouse", "wh", "--format", "json", cwd=tmp_path)
+    assert relative.returncode == 0 and "Traceback" not in relative.stderr, relative.stderr
+    assert relative.stdout.count(str(expected)) == 1
+    shutil.move(tmp_path / "wh", tmp_path / "moved")
+    assert _count(tmp_path / "moved", "portable", "memories") == expected
+    shutil.copytree(tmp_path / "moved", tmp_path / "copy")
+    again = _build(config, tmp_path / "copy", "--llm", "simulator", "--personas", "2")
+    assert again["version"] == 2 and again["llm"]["cache_hits"] == built["llm"]["calls"]
+    assert _count(tmp_path / "copy", "portable", "personas") == 2
+    assert _count(tmp_path / "moved", "portable", "personas") == 1  # the copy wrote into itself only

@@ -65,8 +65,11 @@ def attach(con: duckdb.DuckDBPyConnection, directory: Path, *, alias: str = "lak
                          "WHERE extension_name = 'ducklake' AND loaded").fetchone()[0]
     if not loaded:
         load_ducklake(con)
+    directory = Path(directory).resolve()
     catalog = directory / CATALOG_FILE
-    options = [f"DATA_PATH '{_sql_str(str(directory / DATA_DIR))}/'"]
+    # The data folder is wherever the catalog is now: a warehouse is a folder that can be
+    # moved, copied or named by a relative path (file paths inside are stored relative).
+    options = [f"DATA_PATH '{_sql_str(str(directory / DATA_DIR))}/'", "OVERRIDE_DATA_PATH true"]
     if read_only:
         options.append("READ_ONLY")
     else:
