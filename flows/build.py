@@ -250,6 +250,7 @@ def run_build(config: BuildConfig, options: BuildOptions) -> dict[str, Any]:
     chosen = pool[: config.personas.count]
 
     cache_dir = config.resolve_path(config.cache_dir) if config.cache_dir else warehouse / CACHE_DIR_NAME
+    cache = ResponseCache(cache_dir, read=not options.no_cache, write=True)
     simulator: SimulatorThread | None = None
     api_key: str | None = None
     base_url = config.llm.base_url or os.environ.get("OPENAI_BASE_URL") or None
@@ -257,7 +258,6 @@ def run_build(config: BuildConfig, options: BuildOptions) -> dict[str, Any]:
         simulator = SimulatorThread(Simulator(latency_ms=options.simulator_latency_ms)).start()
         base_url, api_key, model = simulator.base_url, "simulator", MODEL_ID
 
-    cache = ResponseCache(cache_dir, read=not options.no_cache, write=True)
     engine = LLMEngine(EngineSettings(
         base_url=base_url, api_key_env=config.llm.api_key_env,
         concurrency=config.llm.concurrency, rpm=config.llm.rpm, tpm=config.llm.tpm,

@@ -12,11 +12,18 @@ from typing import Any
 import click
 from rich.console import Console
 from rich.table import Table as RichTable
+from rich.text import Text
 
 from memsynth.errors import MemsynthError
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+# No markup: names, SQL and messages are printed as they are ("[transport]", "^{0,63}$", a
+# dataset called "[red]x"); styled words are `Text` pieces.
+out = Console(highlight=False, soft_wrap=True, markup=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True, markup=False)
+
+
+def _error_line(message: object) -> Text:
+    return Text.assemble(("error:", "bold red"), " ", str(message))
 
 WAREHOUSE_HELP = ("warehouse root (default: $MEMSYNTH_WAREHOUSE, then the config's `warehouse`, "
                   "then ./data/warehouse)")
@@ -91,9 +98,9 @@ def build(config_path: str, llm: str, personas: int | None, concurrency: int | N
 
 def _print_summary(s: dict[str, Any]) -> None:
     llm = s["llm"]
-    out.print(f"[bold green]published[/] {s['dataset']} version {s['version']} "
-              f"(snapshot {s['snapshot_id']}) in {s['seconds']}s · {s['personas']} personas, "
-              f"{s['shards']} shards · model {s['model']}")
+    out.print(Text.assemble(("published", "bold green"), f" {s['dataset']} version {s['version']} "
+                            f"(snapshot {s['snapshot_id']}) in {s['seconds']}s · {s['personas']} personas, "
+                            f"{s['shards']} shards · model {s['model']}"))
     rows = RichTable("table", "rows")
     for name, n in sorted(s["row_counts"].items()):
         rows.add_row(name, str(n))
@@ -203,7 +210,7 @@ def release_create(dataset: str, version: int | None, tag: str, out_dir: str, sp
     from memsynth.release.create import create_release
     from memsynth.release.splits import parse_splits
 
-    step = (lambda msg: err.print(f"[dim]{msg}…[/]", markup=True)) if fmt == "text" else None
+    step = (lambda msg: err.print(Text(f"{msg}…", style="dim"))) if fmt == "text" else None
     summary = create_release(_warehouse(warehouse), dataset, version, tag, Path(out_dir), parse_splits(splits),
                              split_seed, license_id, shard_rows, on_step=step)
     if fmt == "json":
@@ -223,7 +230,7 @@ def release_verify(folder: str) -> None:
 
     problems = verify_release(Path(folder))
     for problem in problems:
-        err.print(f"{folder}/{problem}", markup=False)
+        err.print(f"{folder}/{problem}")
     if problems:
         raise MemsynthError(f"{len(problems)} problem(s) in {folder}")
     out.print(f"{folder}: OK")
@@ -255,7 +262,7 @@ def release_diff(folders: tuple[str, ...], dataset: str | None, from_version: in
     if fmt == "json":
         click.echo(json.dumps(diff, indent=2, ensure_ascii=False))
     else:
-        out.print(format_diff(diff), markup=False)
+        out.print(format_diff(diff))
 
 
 @cli.group()
@@ -355,17 +362,26 @@ def main() -> None:
         exc.show()
         sys.exit(exc.exit_code)
     except MemsynthError as exc:
-        err.print(f"[bold red]error:[/] {exc}", markup=True)
+        err.print(_error_line(exc))
         sys.exit(1)
     except KeyboardInterrupt:
         err.print("interrupted")
         sys.exit(130)
+    except OSError as exc:  # a file where a folder should be, no permission, a full disk
+        err.print(_error_line(_os_error(exc)))
+        sys.exit(1)
     except BaseException as exc:  # a memsynth error wrapped by Prefect, for instance
         cause = _memsynth_cause(exc)
         if cause is None:
             raise
-        err.print(f"[bold red]error:[/] {cause}", markup=True)
+        err.print(_error_line(cause))
         sys.exit(1)
+
+
+def _os_error(exc: OSError) -> str:
+    """'<path>: <what the system said>', without the errno."""
+    where = " → ".join(str(f) for f in (exc.filename, exc.filename2) if f is not None)
+    return f"{where}: {exc.strerror or exc}" if where else str(exc.strerror or exc)
 
 
 def _memsynth_cause(exc: BaseException) -> MemsynthError | None:

@@ -57,7 +57,9 @@ class LLMConfig(_Strict):
 
 
 class PersonasConfig(_Strict):
-    count: int = Field(3, ge=1)
+    # A million personas is about 300 million calls: past any real build, and a bound keeps
+    # a typo (10^20) from filling memory before the first call.
+    count: int = Field(3, ge=1, le=1_000_000)
     files: list[str] = Field(default_factory=list)  # extra JSONL files, relative to the config
     include_seed: bool = True
     include_imported: bool = True
@@ -101,6 +103,8 @@ def load_config(path: Path | str) -> BuildConfig:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of settings at the top level")
     try:

@@ -14,6 +14,8 @@ from schemas.records import PersonaRow
 
 IMPORTED_DIR = "_personas"
 TEXT_FIELDS = ("persona", "description", "input persona", "text")
+# PersonaHub personas are a sentence or two; a page is generous. Longer is a wrong file.
+MAX_PERSONA_CHARS = 4000
 
 
 def persona_id(description: str) -> str:
@@ -27,27 +29,34 @@ def read_persona_file(path: Path, source: str | None = None) -> list[PersonaRow]
     if not path.is_file():
         raise ConfigError(f"persona file not found: {path}")
     rows: list[PersonaRow] = []
-    with open(path, encoding="utf-8") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except ValueError as exc:
-                raise ConfigError(f"{path}:{number}: not a JSON object: {exc}") from exc
-            if not isinstance(record, dict):
-                raise ConfigError(f"{path}:{number}: expected a JSON object, got {type(record).__name__}")
-            text = next((record[k] for k in TEXT_FIELDS if k in record), None)
-            if not isinstance(text, str) or not text.strip():
-                raise ConfigError(
-                    f"{path}:{number}: needs a non-empty string field 'persona' (or 'description')")
-            text = " ".join(text.split())
-            origin = source or record.get("source") or path.name
-            rows.append(PersonaRow(persona_id=persona_id(text), description=text,
-                                   source=str(origin)))
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for number, line in enumerate(fh, start=1):
+                if line.strip():
+                    rows.append(_persona_line(path, number, line, source))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text") from exc
     if not rows:
         raise ConfigError(f"{path}: no personas in the file")
     return rows
+
+
+def _persona_line(path: Path, number: int, line: str, source: str | None) -> PersonaRow:
+    try:
+        record = json.loads(line)
+    except ValueError as exc:
+        raise ConfigError(f"{path}:{number}: not a JSON object: {exc}") from exc
+    if not isinstance(record, dict):
+        raise ConfigError(f"{path}:{number}: expected a JSON object, got {type(record).__name__}")
+    text = next((record[k] for k in TEXT_FIELDS if k in record), None)
+    if not isinstance(text, str) or not text.strip():
+        raise ConfigError(f"{path}:{number}: needs a non-empty string field 'persona' (or 'description')")
+    text = " ".join(text.split())
+    if len(text) > MAX_PERSONA_CHARS:
+        raise ConfigError(f"{path}:{number}: a persona of {len(text):,} characters; at most "
+                          f"{MAX_PERSONA_CHARS:,} (it goes into every prompt of its chain)")
+    origin = source or record.get("source") or path.name
+    return PersonaRow(persona_id=persona_id(text), description=text, source=str(origin))
 
 
 def import_personas(path: Path, warehouse: Path) -> tuple[int, int, Path]:

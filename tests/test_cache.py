@@ -102,3 +102,53 @@ def test_cache_stats_counts_entries(tmp_path):
     assert stats["entries"] == 4
     assert stats["by_stage"]["enpmr.profile [m]"]["prompt_tokens"] == 30
     json.dumps(stats)  # serialisable for --format json
+
+
+def test_a_full_disk_stops_every_call_at_once_with_one_message(tmp_path):
+    """Writes to /dev/full fail with ENOSPC, as a full disk does: every waiting call is
+    released with the same error, and no further request is sent for an answer that
+    could not be kept."""
+    import os
+    from pathlib import Path
+
+    import pytest
+
+    from memsynth.errors import BuildFailed
+    from memsynth.llm.engine import EngineSettings, LLMEngine
+    from tests.conftest import start_simulator
+
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full on this system")
+    sim = start_simulator(latency_ms=20)
+    cache = ResponseCache(tmp_path / "cache")
+    engine = LLMEngine(EngineSettings(base_url=sim.base_url, api_key_env="X", concurrency=8), cache, api_key="k")
+
+    async def main():
+        await engine.complete(LLMRequest(model="m", messages=({"role": "user", "content": "first"},)))
+        cache._log_fd, cache._log_path = os.open("/dev/full", os.O_WRONLY), Path("/dev/full")
+        calls = [engine.complete(LLMRequest(model="m", messages=({"role": "user", "content": str(i)},)))
+                 for i in range(100)]
+        try:
+            return await asyncio.wait_for(asyncio.gather(*calls, return_exceptions=True), timeout=30)
+        finally:
+            await engine.aclose()
+
+    try:
+        results = asyncio.run(main())
+    finally:
+        sim.stop()
+    assert all(isinstance(r, BuildFailed) for r in results), {type(r).__name__ for r in results}
+    assert "No space left on device" in str(results[0]) and "cannot write the response cache" in str(results[0])
+    # The calls already in flight when the disk filled were sent; none after.
+    assert sim.simulator.counters.requests <= 1 + 2 * 8
+    assert len(ResponseCache(tmp_path / "cache")) == 1  # the answer written before is kept
+
+
+def test_a_cache_folder_that_cannot_be_written_fails_before_any_call(tmp_path):
+    import pytest
+
+    from memsynth.errors import BuildFailed
+
+    (tmp_path / "file").write_text("not a folder")
+    with pytest.raises(BuildFailed, match="cannot write the response cache in .*file/c: Not a directory"):
+        ResponseCache(tmp_path / "file" / "c")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -244,7 +245,8 @@ def test_unreachable_endpoint_is_one_clear_line(tmp_path):
                           env={"OPENAI_API_KEY": "x"})
     assert result.returncode == 1, result.stderr[-2000:]
     lines = result.stderr.strip().splitlines()
-    assert lines[-1].startswith("error: cannot reach the endpoint at http://127.0.0.1:9/v1")
+    assert lines[-1].startswith("error: cannot reach the endpoint at http://127.0.0.1:9/v1: cannot connect")
+    assert "timed out" not in lines[-1].lower()  # a refused connection is reported as one
     assert "Traceback" not in result.stderr
     assert not (tmp_path / "wh" / "t" / "catalog.ducklake").exists()
 
@@ -320,3 +322,42 @@ def test_a_warehouse_is_a_folder_that_can_be_moved_copied_and_named_relatively(t
     assert again["version"] == 2 and again["llm"]["cache_hits"] == built["llm"]["calls"]
     assert _count(tmp_path / "copy", "portable", "personas") == 2
     assert _count(tmp_path / "moved", "portable", "personas") == 1  # the copy wrote into itself only
+
+
+def _bad_inputs(tmp: Path) -> list[tuple[str, list[str]]]:
+    (tmp / "latin1.yaml").write_bytes(b"dataset: ok\ndescription: caf\xe9\n")
+    (tmp / "latin1.jsonl").write_bytes(b'{"persona": "caf\xe9 owner"}\n')
+    (tmp / "huge.jsonl").write_text(json.dumps({"persona": "word " * 5000}) + "\n")
+    (tmp / "personas.yaml").write_text("dataset: ok\npersonas: {files: [latin1.jsonl]}\n")
+    (tmp / "count.yaml").write_text("dataset: ok\npersonas: {count: 100000000000000000000}\n")
+    (tmp / "brackets.yaml").write_text("dataset: '[red]x'\n")
+    (tmp / "file").write_text("a file, not a folder")
+    quickstart = str(ROOT / "configs/quickstart.yaml")
+    return [
+        ("not UTF-8", ["build", str(tmp / "latin1.yaml"), "--llm", "simulator", "--warehouse", str(tmp / "w")]),
+        ("latin1.jsonl: not UTF-8", ["build", str(tmp / "personas.yaml"), "--llm", "simulator",
+                                     "--warehouse", str(tmp / "w")]),
+        ("personas.count", ["build", str(tmp / "count.yaml"), "--llm", "simulator", "--warehouse", str(tmp / "w")]),
+        ("'^[a-z0-9][a-z0-9_-]{0,63}$'", ["build", str(tmp / "brackets.yaml"), "--warehouse", str(tmp / "w")]),
+        ("file/_cache: Not a directory", ["build", quickstart, "--llm", "simulator", "--warehouse", str(tmp / "file")]),
+        ("latin1.jsonl: not UTF-8", ["personas", "import", str(tmp / "latin1.jsonl"), "--warehouse", str(tmp / "w")]),
+        ("at most 4,000", ["personas", "import", str(tmp / "huge.jsonl"), "--warehouse", str(tmp / "w")]),
+        ("file/_personas: Not a directory", ["personas", "import", str(ROOT / "data/personas/seed_personas.jsonl"),
+                                             "--warehouse", str(tmp / "file")]),
+        ("invalid dataset name '[red]x'", ["query", "SELECT 1", "--dataset", "[red]x", "--warehouse", str(tmp / "w")]),
+        ("no dataset 'nope'", ["versions", "nope", "--warehouse", str(tmp / "file")]),
+        ("no release folder", ["release", "verify", str(tmp / "nowhere")]),
+        ("no dataset 'nope'", ["release", "create", "--dataset", "nope", "--tag", "v1.0.0", "--out", str(tmp / "r"),
+                               "--warehouse", str(tmp / "w")]),
+    ]
+
+
+def test_bad_input_to_any_command_is_one_line_and_no_traceback(tmp_path):
+    for needle, args in _bad_inputs(tmp_path):
+        result = memsynth_cli(*args, env={"OPENAI_API_KEY": "x"})
+        output = result.stdout + result.stderr
+        assert result.returncode != 0, args
+        assert "Traceback" not in output, (args, output[-3000:])
+        lines = result.stderr.strip().splitlines()  # progress steps may come first
+        assert [line for line in lines if "error" in line.lower()] == lines[-1:], (args, result.stderr)
+        assert lines[-1].startswith("error: ") and needle in lines[-1], (args, result.stderr)

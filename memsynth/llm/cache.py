@@ -13,10 +13,13 @@ import asyncio
 import json
 import os
 import socket
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from memsynth.errors import BuildFailed
 
 # The cache's folder under the warehouse root, unless a config names another.
 CACHE_DIR_NAME = "_cache"
@@ -45,6 +48,16 @@ class ResponseCache:
         self._flusher: asyncio.Task[None] | None = None
         self.hits = 0
         self.writes = 0
+        self._broken: BuildFailed | None = None  # the write error that stopped the cache
+        if write:
+            # Found out now, before any call is paid for, rather than at the first answer.
+            try:
+                self.directory.mkdir(parents=True, exist_ok=True)
+                probe = tempfile.NamedTemporaryFile(dir=self.directory, prefix=".write-test-")
+                probe.close()
+            except OSError as exc:
+                raise BuildFailed(f"cannot write the response cache in {self.directory}: "
+                                  f"{exc.strerror or exc}") from exc
         if read:
             self._load_index()
 
@@ -90,10 +103,17 @@ class ResponseCache:
 
     # -- writing ---------------------------------------------------------------------
 
+    def check_writable(self) -> None:
+        """Raise the write error that stopped the cache, if one did: no call is sent for an
+        answer that could not be kept."""
+        if self._broken is not None:
+            raise self._broken
+
     async def put(self, key: str, response: dict[str, Any], meta: dict[str, Any]) -> None:
         """Append a response and return once it is fsynced."""
         if not self.write_enabled:
             return
+        self.check_writable()
         entry = {"key": key, "created_at": time.time(), **meta, "response": response}
         line = (json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -107,11 +127,17 @@ class ResponseCache:
             batch, self._pending = self._pending, []
             try:
                 offsets = await asyncio.to_thread(self._write_batch, [b for _, b, _ in batch])
-            except BaseException as exc:  # noqa: BLE001 - every waiter must hear of it
-                for _, _, fut in batch:
+            except OSError as exc:
+                # A full disk or a folder gone read-only: every waiting call hears of it at
+                # once, and so does every later one; the build stops with this one line.
+                self._broken = BuildFailed(
+                    f"cannot write the response cache in {self.directory}: {exc.strerror or exc} "
+                    "(answers written before this are kept; free space and re-run)")
+                for _, _, fut in batch + self._pending:
                     if not fut.done():
-                        fut.set_exception(exc)
-                raise
+                        fut.set_exception(self._broken)
+                self._pending = []
+                return
             assert self._log_path is not None
             for (key, line, fut), offset in zip(batch, offsets):
                 self._index[key] = _Location(self._log_path, offset, len(line))

@@ -127,6 +127,7 @@ class LLMEngine:
             self.counters.cached += 1
             self.counters.done += 1
             return _response_from_record(record, cached=True)
+        self.cache.check_writable()
         # Identical requests in flight at once share one upstream call.
         pending = self._inflight_keys.get(key)
         if pending is not None:
@@ -226,6 +227,11 @@ class LLMEngine:
 
     async def _send(self, request: LLMRequest, estimate: int, max_tokens: int | None) -> _Completion:
         await self.limits.acquire(estimate)
+        try:
+            self.cache.check_writable()  # the disk may have filled while this call waited
+        except BuildFailed:
+            self.limits.release(estimate, None)
+            raise
         self.counters.in_flight += 1
         self.counters.requests += 1
         actual: int | None = None
