@@ -9,6 +9,8 @@ and the share of failed items stays under `max_failure_rate`.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
 import hashlib
 import json
 import os
@@ -21,6 +23,7 @@ from typing import Any, Literal
 
 from prefect import flow, task, unmapped
 from prefect.cache_policies import NO_CACHE
+from prefect.settings import PREFECT_API_URL, temporary_settings
 from prefect.task_runners import ThreadPoolTaskRunner
 
 import memsynth
@@ -28,11 +31,13 @@ from memsynth.accounting import llm_totals
 from memsynth.config import BuildConfig, redacted, resolve_warehouse
 from memsynth.errors import BuildFailed, ConfigError, MemsynthError
 from memsynth.integrity import cascade
+from memsynth.interrupt import Interrupted, run_in_thread, stop_on_signals
 from memsynth.llm.cache import CACHE_DIR_NAME, ResponseCache
 from memsynth.llm.engine import EngineSettings, LLMEngine
 from memsynth.llm.loop import LoopThread
 from memsynth.persona_synthesis import synthesize_personas
 from memsynth.personas import persona_pool
+from memsynth.prefect_api import prefect_api_url
 from memsynth.progress import BuildProgress
 from memsynth.prompts import PromptLibrary
 from memsynth.recipe import PersonaContext, Recipe, ShardOutput, persona_rng
@@ -144,6 +149,8 @@ def _expected_failures(fn: Any) -> Any:
             return fn(*args, **kwargs)
         except MemsynthError as exc:
             return {"error": str(exc)}
+        except concurrent.futures.CancelledError:  # the build is being stopped (a signal)
+            return {"error": "cancelled"}
     return wrapper
 
 
@@ -282,12 +289,16 @@ def run_build(config: BuildConfig, options: BuildOptions) -> dict[str, Any]:
                            wanted=config.personas.count, shard_size=config.shard_size)
     _SESSIONS[build_id] = session
     try:
-        with progress:
-            shard_stats = build_flow.with_options(
-                task_runner=ThreadPoolTaskRunner(max_workers=config.max_workers),
-                flow_run_name=f"{config.dataset}-{build_id}",
-            )(build_id=build_id, dataset=config.dataset)
+        api_url = prefect_api_url()
+        run_flow = build_flow.with_options(
+            task_runner=ThreadPoolTaskRunner(max_workers=config.max_workers),
+            flow_run_name=f"{config.dataset}-{build_id}")
+        with progress, stop_on_signals(loop.cancel_running) as stop, temporary_settings(
+                updates={PREFECT_API_URL: api_url} if api_url else {}):
+            shard_stats = run_in_thread(lambda: run_flow(build_id=build_id, dataset=config.dataset))
         loop.run(engine.aclose())
+        if stop.name is not None:
+            raise Interrupted(stop.name, stop.number)
         errors = [s["error"] for s in shard_stats if "error" in s]
         if errors:
             raise BuildFailed(f"{errors[0]}; nothing was published")
@@ -312,6 +323,8 @@ def run_build(config: BuildConfig, options: BuildOptions) -> dict[str, Any]:
     finally:
         _SESSIONS.pop(build_id, None)
         staging.discard()
+        with contextlib.suppress(Exception):  # a write error was reported where it happened
+            loop.run(cache.drain())  # answers received before a failure or a signal stay cached
         loop.stop()
         cache.close()
         if simulator is not None:

@@ -363,7 +363,7 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except MemsynthError as exc:
         err.print(_error_line(exc))
-        sys.exit(1)
+        sys.exit(getattr(exc, "exit_code", 1))  # 130/143 for a build stopped by a signal
     except KeyboardInterrupt:
         err.print("interrupted")
         sys.exit(130)

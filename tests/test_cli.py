@@ -251,8 +251,31 @@ def test_unreachable_endpoint_is_one_clear_line(tmp_path):
     assert not (tmp_path / "wh" / "t" / "catalog.ducklake").exists()
 
 
-def test_kill_9_loses_only_calls_in_flight(tmp_path):
-    """A build killed mid-way keeps every paid call; the rerun sends only the rest."""
+def _children(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+@pytest.mark.parametrize("sig", ["SIGKILL", "SIGTERM", "SIGINT"])
+def test_a_killed_or_stopped_build_loses_only_calls_in_flight_and_leaves_no_process(tmp_path, sig):
+    """kill -9 mid-build keeps every paid call; SIGTERM and Ctrl-C stop within seconds with
+    one line. Either way nothing is published, Prefect's server goes too, and the re-run
+    sends only the rest."""
     import os
     import signal
     import subprocess
@@ -269,7 +292,7 @@ def test_kill_9_loses_only_calls_in_flight(tmp_path):
         exe = Path(sys.executable).parent / "memsynth"
         proc = subprocess.Popen([str(exe), "build", str(config), "--warehouse", str(tmp_path / "wh"),
                                  "--no-progress"], env=env, cwd=ROOT,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         cache = tmp_path / "wh" / "_cache"
         deadline = time.time() + 120
         while time.time() < deadline:
@@ -277,12 +300,24 @@ def test_kill_9_loses_only_calls_in_flight(tmp_path):
             if lines >= 40:
                 break
             time.sleep(0.2)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(10)
+        children = _children(proc.pid)
+        assert children, "the build runs Prefect's API server as its child"
+        signalled = time.monotonic()
+        os.kill(proc.pid, getattr(signal, sig))
+        _, stderr = proc.communicate(timeout=30)
+        took = time.monotonic() - signalled
         durable = sum(f.read_bytes().count(b"\n") for f in cache.glob("*.jsonl"))
         sent_before = sim.simulator.counters.requests
         assert durable >= 40 and sent_before - durable <= 4  # at most the calls in flight
         assert not (tmp_path / "wh" / "killed" / "catalog.ducklake").exists()
+        if sig != "SIGKILL":
+            assert proc.returncode == 128 + getattr(signal, sig) and took < 10, (proc.returncode, took)
+            assert stderr.strip().splitlines()[-1].startswith(f"error: stopped by {sig}"), stderr
+            assert "Traceback" not in stderr
+        deadline = time.time() + 10
+        while any(_alive(c) for c in children) and time.time() < deadline:
+            time.sleep(0.1)
+        assert not any(_alive(c) for c in children), "a process outlived the build"
 
         summary = _build(config, tmp_path / "wh", env={"OPENAI_BASE_URL": sim.base_url,
                                                       "OPENAI_API_KEY": "x"})

@@ -7,6 +7,7 @@ lets one client and one set of limits (concurrency, RPM, TPM) govern the whole b
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -17,6 +18,8 @@ T = TypeVar("T")
 class LoopThread:
     def __init__(self, name: str = "memsynth-llm"):
         self.loop = asyncio.new_event_loop()
+        self._running: set[concurrent.futures.Future[Any]] = set()
+        self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
 
@@ -26,7 +29,22 @@ class LoopThread:
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run `coro` on the loop and block the calling thread until it finishes."""
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+        future = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        with self._lock:
+            self._running.add(future)
+        try:
+            return future.result()
+        finally:
+            with self._lock:
+                self._running.discard(future)
+
+    def cancel_running(self) -> None:
+        """Cancel every coroutine `run` is waiting on (and the calls they await); tasks
+        started on their own, such as the cache's writer, finish their work."""
+        with self._lock:
+            running = list(self._running)
+        for future in running:
+            future.cancel()
 
     def stop(self) -> None:
         if self._thread.is_alive():

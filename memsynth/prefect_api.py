@@ -1,0 +1,105 @@
+"""Prefect's API server for builds without one: started by memsynth, tied to its life.
+
+Left to itself, Prefect starts a temporary server in a subprocess and stops it at exit;
+a `kill -9` (or any death that skips exit handlers) leaves it running (~190 MB each).
+memsynth starts the same server itself, asking Linux to kill it when memsynth dies, in
+whatever way. With `PREFECT_API_URL` set, the user's own server is used instead.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx2 as httpx
+
+from memsynth.errors import MemsynthError
+
+# Runs in the child before the server: die with the parent (PR_SET_PDEATHSIG survives the
+# exec), and go at once if the parent is already gone.
+_LAUNCHER = """
+import ctypes, os, signal, sys
+parent = int(sys.argv[1])
+try:
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+except (OSError, AttributeError):
+    pass  # not Linux: the parent's exit handler is the only guard
+if os.getppid() != parent:
+    sys.exit(0)
+os.execv(sys.executable, [sys.executable, *sys.argv[2:]])
+"""
+
+_lock = threading.Lock()
+_server: _Server | None = None
+
+
+class _Server:
+    def __init__(self) -> None:
+        import prefect
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}/api"
+        from prefect.settings import get_current_settings
+
+        env = {**os.environ, **get_current_settings().to_environment_variables(exclude_unset=True),
+               "PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1", "PREFECT__SERVER_FINAL": "1"}
+        env.pop("PREFECT_API_URL", None)
+        # Started from the main thread where possible: the death signal follows the thread
+        # that started the child.
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _LAUNCHER, str(os.getpid()), "-m", "uvicorn",
+             "--app-dir", str(Path(prefect.__file__).parent.parent), "--factory",
+             "prefect.server.api.server:create_app", "--host", "127.0.0.1", "--port", str(self.port),
+             "--log-level", "error", "--lifespan", "on"],
+            env=env, stdin=subprocess.DEVNULL)
+        atexit.register(self.stop)
+        self._wait_healthy()
+
+    def _wait_healthy(self, timeout_s: float = 60) -> None:
+        deadline = time.monotonic() + timeout_s
+        with httpx.Client() as client:
+            while time.monotonic() < deadline:
+                if self.process.poll() is not None:
+                    raise MemsynthError(f"Prefect's API server exited at start (code {self.process.returncode})")
+                try:
+                    if client.get(f"{self.url}/health", timeout=2).status_code == 200:
+                        return
+                except httpx.HTTPError:
+                    pass
+                time.sleep(0.1)
+        self.stop()
+        raise MemsynthError(f"Prefect's API server did not start within {timeout_s:.0f} s")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def prefect_api_url() -> str | None:
+    """The API URL builds use: the user's `PREFECT_API_URL`, else memsynth's own server
+    (started on first use, shared by the process's builds)."""
+    global _server
+    if os.environ.get("PREFECT_API_URL"):
+        return None
+    with _lock:
+        if _server is None or _server.process.poll() is not None:
+            _server = _Server()
+        return _server.url
+
+
+def server_pid() -> int | None:
+    """The pid of memsynth's own Prefect server, if it started one (for tests)."""
+    return _server.process.pid if _server is not None else None
