@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -123,3 +124,29 @@ def test_unknown_dataset_and_version_are_clear_errors(tmp_path):
     _publish(tmp_path, [Row(id=1, tags=[], extra={})])
     with pytest.raises(MemsynthError, match="no version 7"):
         run_query(tmp_path, "d", "SELECT 1", version=7)
+
+
+def test_reads_during_publishes_wait_for_the_lock_instead_of_failing(tmp_path):
+    """Another process publishes version after version while this one reads: every read
+    answers, from the last committed version."""
+    import textwrap
+
+    _publish(tmp_path, [Row(id=0, tags=[], extra={})], 0)
+    writer = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})
+        from pathlib import Path
+        from tests.test_warehouse import Row, _publish
+        for n in range(1, 16):
+            _publish(Path({str(tmp_path)!r}), [Row(id=i, tags=["x"] * i, extra={{}}) for i in range(n * 200)], n)
+        print("done")
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", writer], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    reads = 0
+    while proc.poll() is None or reads < 20:
+        _, rows, version = run_query(tmp_path, "d", "SELECT count(*) FROM things")
+        assert rows[0][0] == (version - 1) * 200 or (version == 1 and rows[0][0] == 1)
+        reads += 1
+    out, errors = proc.communicate(timeout=120)
+    assert out.strip() == "done", errors[-2000:]
+    assert reads >= 20 and [v["version"] for v in list_versions(tmp_path, "d")] == list(range(1, 17))

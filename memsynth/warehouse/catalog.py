@@ -41,7 +41,11 @@ def _open(root: Path, dataset: str, snapshot: int | None = None) -> duckdb.DuckD
     if not (directory / CATALOG_FILE).is_file():
         raise MemsynthError(f"no dataset {dataset!r} under {root} (memsynth datasets list)")
     con = duckdb.connect()
-    attach(con, directory, read_only=True, snapshot=snapshot)
+    try:
+        attach(con, directory, read_only=True, snapshot=snapshot)
+    except BaseException:
+        con.close()
+        raise
     return con
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 import duckdb
@@ -10,6 +11,7 @@ import duckdb
 from memsynth.errors import MemsynthError
 
 CATALOG_FILE = "catalog.ducklake"
+LOCK_WAIT_S = 30  # how long to wait for another process's publish to release the catalog
 DATA_DIR = "data"
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 
@@ -76,7 +78,19 @@ def attach(con: duckdb.DuckDBPyConnection, directory: Path, *, alias: str = "lak
         options.append("DATA_INLINING_ROW_LIMIT 0")  # always real Parquet files
     if snapshot is not None:
         options.append(f"SNAPSHOT_VERSION {int(snapshot)}")
-    con.execute(f"ATTACH 'ducklake:{_sql_str(str(catalog))}' AS {alias} ({', '.join(options)})")
+    statement = f"ATTACH 'ducklake:{_sql_str(str(catalog))}' AS {alias} ({', '.join(options)})"
+    # A publish holds the catalog file's lock for a moment (readers too are refused while
+    # it does): wait it out rather than fail.
+    deadline = time.monotonic() + LOCK_WAIT_S
+    while True:
+        try:
+            con.execute(statement)
+            return
+        except duckdb.IOException as exc:
+            if "lock" not in str(exc).lower() or time.monotonic() > deadline:
+                raise MemsynthError(f"cannot open the catalog in {directory}: "
+                                    f"{str(exc).splitlines()[0]}") from exc
+            time.sleep(0.1)
 
 
 def _sql_str(value: str) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -59,20 +58,16 @@ class VersionInfo:
     llm: dict[str, Any] = field(default_factory=dict)
 
 
-def open_for_write(directory: Path, *, tries: int = 40) -> duckdb.DuckDBPyConnection:
-    """A connection with the catalog attached read-write, waiting out another writer's lock."""
+def open_for_write(directory: Path) -> duckdb.DuckDBPyConnection:
+    """A connection with the catalog attached read-write (waiting out another's lock)."""
     directory.mkdir(parents=True, exist_ok=True)
-    for attempt in range(tries):
-        con = duckdb.connect()
-        try:
-            attach(con, directory)
-            return con
-        except duckdb.IOException as exc:
-            con.close()
-            if "lock" not in str(exc).lower() or attempt == tries - 1:
-                raise MemsynthError(f"cannot open the catalog in {directory}: {exc}") from exc
-            time.sleep(0.25)
-    raise AssertionError("unreachable")
+    con = duckdb.connect()
+    try:
+        attach(con, directory)
+    except BaseException:
+        con.close()
+        raise
+    return con
 
 
 def publish(root: Path, dataset: str, files: dict[str, list[Path]], info: VersionInfo,
