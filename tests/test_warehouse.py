@@ -8,6 +8,8 @@ import time
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from pydantic import BaseModel
 
@@ -150,3 +152,23 @@ def test_reads_during_publishes_wait_for_the_lock_instead_of_failing(tmp_path):
     out, errors = proc.communicate(timeout=120)
     assert out.strip() == "done", errors[-2000:]
     assert reads >= 20 and [v["version"] for v in list_versions(tmp_path, "d")] == list(range(1, 17))
+
+
+def test_a_publish_killed_before_commit_leaves_no_empty_dataset_and_no_orphan_file(tmp_path):
+    """What a kill during a first publish leaves (a catalog with no version, Parquet files
+    no snapshot knows) is hidden from `datasets list` and swept by the next publish."""
+    from memsynth.warehouse.catalog import list_datasets
+    from memsynth.warehouse.publish import open_for_write
+
+    open_for_write(tmp_path / "d").close()  # the catalog exists, nothing committed
+    stray = tmp_path / "d" / "data" / "main" / "things" / "ducklake-killed.parquet"
+    stray.parent.mkdir(parents=True)
+    pq.write_table(pa.table({"id": [1]}), stray)
+    assert list_datasets(tmp_path) == []
+
+    _publish(tmp_path, [Row(id=1, tags=[], extra={})], 1)
+    assert not stray.exists()
+    assert [d["dataset"] for d in list_datasets(tmp_path)] == ["d"]
+    assert run_query(tmp_path, "d", "SELECT count(*) FROM things")[1] == [(1,)]
+    _publish(tmp_path, [Row(id=2, tags=[], extra={})], 2)  # live files of version 1 stay
+    assert run_query(tmp_path, "d", "SELECT id FROM things", version=1)[1] == [(1,)]

@@ -24,13 +24,15 @@ def list_datasets(root: Path) -> list[dict[str, Any]]:
     for catalog in sorted(root.glob(f"*/{CATALOG_FILE}")):
         name = catalog.parent.name
         versions = list_versions(root, name)
-        latest = versions[-1] if versions else None
+        if not versions:
+            continue  # a first publish that never committed (killed): nothing to read
+        latest = versions[-1]
         out.append({
             "dataset": name,
             "versions": len(versions),
-            "latest_version": latest["version"] if latest else None,
-            "recipe": latest["recipe"] if latest else None,
-            "created_at": latest["created_at"] if latest else None,
+            "latest_version": latest["version"],
+            "recipe": latest["recipe"],
+            "created_at": latest["created_at"],
             "path": str(catalog.parent),
         })
     return out

@@ -79,6 +79,9 @@ def publish(root: Path, dataset: str, files: dict[str, list[Path]], info: Versio
     directory = dataset_dir(root, dataset)
     con = open_for_write(directory)
     try:
+        # Holding the catalog's lock, no other publish is under way: any data file no
+        # snapshot knows was left by one that was killed, and goes.
+        con.execute("CALL ducklake_delete_orphaned_files('lake', cleanup_all => true)")
         con.execute("BEGIN TRANSACTION")
         con.execute(VERSIONS_DDL)
         existing = {r[0] for r in con.execute(
