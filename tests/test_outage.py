@@ -56,7 +56,7 @@ def test_an_outage_mid_build_is_waited_out_with_every_row(tmp_path):
                          env={"OPENAI_BASE_URL": clean_sim.base_url, "OPENAI_API_KEY": "x"})
     sim = SimulatorThread(Simulator(latency_ms=30)).start()
     restarted: list[SimulatorThread] = []
-    thread = _outage(sim, after=40, down_s=4.0, restarted=restarted)
+    thread = _outage(sim, after=40, down_s=20.0, restarted=restarted)  # the 20 s
     build = _start_build(config, tmp_path / "wh", sim.base_url)
     try:
         stdout, stderr = build.communicate(timeout=240)
