@@ -82,7 +82,7 @@ def build(config_path: str, llm: str, personas: int | None, concurrency: int | N
           fmt: str, verbose: bool) -> None:
     """Build CONFIG and publish it as the dataset's next version."""
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "INFO" if verbose else "WARNING")
-    from flows.build import BuildOptions, run_build
+    from memsynth.build import BuildOptions, run_build
     from memsynth.config import load_config
 
     config = load_config(config_path)
@@ -133,6 +133,42 @@ def _print_summary(s: dict[str, Any]) -> None:
     out.print(f"failed items: {s['failed_items']} of {s['items']}")
 
 
+@cli.command()
+@click.argument("name", required=False)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def recipes(name: str | None, fmt: str) -> None:
+    """List the recipes a config may name; with NAME, its stage chain, tables and options
+    (defaults and what each means)."""
+    from flows.registry import names, recipe_class
+
+    described = [recipe_class(n).describe() for n in ([name] if name else names())]
+    if fmt == "json":
+        click.echo(json.dumps(described if name is None else described[0], ensure_ascii=False, indent=2))
+        return
+    if name is None:
+        table = RichTable("recipe", "stages", "tables", "description")
+        for r in described:
+            table.add_row(r["name"], " → ".join(s["name"] for s in r["stages"]),
+                          ", ".join(t["name"] for t in r["tables"]), r["description"])
+        out.print(table)
+        return
+    r = described[0]
+    out.print(Text.assemble((r["name"], "bold"), f" — {r['description']}"))
+    stages = RichTable("stage", "template", "checks", "on failure")
+    for s in r["stages"]:
+        note = " (writes personas when the pool is short)" if s["writes_personas"] else ""
+        stages.add_row(s["name"] + note, s["template"], ", ".join(s["checks"]), s["policy"])
+    out.print(stages)
+    tables = RichTable("table", "columns")
+    for t in r["tables"]:
+        tables.add_row(t["name"], ", ".join(t["columns"]))
+    out.print(tables)
+    options = RichTable("option", "type", "default", "description")
+    for o in r["options"]:
+        options.add_row(o["name"], o["type"], json.dumps(o["default"], ensure_ascii=False), o["description"])
+    out.print(options)
+
+
 @cli.group()
 def datasets() -> None:
     """Datasets in the warehouse."""
@@ -151,12 +187,18 @@ def datasets_list(warehouse: str | None, fmt: str) -> None:
 
 @cli.command()
 @click.argument("dataset")
+@click.option("--show", "show", type=int, metavar="N",
+              help="print version N whole: its options, and the text of every template (with its "
+                   "includes) and JSON schema it used, each with its hash")
 @click.option("--warehouse", help=WAREHOUSE_HELP)
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def versions(dataset: str, warehouse: str | None, fmt: str) -> None:
-    """List the published versions of DATASET."""
+def versions(dataset: str, show: int | None, warehouse: str | None, fmt: str) -> None:
+    """List the published versions of DATASET, or show one with --show N."""
     from memsynth.warehouse.catalog import list_versions
 
+    if show is not None:
+        _show_version(_warehouse(warehouse), dataset, show, fmt)
+        return
     rows = list_versions(_warehouse(warehouse), dataset)
     if fmt == "json":
         _print_rows([], rows, "json")
@@ -166,6 +208,32 @@ def versions(dataset: str, warehouse: str | None, fmt: str) -> None:
               "llm_calls": r["llm_calls"], "cache_hits": r["llm_cache_hits"],
               "cost_usd": r["estimated_cost_usd"], "config_hash": r["config_hash"]} for r in rows]
     _print_rows(list(brief[0]) if brief else ["version"], brief, "table")
+
+
+def _show_version(root: Path, dataset: str, version: int, fmt: str) -> None:
+    from memsynth.warehouse.catalog import version_artifacts
+
+    row, artifacts = version_artifacts(root, dataset, version)
+    for a in artifacts:
+        a["content"] = None if a["content"] is None else json.loads(a["content"])
+    if fmt == "json":
+        click.echo(json.dumps({"version": row["version"], "recipe": row["recipe"], "config": row["config"],
+                               "config_hash": row["config_hash"], "artifacts": artifacts},
+                              ensure_ascii=False, indent=2, default=str))
+        return
+    out.print(Text.assemble((f"{dataset} version {row['version']}", "bold"),
+                            f" · recipe {row['recipe']} · model {row['model']} · config {row['config_hash']}"
+                            f" · built {row['created_at']}"))
+    for a in artifacts:
+        out.print(Text.assemble("\n", (f"── {a['kind']} {a['name']} · {a['hash']}", "bold cyan")))
+        if a["content"] is None:
+            out.print("(not stored: this version was published before memsynth kept its texts)")
+        elif a["kind"] == "template":
+            for name, text in a["content"].items():
+                out.print(Text(f"── file {name}", style="dim"))
+                out.print(text.rstrip("\n"))
+        else:
+            out.print(json.dumps(a["content"], ensure_ascii=False, indent=2))
 
 
 @cli.command()

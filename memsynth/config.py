@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
 
 from memsynth.errors import ConfigError
 
@@ -67,7 +68,7 @@ class PersonasConfig(_Strict):
 
 class BuildConfig(_Strict):
     dataset: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")
-    recipe: Literal["enpmr", "pal"] = "enpmr"
+    recipe: str = "enpmr"  # a name in flows/registry.py (`memsynth recipes` lists them)
     description: str = ""
     seed: int = 0
     reference_date: dt.date = dt.date(2024, 12, 2)
@@ -79,10 +80,31 @@ class BuildConfig(_Strict):
     warehouse: str | None = None
     cache_dir: str | None = None  # default: <warehouse>/_cache
     llm: LLMConfig = Field(default_factory=LLMConfig)
+    # Validated by the recipe's options model when the config loads, and kept resolved
+    # (every default filled in), so the published config and its hash say what was built.
     recipe_options: dict[str, Any] = Field(default_factory=dict)
 
     # Where the YAML came from; relative paths in it are read from there.
     source_dir: Path = Field(default=Path("."), exclude=True)
+
+    @model_validator(mode="after")
+    def _resolve_recipe_options(self) -> BuildConfig:
+        from flows.registry import recipe_class  # recipes live above the engine
+
+        try:
+            model = recipe_class(self.recipe).options_model
+        except ConfigError as exc:
+            raise PydanticCustomError("unknown_recipe", "{message}", {"message": str(exc)}) from exc
+        try:
+            resolved = model.model_validate(self.recipe_options)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(["recipe_options", *(str(p) for p in err["loc"])])
+            more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+            raise PydanticCustomError("recipe_option", "{message}",
+                                      {"message": f"{err['msg'].removeprefix('Value error, ')}{more}", "where": where}) from exc
+        self.recipe_options = resolved.model_dump(mode="json")
+        return self
 
     def resolve_path(self, value: str) -> Path:
         path = Path(value).expanduser()
@@ -111,7 +133,8 @@ def load_config(path: Path | str) -> BuildConfig:
         config = BuildConfig.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"])
+        # An option of the recipe keeps its own path (recipe_options.blri_threshold).
+        where = (err.get("ctx") or {}).get("where") or ".".join(str(p) for p in err["loc"]) or "recipe"
         more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
         raise ConfigError(f"{path}: {where}: {err['msg']}{more}") from exc
     config.source_dir = path.resolve().parent

@@ -14,8 +14,8 @@ import duckdb
 import pyarrow as pa
 from pydantic import BaseModel
 
+from memsynth.records import StageFailureRow
 from memsynth.tables import Ref, Table
-from schemas.records import StageFailureRow
 
 STAGE = "integrity"
 

@@ -16,8 +16,8 @@ from datasketch import MinHash, MinHashLSH
 
 from memsynth.personas import persona_id
 from memsynth.recipe import ShardOutput, persona_rng
+from memsynth.records import PersonaRow
 from memsynth.stage import Stage, StageRunner
-from schemas.records import PersonaRow
 
 NUM_PERM = 128
 MAX_ROUNDS = 8

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from memsynth.config import SEED_PERSONAS, BuildConfig
 from memsynth.errors import ConfigError
-from schemas.records import PersonaRow
+from memsynth.records import PersonaRow
 
 IMPORTED_DIR = "_personas"
 TEXT_FIELDS = ("persona", "description", "input persona", "text")

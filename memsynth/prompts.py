@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -26,14 +25,17 @@ def _tojson(value: Any) -> str:
 
 
 class PromptLibrary:
-    """Loads, renders and hashes the templates of one prompts folder."""
+    """Loads, renders and hashes the templates of a prompts folder (and any more folders,
+    searched after it: those of recipes kept outside this repository)."""
 
-    def __init__(self, directory: Path | str = DEFAULT_PROMPTS_DIR):
+    def __init__(self, directory: Path | str = DEFAULT_PROMPTS_DIR, *more: Path | str):
         self.directory = Path(directory)
-        if not self.directory.is_dir():
-            raise ConfigError(f"prompts folder not found: {self.directory}")
+        self.directories = [self.directory, *(Path(d) for d in more)]
+        for folder in self.directories:
+            if not folder.is_dir():
+                raise ConfigError(f"prompts folder not found: {folder}")
         self.env = jinja2.Environment(
-            loader=jinja2.FileSystemLoader(str(self.directory)),
+            loader=jinja2.FileSystemLoader([str(d) for d in self.directories]),
             undefined=jinja2.StrictUndefined,
             autoescape=False,
             keep_trailing_newline=False,
@@ -47,11 +49,19 @@ class PromptLibrary:
     def hash(self, name: str) -> str:
         """sha256 (first 16 hex) of the template and every template it includes."""
         if name not in self._hashes:
-            digest = hashlib.sha256()
-            for part in self._closure(name):
-                digest.update(part.encode() + b"\0" + (self.directory / part).read_bytes())
-            self._hashes[name] = digest.hexdigest()[:16]
+            self._hashes[name] = files_hash(self.files(name))
         return self._hashes[name]
+
+    def files(self, name: str) -> dict[str, str]:
+        """The text of `name` and of every template it includes or extends, by name."""
+        return {part: self._source(part) for part in self._closure(name)}
+
+    def _source(self, name: str) -> str:
+        try:
+            return self.env.loader.get_source(self.env, name)[0]  # type: ignore[union-attr]
+        except jinja2.TemplateNotFound as exc:
+            raise ConfigError(f"prompt template not found: {name} (in {', '.join(map(str, self.directories))})"
+                              ) from exc
 
     def _closure(self, name: str) -> list[str]:
         """`name` and the templates it includes or extends, recursively, sorted."""
@@ -61,11 +71,8 @@ class PromptLibrary:
             current = todo.pop()
             if current in seen:
                 continue
-            path = self.directory / current
-            if not path.is_file():
-                raise ConfigError(f"prompt template not found: {path}")
+            ast = self.env.parse(self._source(current))
             seen.add(current)
-            ast = self.env.parse(path.read_text(encoding="utf-8"))
             todo += [t for t in jinja2.meta.find_referenced_templates(ast) if t]
         return sorted(seen)
 
@@ -89,7 +96,11 @@ class PromptLibrary:
         """A template rendered whole, for snippets such as repair instructions."""
         return self.env.get_template(name).render(**variables).strip()
 
-    @cached_property
-    def all_hashes(self) -> dict[str, str]:
-        return {str(p.relative_to(self.directory)): self.hash(str(p.relative_to(self.directory)))
-                for p in sorted(self.directory.rglob("*.j2"))}
+
+
+def files_hash(files: dict[str, str]) -> str:
+    """sha256 (first 16 hex) of templates given by name: the hash a version records for them."""
+    digest = hashlib.sha256()
+    for name in sorted(files):
+        digest.update(name.encode() + b"\0" + files[name].encode("utf-8"))
+    return digest.hexdigest()[:16]

@@ -2,32 +2,113 @@
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import random
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from pathlib import Path
+from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
 from memsynth.config import BuildConfig
+from memsynth.records import (
+    LLM_CALLS,
+    REJECTED_ANSWER_CHARS,
+    STAGE_FAILURES,
+    LLMCallRow,
+    PersonaRow,
+    StageFailureRow,
+)
 from memsynth.stage import ItemResult, Stage, StageRunner
 from memsynth.tables import Table
-from schemas.records import LLM_CALLS, STAGE_FAILURES, LLMCallRow, PersonaRow, StageFailureRow
 
 
-class Recipe(Protocol):
-    """A dataset recipe: its stages, its tables, and the stage chain for one persona."""
+class Recipe(abc.ABC):
+    """A dataset recipe: everything the build asks of one, with the default of each hook.
 
-    name: str
-    stages: tuple[Stage, ...]
-    tables: tuple[Table, ...]
+    A recipe sets `name`, `options_model`, `stages` and `tables` and writes `generate`;
+    the rest is optional. The build finds it by name through `flows/registry.py`, and
+    calls nothing that is not declared here.
+    """
 
+    name: ClassVar[str]
+    # `recipe_options` of a config: validated when the config loads, published and hashed
+    # with every default filled in. Give each field a `Field(description=...)`.
+    options_model: ClassVar[type[BaseModel]]
+    # Every stage the recipe may run, in chain order (`memsynth recipes` lists them so).
+    stages: ClassVar[tuple[Stage, ...]]
+    # The recipe's tables; the build adds the engine's `llm_calls` and `stage_failures`.
+    tables: ClassVar[tuple[Table, ...]]
+    # Headline figures: name → SQL over the published version, one value each.
+    statistics: ClassVar[Mapping[str, str]] = {}
+    # The seed's own value of those figures, printed beside this build's.
+    seed_figures: ClassVar[Mapping[str, float]] = {}
+    # The stage that writes a new persona when the pool is short; None: the recipe cannot.
+    persona_stage: ClassVar[Stage | None] = None
+    # The folder holding `<name>/<stage>.j2`; None: the project's prompts/.
+    prompts_dir: ClassVar[Path | None] = None
+
+    def __init__(self, options: BaseModel | Mapping[str, Any] | None = None):
+        if isinstance(options, self.options_model):
+            self.options = options
+        else:
+            self.options = self.options_model.model_validate(dict(options or {}))
+
+    @property
+    def dedup_threshold(self) -> float:
+        """MinHash Jaccard similarity above which a written persona is a near duplicate."""
+        return 0.7
+
+    def persona_variables(self, rng: random.Random, language: str = "en") -> dict[str, Any]:
+        """The persona stage's variables for one new persona, drawn from `rng`."""
+        return {}
+
+    async def prepare_shard(self, contexts: Sequence[PersonaContext]) -> None:
+        """Work shared by a shard's personas, before their chains (pal writes profiles in
+        batches here); what a chain needs is left in `ctx.prepared`. Default: nothing."""
+        return None
+
+    @abc.abstractmethod
     async def generate(self, ctx: PersonaContext) -> None:
-        """Run every stage for `ctx.persona`, emitting rows into `ctx`."""
-        ...
+        """Run the stage chain for `ctx.persona`, emitting rows into `ctx`."""
+
+    async def run_shard(self, contexts: Sequence[PersonaContext]) -> None:
+        """What the build calls for a shard: `prepare_shard`, then every persona's chain
+        concurrently, each reported done as it ends. Not meant to be overridden."""
+        await self.prepare_shard(contexts)
+
+        async def one(ctx: PersonaContext) -> None:
+            await self.generate(ctx)
+            ctx.done()
+
+        await asyncio.gather(*(one(ctx) for ctx in contexts))
+
+    @classmethod
+    def describe(cls) -> dict[str, Any]:
+        """The recipe as data: its stages in chain order, tables and options with defaults."""
+        return {
+            "name": cls.name,
+            "description": " ".join((cls.__doc__ or "").split()),
+            "stages": [{"name": s.name, "template": s.template, "schema": s.schema_name,
+                        "checks": [c.name for c in s.checks], "policy": s.policy,
+                        "writes_personas": s is cls.persona_stage} for s in cls.all_stages()],
+            "tables": [{"name": t.name, "columns": list(t.row.model_fields)}
+                       for t in (*cls.tables, LLM_CALLS, STAGE_FAILURES)],
+            "options": [{"name": name, "type": _type_name(f.annotation),
+                         "default": cls.options_model().model_dump(mode="json")[name],
+                         "description": f.description or ""}
+                        for name, f in cls.options_model.model_fields.items()],
+        }
+
+    @classmethod
+    def all_stages(cls) -> tuple[Stage, ...]:
+        """`stages`, plus the persona stage if it is not among them."""
+        extra = (cls.persona_stage,) if cls.persona_stage and cls.persona_stage not in cls.stages else ()
+        return (*cls.stages, *extra)
 
 
 @dataclass
@@ -58,7 +139,8 @@ class ShardOutput:
         if result.status in ("dropped", "flagged"):
             self.emit(STAGE_FAILURES, [StageFailureRow(
                 stage=result.stage, item_key=result.item_key, persona_id=result.persona_id,
-                action=result.status, problems=result.problems)])
+                action=result.status, problems=result.problems,
+                rejected_answer=(result.rejected_answer or None) and result.rejected_answer[:REJECTED_ANSWER_CHARS])])
 
     def merge(self, other: ShardOutput) -> None:
         for name, rows in other.rows.items():
@@ -79,6 +161,8 @@ class PersonaContext:
     output: ShardOutput
     rng: random.Random
     on_done: Callable[[], None] | None = None
+    # What the recipe's `prepare_shard` left for this persona's chain (pal: its profile).
+    prepared: Any = None
 
     def done(self) -> None:
         """Tell the build this persona's chain has finished (for progress)."""
@@ -116,6 +200,10 @@ class PersonaContext:
     def common_variables(self) -> dict[str, Any]:
         return {"language": self.config.language,
                 "reference_date": self.config.reference_date.isoformat()}
+
+
+def _type_name(annotation: Any) -> str:
+    return annotation.__name__ if isinstance(annotation, type) else str(annotation).replace("typing.", "")
 
 
 def persona_rng(seed: int, persona_id: str, purpose: str = "") -> random.Random:

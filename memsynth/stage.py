@@ -103,6 +103,7 @@ class ItemResult:
     status: Literal["ok", "repaired", "flagged", "dropped"]
     problems: list[str] = field(default_factory=list)
     calls: list[dict[str, Any]] = field(default_factory=list)
+    rejected_answer: str | None = None  # the last answer refused (flagged or dropped items)
 
     @property
     def usable(self) -> bool:
@@ -175,6 +176,7 @@ class StageRunner:
         calls: list[dict[str, Any]] = []
         problems: list[str] = []
         last_valid: Any | None = None
+        rejected: str | None = None
         for attempt in range(self.settings.repairs + 1):
             request = self._request(stage, messages, sample, hints)
             started = time.time()
@@ -205,7 +207,9 @@ class StageRunner:
             if outcome in ("ok", "check_failed"):
                 last_valid = output
             calls.append({**call, "outcome": outcome, "error": "; ".join(problems)[:2000]})
-            if not problems:
+            if problems:
+                rejected = response.content
+            else:
                 status = "ok" if attempt == 0 else "repaired"
                 return ItemResult(stage.qualified_name, item_key, persona_id, output, status,
                                   [], calls)
@@ -217,9 +221,9 @@ class StageRunner:
                                        {"role": "user", "content": repair}]
         if stage.policy == "flag" and last_valid is not None:
             return ItemResult(stage.qualified_name, item_key, persona_id, last_valid, "flagged",
-                              problems, calls)
+                              problems, calls, rejected)
         return ItemResult(stage.qualified_name, item_key, persona_id, None, "dropped",
-                          problems, calls)
+                          problems, calls, rejected)
 
     def _evaluate(self, stage: Stage, content: str, finish_reason: str | None,
                   variables: Mapping[str, Any]) -> tuple[Any | None, list[str], str]:

@@ -17,9 +17,9 @@ from memsynth.persona_synthesis import synthesize_personas
 from memsynth.personas import read_persona_file
 from memsynth.prompts import PromptLibrary
 from memsynth.recipe import PersonaContext, ShardOutput, persona_rng
+from memsynth.records import PersonaRow
 from memsynth.stage import GenerationSettings, StageRunner
 from schemas.enpmr import MemoryRow
-from schemas.records import PersonaRow
 
 TODAY = "2024-12-02"
 

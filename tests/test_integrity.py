@@ -105,6 +105,12 @@ def test_drops_at_every_stage_leave_no_dangling_id(tmp_path, recipe, options, ev
     stages = {name for name in summary["stages"] if name not in spared}
     assert dropped == stages or len(dropped) >= 7, (dropped, stages)  # deep into the chain
     assert _dangling(tmp_path / "wh", "drops", recipe) == dict.fromkeys(_dangling(tmp_path / "wh", "drops", recipe), 0)
+    # Why each item went is readable in SQL: the problems and the answer that was refused.
+    refused = run_query(tmp_path / "wh", "drops", "SELECT stage, rejected_answer, problems FROM stage_failures "
+                        "WHERE action = 'dropped' AND stage <> 'integrity'")[1]
+    assert set(poisoned) <= {stage for stage, _, _ in refused}
+    prose = [answer for _, answer, problems in refused if problems[0].startswith("[json]")]
+    assert prose and set(prose) == {"Sorry, not today."}
     if recipe == "enpmr":
         assert summary["integrity_drops"] > 0
         left = run_query(tmp_path / "wh", "drops",

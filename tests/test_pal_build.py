@@ -13,9 +13,9 @@ from memsynth.llm.cache import ResponseCache
 from memsynth.llm.engine import EngineSettings, LLMEngine
 from memsynth.prompts import PromptLibrary
 from memsynth.recipe import PersonaContext, ShardOutput, persona_rng
+from memsynth.records import PersonaRow
 from memsynth.stage import GenerationSettings, StageRunner
 from memsynth.warehouse.catalog import run_query
-from schemas.records import PersonaRow
 from tests.conftest import cli_json, write_config
 
 
@@ -167,7 +167,7 @@ def _run_pal(sim, tmp_path, *, language="en", personas=3, repairs=1, **options):
                                config, runner, output, persona_rng(0, f"p{i}")) for i in range(personas)]
 
     async def main():
-        await recipe.generate_many(contexts)
+        await recipe.run_shard(contexts)
         await engine.aclose()
 
     asyncio.run(main())

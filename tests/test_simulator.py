@@ -15,9 +15,9 @@ from memsynth.llm.cache import ResponseCache
 from memsynth.llm.engine import EngineSettings, LLMEngine
 from memsynth.prompts import PromptLibrary
 from memsynth.recipe import PersonaContext, ShardOutput, persona_rng
+from memsynth.records import PersonaRow
 from memsynth.simulator.server import Faults
 from memsynth.stage import GenerationSettings, StageRunner
-from schemas.records import PersonaRow
 from tests.conftest import start_simulator
 
 

@@ -28,7 +28,8 @@ from flows.enpmr.options import (
     EnpmrOptions,
 )
 from flows.enpmr.plan import DialoguePlan, memory_details, memory_text, plan_dialogues
-from memsynth.recipe import PersonaContext
+from memsynth.recipe import PersonaContext, Recipe
+from memsynth.records import PERSONAS, STAGE_FAILURES, StageFailureRow
 from memsynth.stage import ItemResult
 from memsynth.tables import Table
 from schemas.enpmr import (
@@ -54,7 +55,6 @@ from schemas.enpmr import (
     SupportDialogue,
     SupportDialogueRow,
 )
-from schemas.records import PERSONAS, STAGE_FAILURES, StageFailureRow
 
 _SHARE = "SELECT round(100.0 * count(*) FILTER (WHERE category = '{c}') / count(*), 1) FROM memories"
 STATISTICS = {
@@ -87,17 +87,19 @@ def profile_summary(profile: Mapping[str, Any]) -> str:
     return json.dumps({k: profile[k] for k in keys}, ensure_ascii=False, indent=1)
 
 
-class EnpmrRecipe:
+class EnpmrRecipe(Recipe):
+    """Emotional support dialogues that must recall the one memory able to meet the user's
+    unmet need (ENPMR-Bench)."""
+
     name = "enpmr"
+    options_model = EnpmrOptions
+    options: EnpmrOptions
     persona_stage = S.PERSONA
     stages = S.STAGES
     tables: tuple[Table, ...] = (PERSONAS, PROFILES, LIFE_THEMES, MEMORIES, MEMORY_SESSIONS,
                                  SUPPORT_DIALOGUES, NEGATIVES, QUALITY_CHECKS, BENCHMARK)
     statistics = STATISTICS
     seed_figures = SEED_FIGURES
-
-    def __init__(self, options: Mapping[str, Any]):
-        self.options = EnpmrOptions.model_validate(dict(options))
 
     @property
     def dedup_threshold(self) -> float:

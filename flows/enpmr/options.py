@@ -83,7 +83,7 @@ class EnpmrOptions(BaseModel):
     negatives: tuple[int, int] = Field((2, 3), description="[min, max] negatives per dialogue")
     scenario_min_score: int = Field(3, ge=1, le=5, description="scene self-check score needed to write the dialogue")
     scene_attempts: int = Field(2, ge=1, le=5, description="scenes tried per dialogue before it is given up")
-    faithfulness_min_score: int = Field(3, ge=1, le=5)
+    faithfulness_min_score: int = Field(3, ge=1, le=5, description="faithfulness judge score a dialogue needs")
     blri_scale: tuple[int, int] = Field((-3, 3), description="the scale the BLRI judge rates on")
     blri_zero: bool = Field(False, description="whether 0 is a point of the scale (the inventory has none)")
     blri_threshold: float = Field(2.0, description="dialogues whose mean BLRI score is below this are dropped")

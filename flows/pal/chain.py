@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +32,8 @@ from flows.pal.plan import (
     sample_dialogues,
     situation_times,
 )
-from memsynth.recipe import PersonaContext
+from memsynth.recipe import PersonaContext, Recipe
+from memsynth.records import PERSONAS, PersonaRow
 from memsynth.stage import ItemResult
 from memsynth.tables import Table
 from schemas.pal import (
@@ -61,7 +62,6 @@ from schemas.pal import (
     TopicRequirement,
     TopicRow,
 )
-from schemas.records import PERSONAS, PersonaRow
 
 # The five zh users released in shared/reference-data/pal (tests/test_pal_reference.py
 # recomputes each figure from the files); the paper reports 28.9 sessions a user.
@@ -104,8 +104,13 @@ class _Situation:
     span: str  # "YYYY-MM-DD ~ YYYY-MM-DD", as the situations stage wrote it
 
 
-class PalRecipe:
+class PalRecipe(Recipe):
+    """A personalized assistant that reads the user's device logs and dialogue history
+    to propose solutions they will like (PAL-Bench / PAL-Set)."""
+
     name = "pal"
+    options_model = PalOptions
+    options: PalOptions
     stages = S.STAGES
     tables: tuple[Table, ...] = (PERSONAS, PAL_PROFILES, TIMELINES, REQUIREMENT_TYPES, PREFERENCES,
                                  SITUATIONS, EXPERIENCES, TOPICS, CANDIDATE_SOLUTIONS, LOGS,
@@ -113,28 +118,20 @@ class PalRecipe:
     statistics = STATISTICS
     seed_figures = SEED_FIGURES
 
-    def __init__(self, options: Mapping[str, Any]):
-        self.options = PalOptions.model_validate(dict(options))
-
-    async def generate(self, ctx: PersonaContext) -> None:
-        await self.generate_many([ctx])
-
-    async def generate_many(self, contexts: Sequence[PersonaContext]) -> None:
-        """Profiles in batches told to differ, then each persona's chain concurrently."""
+    async def prepare_shard(self, contexts: Sequence[PersonaContext]) -> None:
+        """Profiles in batches told to differ; each valid one is left in `ctx.prepared`."""
         size = self.options.profile_batch_size
         batches = [list(contexts[i:i + size]) for i in range(0, len(contexts), size)]
-        profiles: dict[str, PalProfile] = {}
         results = await asyncio.gather(*(self._profiles(batch) for batch in batches))
         for batch, result in zip(batches, results):
-            profiles.update(self._valid_profiles(batch, result))
+            profiles = self._valid_profiles(batch, result)
+            for ctx in batch:
+                ctx.prepared = profiles.get(ctx.persona.persona_id)
 
-        async def chain(ctx: PersonaContext) -> None:
-            profile = profiles.get(ctx.persona.persona_id)
-            if profile is not None:
-                await self._persona(ctx, profile)
-            ctx.done()
-
-        await asyncio.gather(*(chain(ctx) for ctx in contexts))
+    async def generate(self, ctx: PersonaContext) -> None:
+        """The persona's chain, if its profile was written."""
+        if ctx.prepared is not None:
+            await self._persona(ctx, ctx.prepared)
 
     async def _profiles(self, batch: list[PersonaContext]) -> ItemResult:
         first = batch[0]

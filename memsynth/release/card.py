@@ -72,15 +72,15 @@ def render_card(source: VersionTables, folder: Path, name: str, tag: str, splits
                   [float(d[1]) for d in data], plot.xlabel, plot.ylabel)
         plots.append({"name": plot.name, "title": plot.title, "xlabel": plot.xlabel, "ylabel": plot.ylabel,
                       "rows": data})
-    seed = getattr(recipe, "seed_figures", {})
+    seed = recipe.seed_figures
     figures = [{"name": figure, "value": _scalar(source, sql), "seed": seed.get(figure, "")}
-               for figure, sql in getattr(recipe, "statistics", {}).items()]
+               for figure, sql in recipe.statistics.items()]
     persona_counts = {s: sum(1 for v in source.persona_splits.values() if v == s) for s in splits}
     card = _ENV.get_template("card.md.j2").render(
         front_matter=yaml.safe_dump(front_matter(source, name, splits, license_id, rows),
                                     sort_keys=False, allow_unicode=True),
         spec=source.spec, name=name, tag=tag, version=version, rows=rows, splits=list(splits),
-        stages=[s.name for s in recipe.stages], seed_format=source.spec.seed_format,
+        stages=[s.name for s in recipe.all_stages()], seed_format=source.spec.seed_format,
         temperature=version["config"].get("llm", {}).get("temperature", ""),
         config_yaml=yaml.safe_dump(redact(version["config"]), sort_keys=True, allow_unicode=True),
         plots=plots, figures=figures,

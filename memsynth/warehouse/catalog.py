@@ -139,3 +139,26 @@ def run_query(root: Path, dataset: str, sql: str, version: int | None = None
         return columns, cur.fetchall(), row["version"]
     finally:
         con.close()
+
+
+def version_artifacts(root: Path, dataset: str, version: int | None = None
+                      ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A version's `versions` row and the stored texts it names: every template (with its
+    includes), schema and the options, as {kind, name, hash, content} in that order.
+
+    A hash the warehouse holds no text for (a version published before memsynth stored
+    them) comes back with content None.
+    """
+    con, row = open_version(root, dataset, version)
+    try:
+        has = con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = 'lake' "
+                          "AND table_name = 'artifacts'").fetchone()[0]
+        stored = {(k, h): c for h, k, c in con.execute(
+            "SELECT hash, kind, content FROM lake.artifacts").fetchall()} if has else {}
+    finally:
+        con.close()
+    wanted = [("options", row["recipe"], row.get("options_hash"))]
+    wanted += [("template", n, h) for n, h in sorted(row["prompt_hashes"].items())]
+    wanted += [("schema", n, h) for n, h in sorted(row["schema_hashes"].items())]
+    return row, [{"kind": k, "name": n, "hash": h, "content": stored.get((k, h))}
+                 for k, n, h in wanted if h]

@@ -13,6 +13,7 @@ import duckdb
 
 from memsynth.errors import MemsynthError
 from memsynth.integrity import dangling
+from memsynth.provenance import Artifact
 from memsynth.tables import Table
 from memsynth.warehouse.ducklake import attach, dataset_dir
 
@@ -40,6 +41,19 @@ CREATE TABLE IF NOT EXISTS lake.versions (
     parent_version INTEGER
 )
 """
+# Columns added since the first release: a warehouse written before gains them on publish.
+VERSIONS_ADDED = {"options_hash": "VARCHAR"}
+
+# Each template, schema and options text a version used, once per hash (see memsynth.provenance).
+ARTIFACTS_DDL = """
+CREATE TABLE IF NOT EXISTS lake.artifacts (
+    hash VARCHAR,
+    kind VARCHAR,
+    name VARCHAR,
+    content VARCHAR
+)
+"""
+ENGINE_TABLES = {"versions", "artifacts"}
 
 
 @dataclass
@@ -56,6 +70,8 @@ class VersionInfo:
     model: str
     started_at: float
     llm: dict[str, Any] = field(default_factory=dict)
+    options_hash: str = ""
+    artifacts: list[Artifact] = field(default_factory=list)
 
 
 def open_for_write(directory: Path) -> duckdb.DuckDBPyConnection:
@@ -84,6 +100,9 @@ def publish(root: Path, dataset: str, files: dict[str, list[Path]], info: Versio
         con.execute("CALL ducklake_delete_orphaned_files('lake', cleanup_all => true)")
         con.execute("BEGIN TRANSACTION")
         con.execute(VERSIONS_DDL)
+        for column, kind in VERSIONS_ADDED.items():
+            con.execute(f"ALTER TABLE lake.versions ADD COLUMN IF NOT EXISTS {column} {kind}")
+        con.execute(ARTIFACTS_DDL)
         existing = {r[0] for r in con.execute(
             "SELECT table_name FROM duckdb_tables() WHERE database_name = 'lake'").fetchall()}
         row_counts: dict[str, int] = {}
@@ -93,7 +112,10 @@ def publish(root: Path, dataset: str, files: dict[str, list[Path]], info: Versio
             file_list = "[" + ", ".join("'" + str(f).replace("'", "''") + "'" for f in staged) + "]"
             con.execute(f'CREATE OR REPLACE TABLE lake."{name}" AS SELECT * FROM read_parquet({file_list})')
             row_counts[name] = con.execute(f'SELECT count(*) FROM lake."{name}"').fetchone()[0]
-        for stale in existing - set(files) - {"versions"}:
+        for name in files:
+            if name in ENGINE_TABLES:
+                raise MemsynthError(f"a recipe table may not be called {name!r}")
+        for stale in existing - set(files) - ENGINE_TABLES:
             con.execute(f'DROP TABLE lake."{stale}"')
         broken = dangling(con, tables)
         if broken:
@@ -104,15 +126,23 @@ def publish(root: Path, dataset: str, files: dict[str, list[Path]], info: Versio
         snapshot = con.execute("SELECT max(snapshot_id) FROM lake.snapshots()").fetchone()[0] + 1
         now = datetime.now(UTC)
         llm = info.llm
-        con.execute(
-            "INSERT INTO lake.versions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [version, snapshot, now, datetime.fromtimestamp(info.started_at, UTC),
-             info.build_id, info.recipe, json.dumps(info.config, sort_keys=True, default=str),
-             info.config_hash, info.memsynth_version, json.dumps(info.prompt_hashes, sort_keys=True),
-             json.dumps(info.schema_hashes, sort_keys=True), info.model,
-             json.dumps(row_counts, sort_keys=True), llm.get("calls", 0), llm.get("requests", 0),
-             llm.get("cache_hits", 0), llm.get("prompt_tokens", 0), llm.get("completion_tokens", 0),
-             llm.get("estimated_cost_usd", 0.0), parent])
+        _store_artifacts(con, info.artifacts)
+        record = {
+            "version": version, "snapshot_id": snapshot, "created_at": now,
+            "started_at": datetime.fromtimestamp(info.started_at, UTC), "build_id": info.build_id,
+            "recipe": info.recipe, "config": json.dumps(info.config, sort_keys=True, default=str),
+            "config_hash": info.config_hash, "memsynth_version": info.memsynth_version,
+            "prompt_hashes": json.dumps(info.prompt_hashes, sort_keys=True),
+            "schema_hashes": json.dumps(info.schema_hashes, sort_keys=True),
+            "options_hash": info.options_hash, "model": info.model,
+            "row_counts": json.dumps(row_counts, sort_keys=True), "llm_calls": llm.get("calls", 0),
+            "llm_requests": llm.get("requests", 0), "llm_cache_hits": llm.get("cache_hits", 0),
+            "prompt_tokens": llm.get("prompt_tokens", 0),
+            "completion_tokens": llm.get("completion_tokens", 0),
+            "estimated_cost_usd": llm.get("estimated_cost_usd", 0.0), "parent_version": parent,
+        }
+        con.execute(f"INSERT INTO lake.versions ({', '.join(record)}) "
+                    f"VALUES ({', '.join('?' for _ in record)})", list(record.values()))
         con.execute("CALL lake.set_commit_message('memsynth', ?, extra_info => ?)",
                     [f"{dataset} version {version}", json.dumps({"version": version})])
         con.execute("COMMIT")
@@ -135,6 +165,14 @@ def publish(root: Path, dataset: str, files: dict[str, list[Path]], info: Versio
         raise
     finally:
         con.close()
+
+
+def _store_artifacts(con: duckdb.DuckDBPyConnection, artifacts: Sequence[Artifact]) -> None:
+    """Add the artifacts the catalog does not hold yet (each hash is stored once)."""
+    for a in artifacts:
+        con.execute("INSERT INTO lake.artifacts SELECT * FROM (VALUES (?, ?, ?, ?)) t(hash, kind, name, content) "
+                    "WHERE NOT EXISTS (SELECT 1 FROM lake.artifacts s WHERE s.hash = t.hash AND s.kind = t.kind)",
+                    [a.hash, a.kind, a.name, a.content])
 
 
 def _next_version(con: duckdb.DuckDBPyConnection) -> tuple[int, int | None]:

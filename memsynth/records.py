@@ -1,4 +1,4 @@
-"""Rows every recipe writes: personas, LLM call accounting, stage failures."""
+"""The engine's own tables, written by every build: personas, LLM calls, stage failures."""
 
 from __future__ import annotations
 
@@ -35,6 +35,9 @@ class LLMCallRow(BaseModel):
     started_at: AwareDatetime
 
 
+REJECTED_ANSWER_CHARS = 4000
+
+
 class StageFailureRow(BaseModel):
     """An item that never passed: dropped, or kept but flagged, with the reasons."""
 
@@ -43,6 +46,9 @@ class StageFailureRow(BaseModel):
     persona_id: str | None
     action: str  # dropped | flagged
     problems: list[str]
+    # The last answer the item was refused for (its first REJECTED_ANSWER_CHARS characters),
+    # so why an item failed can be read in SQL; None when no answer came (transport, integrity).
+    rejected_answer: str | None = None
 
 
 PERSONAS = Table("personas", PersonaRow, key="persona_id")

@@ -8,11 +8,8 @@ and the share of failed items stays under `max_failure_rate`.
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import contextlib
-import hashlib
-import json
 import os
 import secrets
 import time
@@ -21,10 +18,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from prefect import flow, task, unmapped
-from prefect.cache_policies import NO_CACHE
-from prefect.settings import PREFECT_API_URL, temporary_settings
-from prefect.task_runners import ThreadPoolTaskRunner
+# Before Prefect is imported: builds run offline on their own API server, so no
+# telemetry, and quiet logs unless asked (`build -v`).
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+
+from prefect import flow, task, unmapped  # noqa: E402
+from prefect.cache_policies import NO_CACHE  # noqa: E402
+from prefect.settings import PREFECT_API_URL, temporary_settings  # noqa: E402
+from prefect.task_runners import ThreadPoolTaskRunner  # noqa: E402
 
 import memsynth
 from memsynth.accounting import llm_totals
@@ -39,25 +41,23 @@ from memsynth.persona_synthesis import synthesize_personas
 from memsynth.personas import persona_pool
 from memsynth.prefect_api import prefect_api_url
 from memsynth.progress import BuildProgress
-from memsynth.prompts import PromptLibrary
+from memsynth.prompts import DEFAULT_PROMPTS_DIR, PromptLibrary
+from memsynth.provenance import hashes, version_artifacts
 from memsynth.recipe import PersonaContext, Recipe, ShardOutput, persona_rng
+from memsynth.records import LLM_CALLS, STAGE_FAILURES
 from memsynth.simulator.server import MODEL_ID, Simulator, SimulatorThread
 from memsynth.stage import GenerationSettings, StageRunner
 from memsynth.tables import Table
 from memsynth.warehouse.ducklake import dataset_dir
 from memsynth.warehouse.publish import VersionInfo, publish
 from memsynth.warehouse.staging import StagingArea, sweep_stale
-from schemas.records import LLM_CALLS, STAGE_FAILURES
 
 
 def recipe_for(config: BuildConfig) -> Recipe:
+    """The config's recipe, with its options (validated when the config was loaded)."""
     from flows.registry import recipe_class
 
-    try:
-        return recipe_class(config.recipe)(config.recipe_options)
-    except ValueError as exc:  # pydantic validation of recipe_options
-        first = str(exc).splitlines()
-        raise ConfigError(f"recipe_options: {' '.join(first[1:3]).strip()}") from exc
+    return recipe_class(config.recipe)(config.recipe_options)
 
 
 @dataclass
@@ -102,16 +102,7 @@ async def _run_personas(session: BuildSession, persona_ids: list[str]) -> ShardO
                                rng=persona_rng(session.config.seed, pid),
                                on_done=session.progress.persona_done)
                 for pid in persona_ids]
-    recipe = session.recipe
-    if hasattr(recipe, "generate_many"):  # recipes with shard-level steps (pal's profile batches)
-        await recipe.generate_many(contexts)
-        return output
-
-    async def one(ctx: PersonaContext) -> None:
-        await recipe.generate(ctx)
-        ctx.done()
-
-    await asyncio.gather(*(one(ctx) for ctx in contexts))
+    await session.recipe.run_shard(contexts)
     return output
 
 
@@ -163,7 +154,7 @@ def prepare_personas(build_id: str) -> tuple[list[str], dict[str, Any] | None]:
     missing = session.wanted - len(ids)
     if missing <= 0:
         return _numbered(session, ids[: session.wanted]), None
-    stage = getattr(session.recipe, "persona_stage", None)
+    stage = session.recipe.persona_stage
     if stage is None:
         raise ConfigError(f"the build asks for {session.wanted} personas but only {len(ids)} are "
                           f"available, and recipe {session.recipe.name} cannot write new ones")
@@ -272,7 +263,7 @@ def run_build(config: BuildConfig, options: BuildOptions) -> dict[str, Any]:
         backoff_base_s=config.llm.retry_base_s, outage_wait_s=config.llm.outage_wait_s,
         rate_limit_wait_s=config.llm.rate_limit_wait_s,
         max_tokens_ceiling=config.llm.max_tokens_ceiling), cache, api_key=api_key)
-    prompts = PromptLibrary()
+    prompts = PromptLibrary(DEFAULT_PROMPTS_DIR, *([recipe.prompts_dir] if recipe.prompts_dir else []))
     runner = StageRunner(engine, prompts, GenerationSettings(
         model=model, response_mode=config.llm.response_mode, temperature=config.llm.temperature,
         max_tokens=config.llm.max_tokens, repairs=config.llm.repairs, seed=config.llm.seed,
@@ -310,12 +301,13 @@ def run_build(config: BuildConfig, options: BuildOptions) -> dict[str, Any]:
                 f"{failed} of {items} items failed ({failed / items:.0%}, limit "
                 f"{config.max_failure_rate:.0%}); nothing was published. First problems: {examples}")
         totals = llm_totals(stats["calls"], stats["cache_hits"], engine.counters, config.llm.prices)
+        artifacts = version_artifacts(recipe, prompts, config)
         info = VersionInfo(
             build_id=build_id, recipe=recipe.name,
             config=redacted(config.model_dump(mode="json")), config_hash=config.hash(),
             memsynth_version=memsynth.__version__,
-            prompt_hashes={t: prompts.hash(t) for t in (s.template_for(config.language) for s in recipe.stages)},
-            schema_hashes={s.schema_name: _schema_hash(s.output) for s in recipe.stages},
+            prompt_hashes=hashes(artifacts, "template"), schema_hashes=hashes(artifacts, "schema"),
+            options_hash=hashes(artifacts, "options")[recipe.name], artifacts=artifacts,
             model=model, started_at=started, llm=totals)
         files = {t.name: staging.files(t.name) for t in tables}
         published = publish(warehouse, config.dataset, files, info, tables=tables)
@@ -346,7 +338,7 @@ def run_build(config: BuildConfig, options: BuildOptions) -> dict[str, Any]:
         "checks": stats["checks"],
         "statistics": statistics,
         # The seed's published (or measured-on-its-release) figures, beside ours.
-        "seed_figures": getattr(recipe, "seed_figures", {}),
+        "seed_figures": dict(recipe.seed_figures),
         "personas": len(session.personas),
         "persona_synthesis": session.synthesis or None,
         "shards": len(shard_stats),
@@ -358,12 +350,7 @@ def _statistics(recipe: Recipe, warehouse: Path, dataset: str, version: int) -> 
     from memsynth.warehouse.catalog import run_query
 
     out: dict[str, Any] = {}
-    for name, sql in getattr(recipe, "statistics", {}).items():
+    for name, sql in recipe.statistics.items():
         value = run_query(warehouse, dataset, sql, version)[1][0][0]
         out[name] = round(value, 2) if isinstance(value, float) else value
     return out
-
-
-def _schema_hash(model: Any) -> str:
-    text = json.dumps(model.model_json_schema(), sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
