@@ -332,7 +332,7 @@ def test_a_killed_or_stopped_build_loses_only_calls_in_flight_and_leaves_no_proc
 
 @pytest.mark.parametrize("name", ["quickstart", "enpmr", "pal"])
 def test_shipped_configs_are_valid(name):
-    from flows.build import recipe_for
+    from memsynth.build import recipe_for
     from memsynth.config import load_config
 
     config = load_config(ROOT / "configs" / f"{name}.yaml")

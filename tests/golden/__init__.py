@@ -83,7 +83,7 @@ def write_goldens() -> int:
 
 
 async def _generate(recipe: Any, ctx: Any, engine: Any) -> None:
-    await recipe.generate(ctx)
+    await recipe.run_shard([ctx])
     await engine.aclose()
 
 
@@ -93,9 +93,9 @@ def record_variables() -> None:
     from memsynth.llm.cache import ResponseCache
     from memsynth.llm.engine import EngineSettings, LLMEngine
     from memsynth.recipe import PersonaContext, ShardOutput, persona_rng
+    from memsynth.records import PersonaRow
     from memsynth.simulator.server import Simulator, SimulatorThread
     from memsynth.stage import GenerationSettings, StageRunner
-    from schemas.records import PersonaRow
 
     for recipe_name in RECIPES:
         for language in LANGUAGES:
@@ -116,7 +116,7 @@ def record_variables() -> None:
                 for body in sim.simulator.recorded:
                     hints = body["memsynth"]
                     captured.setdefault(hints["stage"].split(".", 1)[1], hints["variables"])
-                persona_stage = getattr(recipe, "persona_stage", None)
+                persona_stage = recipe.persona_stage
                 if persona_stage is not None:  # runs only when personas are synthesized
                     captured[persona_stage.name] = {**ctx.common_variables(),
                                                     **recipe.persona_variables(persona_rng(1, "golden"), language)}
