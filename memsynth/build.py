@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import logging
 import os
 import secrets
 import time
@@ -18,18 +19,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-# Before Prefect is imported: builds run offline on their own API server, so no
-# telemetry, and quiet logs unless asked (`build -v`).
-os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
-
-from prefect import flow, task, unmapped  # noqa: E402
-from prefect.cache_policies import NO_CACHE  # noqa: E402
-from prefect.settings import PREFECT_API_URL, temporary_settings  # noqa: E402
-from prefect.task_runners import ThreadPoolTaskRunner  # noqa: E402
+from prefect import flow, task, unmapped
+from prefect.artifacts import create_progress_artifact, update_progress_artifact
+from prefect.cache_policies import NO_CACHE
+from prefect.futures import as_completed
+from prefect.runtime import flow_run
+from prefect.settings import PREFECT_API_URL, temporary_settings
+from prefect.task_runners import ThreadPoolTaskRunner
 
 import memsynth
 from memsynth.accounting import llm_totals
+from memsynth.build_report import report_markdown
 from memsynth.config import BuildConfig, redacted, resolve_warehouse
 from memsynth.errors import BuildFailed, ConfigError, MemsynthError
 from memsynth.integrity import cascade
@@ -49,6 +49,7 @@ from memsynth.simulator.server import MODEL_ID, Simulator, SimulatorThread
 from memsynth.stage import GenerationSettings, StageRunner
 from memsynth.tables import Table
 from memsynth.warehouse.ducklake import dataset_dir
+from memsynth.warehouse.lock import BuildLock
 from memsynth.warehouse.publish import VersionInfo, publish
 from memsynth.warehouse.staging import StagingArea, sweep_stale
 
@@ -90,6 +91,7 @@ class BuildSession:
     wanted: int = 0
     shard_size: int = 8
     synthesis: dict[str, int] = field(default_factory=dict)
+    flow_run_id: str | None = None  # the Prefect run the build's report is attached to
 
 
 _SESSIONS: dict[str, BuildSession] = {}
@@ -181,9 +183,9 @@ def _numbered(session: BuildSession, ids: list[str]) -> list[str]:
     return ids
 
 
-@task(name="shard", cache_policy=NO_CACHE, persist_result=False, task_run_name="shard-{index}")
+@task(name="shard", cache_policy=NO_CACHE, persist_result=False, task_run_name="{label}")
 @_expected_failures
-def run_shard(build_id: str, index: int, persona_ids: list[str]) -> dict[str, Any]:
+def run_shard(build_id: str, index: int, persona_ids: list[str], label: str = "") -> dict[str, Any]:
     """Run one batch of personas through every stage and stage its rows as Parquet."""
     session = _SESSIONS[build_id]
     output = session.loop.run(_run_personas(session, persona_ids))
@@ -197,10 +199,22 @@ def build_flow(build_id: str, dataset: str) -> list[dict[str, Any]]:
     if isinstance(prepared, dict):  # an expected failure, reported by run_build
         return [prepared]
     persona_ids, synthesis_stats = prepared
-    size = _SESSIONS[build_id].shard_size
-    shards = [persona_ids[i:i + size] for i in range(0, len(persona_ids), size)]
-    futures = run_shard.map(unmapped(build_id), list(range(len(shards))), shards)
-    return [f.result() for f in futures] + ([synthesis_stats] if synthesis_stats else [])
+    session = _SESSIONS[build_id]
+    session.flow_run_id = str(flow_run.id) if flow_run.id else None
+    size = session.shard_size
+    starts = list(range(0, len(persona_ids), size))
+    # Named by the personas they hold (their ordinals), as the UI lists them.
+    labels = [f"personas {i + 1}-{min(i + size, len(persona_ids))}" if min(i + size, len(persona_ids)) > i + 1
+              else f"persona {i + 1}" for i in starts]
+    futures = run_shard.map(unmapped(build_id), list(range(len(starts))),
+                            [persona_ids[i:i + size] for i in starts], labels)
+    shown = create_progress_artifact(0.0, description=f"shards of {dataset} finished")
+    position = {id(f): i for i, f in enumerate(futures)}
+    results: dict[int, dict[str, Any]] = {}
+    for future in as_completed(futures):
+        results[position[id(future)]] = future.result()
+        update_progress_artifact(shown, 100.0 * len(results) / len(futures))
+    return [results[i] for i in range(len(futures))] + ([synthesis_stats] if synthesis_stats else [])
 
 
 def _merge_stats(shard_stats: list[dict[str, Any]]) -> dict[str, Any]:
@@ -235,8 +249,13 @@ def _failure_rate(stages: dict[str, dict[str, int]]) -> tuple[int, int]:
 
 def run_build(config: BuildConfig, options: BuildOptions) -> dict[str, Any]:
     """Build `config` and publish it as the dataset's next version; returns the summary."""
-    started = time.time()
     warehouse = resolve_warehouse(options.warehouse, config)
+    with BuildLock(dataset_dir(warehouse, config.dataset), config.dataset):
+        return _build(config, options, warehouse)
+
+
+def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[str, Any]:
+    started = time.time()
     if options.personas is not None:
         config.personas.count = options.personas
     if options.concurrency is not None:
@@ -321,7 +340,7 @@ def run_build(config: BuildConfig, options: BuildOptions) -> dict[str, Any]:
         cache.close()
         if simulator is not None:
             simulator.stop()
-    return {
+    summary = {
         "dataset": config.dataset,
         "warehouse": str(warehouse),
         "version": published["version"],
@@ -343,6 +362,26 @@ def run_build(config: BuildConfig, options: BuildOptions) -> dict[str, Any]:
         "persona_synthesis": session.synthesis or None,
         "shards": len(shard_stats),
     }
+    with temporary_settings(updates={PREFECT_API_URL: api_url} if api_url else {}):
+        _report(session, summary)
+    return summary
+
+
+def _report(session: BuildSession, summary: dict[str, Any]) -> None:
+    """Leave the summary on the build's Prefect run as a Markdown artifact."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.actions import ArtifactCreate
+
+    if session.flow_run_id is None:
+        return
+    try:
+        with get_client(sync_client=True) as client:
+            client.create_artifact(ArtifactCreate(
+                key=f"memsynth-{summary['dataset']}".replace("_", "-"), type="markdown",
+                description=f"{summary['dataset']} version {summary['version']}",
+                data=report_markdown(summary), flow_run_id=session.flow_run_id))
+    except Exception as exc:  # noqa: BLE001 - the version is published; the report is a view of it
+        logging.getLogger("memsynth").warning("could not attach the build report to Prefect: %s", exc)
 
 
 def _statistics(recipe: Recipe, warehouse: Path, dataset: str, version: int) -> dict[str, Any]:

@@ -81,7 +81,8 @@ def build(config_path: str, llm: str, personas: int | None, concurrency: int | N
           warehouse: str | None, no_cache: bool, simulator_latency_ms: float, no_progress: bool,
           fmt: str, verbose: bool) -> None:
     """Build CONFIG and publish it as the dataset's next version."""
-    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "INFO" if verbose else "WARNING")
+    if verbose:  # memsynth sets WARNING by default (memsynth/__init__.py)
+        os.environ["PREFECT_LOGGING_LEVEL"] = "INFO"
     from memsynth.build import BuildOptions, run_build
     from memsynth.config import load_config
 
@@ -94,6 +95,28 @@ def build(config_path: str, llm: str, personas: int | None, concurrency: int | N
         click.echo(json.dumps(summary, indent=2, default=str))
         return
     _print_summary(summary)
+
+
+@cli.command()
+@click.argument("config_path", metavar="CONFIG", type=click.Path(dir_okay=False))
+@click.option("--cron", help='build on this cron schedule, e.g. "0 3 * * 1" (Mondays 03:00, the server\'s time zone)')
+@click.option("--interval", type=click.FloatRange(min=1), help="build every this many seconds")
+@click.option("--name", help="deployment name (default: the dataset's name)")
+@click.option("--llm", type=click.Choice(["openai", "simulator"]), default="openai", show_default=True,
+              help="as for `build`")
+@click.option("--personas", type=click.IntRange(min=1), help="number of personas (overrides personas.count)")
+@click.option("--warehouse", help=WAREHOUSE_HELP)
+def serve(config_path: str, cron: str | None, interval: float | None, name: str | None, llm: str,
+          personas: int | None, warehouse: str | None) -> None:
+    """Serve CONFIG's build as a Prefect deployment (on the server in $PREFECT_API_URL) and run
+    it on schedule, or when triggered from the UI or API, until interrupted. One run at a time:
+    a run due while one is under way waits for it."""
+    if cron and interval:
+        raise click.UsageError("give --cron or --interval, not both")
+    from memsynth.schedule import serve as serve_config
+
+    serve_config(config_path, cron=cron, interval=interval, name=name, llm=llm, personas=personas,
+                 warehouse=warehouse)
 
 
 def _print_summary(s: dict[str, Any]) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from memsynth.simulator.server import Faults
 from tests.conftest import ROOT, cli_json, memsynth_cli, start_simulator, write_config
+from tests.test_recipe_contract import check_versions_show
 
 SECRET = "sk-memsynth-test-secret-0123456789abcdef"
 RECIPE_TABLES = ("personas", "profiles", "life_themes", "memories", "memory_sessions",
@@ -51,6 +52,8 @@ def test_quickstart_builds_versions_and_queries(tmp_path):
     assert [v["version"] for v in versions] == [1, 2, 3]
     assert {"enpmr/profile.j2", "enpmr/life_themes.j2", "enpmr/blri.j2"} <= versions[0]["prompt_hashes"].keys()
     assert versions[1]["parent_version"] == 1
+    # Every version describes itself (tests/test_recipe_contract.py); three share their texts.
+    check_versions_show(wh, "quickstart", 2)
     listed = cli_json("datasets", "list", "--warehouse", str(wh), "--format", "json")
     assert listed[0]["dataset"] == "quickstart" and listed[0]["latest_version"] == 3
 

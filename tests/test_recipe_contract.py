@@ -281,13 +281,10 @@ def test_the_readme_recipe_tables_match_memsynth_recipes(name):
         assert (ROOT / "prompts" / stage["template"]).is_file()
 
 
-def test_versions_show_prints_every_template_with_its_includes(tmp_path):
-    wh = tmp_path / "wh"
-    cli_json("build", str(ROOT / "configs/quickstart.yaml"), "--llm", "simulator", "--personas", "1",
-             "--warehouse", str(wh), "--format", "json")
-    cli_json("build", str(ROOT / "configs/quickstart.yaml"), "--llm", "simulator", "--personas", "1",
-             "--warehouse", str(wh), "--format", "json")
-    shown = cli_json("versions", "quickstart", "--show", "2", "--warehouse", str(wh), "--format", "json")
+def check_versions_show(wh: Path, dataset: str, version: int) -> None:
+    """`versions --show` prints every template (with includes) and schema of an enpmr version,
+    their hashes match, and each text is stored once however many versions use it."""
+    shown = cli_json("versions", dataset, "--show", str(version), "--warehouse", str(wh), "--format", "json")
     cls = registry.recipe_class("enpmr")
     templates = {a["name"]: a["content"] for a in shown["artifacts"] if a["kind"] == "template"}
     assert set(templates) == {s.template for s in cls.all_stages()} | {"_repair.j2"}
@@ -298,14 +295,13 @@ def test_versions_show_prints_every_template_with_its_includes(tmp_path):
     schemas = {a["name"]: a["content"] for a in shown["artifacts"] if a["kind"] == "schema"}
     assert schemas == {s.schema_name: s.output.model_json_schema() for s in cls.all_stages()}
     _assert_artifacts_match(shown)
-    listed = cli_json("versions", "quickstart", "--warehouse", str(wh), "--format", "json")
-    assert listed[1]["prompt_hashes"] == {a["name"]: a["hash"] for a in shown["artifacts"] if a["kind"] == "template"}
-
-    # Stored once: the second version added no text the first had stored.
-    counts = run_query(wh, "quickstart", "SELECT count(*), count(DISTINCT hash) FROM artifacts")[1][0]
+    listed = cli_json("versions", dataset, "--warehouse", str(wh), "--format", "json")
+    assert listed[version - 1]["prompt_hashes"] == {a["name"]: a["hash"] for a in shown["artifacts"]
+                                                    if a["kind"] == "template"}
+    counts = run_query(wh, dataset, "SELECT count(*), count(DISTINCT hash) FROM artifacts")[1][0]
     assert counts[0] == counts[1] == len(shown["artifacts"])
 
-    text = memsynth_cli("versions", "quickstart", "--show", "1", "--warehouse", str(wh))
+    text = memsynth_cli("versions", dataset, "--show", str(version), "--warehouse", str(wh))
     assert text.returncode == 0
     assert (ROOT / "prompts/enpmr/profile.j2").read_text(encoding="utf-8").splitlines()[1] in text.stdout
     assert "── file _language.j2" in text.stdout and "── schema enpmr_blri" in text.stdout

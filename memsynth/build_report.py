@@ -1,0 +1,34 @@
+"""A build's summary as Markdown, for the Prefect UI (what the terminal summary shows)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def report_markdown(s: dict[str, Any]) -> str:
+    """Rows per table, LLM usage and cost, failures and check pass rates per stage."""
+    llm = s["llm"]
+    lines = [f"# {s['dataset']} version {s['version']}", "",
+             f"{s['personas']} personas in {s['shards']} shards, model `{s['model']}`, {s['seconds']} s; "
+             f"{s['failed_items']} of {s['items']} items failed.", "",
+             "| table | rows |", "|---|---:|"]
+    lines += [f"| {name} | {n:,} |" for name, n in sorted(s["row_counts"].items())]
+    lines += ["", "| LLM | |", "|---|---:|",
+              f"| calls | {llm['calls']:,} |", f"| from cache | {llm['cache_hits']:,} |",
+              f"| requests sent | {llm['requests']:,} |", f"| retries | {llm['retries']:,} |",
+              f"| prompt tokens | {llm['prompt_tokens']:,} |",
+              f"| completion tokens | {llm['completion_tokens']:,} |",
+              f"| estimated cost | ${llm['estimated_cost_usd']:.4f} |"]
+    lines += ["", "| stage | items | ok | repaired | flagged | dropped |", "|---|---:|---:|---:|---:|---:|"]
+    lines += [f"| {name} | " + " | ".join(str(c.get(k, 0)) for k in ("items", "ok", "repaired", "flagged", "dropped"))
+              + " |" for name, c in s["stages"].items()]
+    if s.get("checks"):
+        lines += ["", "| check | passed | total | pass rate |", "|---|---:|---:|---:|"]
+        lines += [f"| {name} | {c.get('passed', 0)} | {c.get('total', 0)} | "
+                  f"{'' if c['pass_rate'] is None else format(c['pass_rate'], '.0%')} |"
+                  for name, c in s["checks"].items()]
+    if s.get("statistics"):
+        seed = s.get("seed_figures") or {}
+        lines += ["", "| figure | this build | seed |", "|---|---:|---:|"]
+        lines += [f"| {name} | {value} | {seed.get(name, '')} |" for name, value in s["statistics"].items()]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,161 @@
+"""Scheduled builds on a real Prefect server: `memsynth serve`, build reports in the UI, and
+one build of a dataset at a time."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from memsynth.warehouse.ducklake import dataset_dir
+from memsynth.warehouse.lock import BuildLock
+from tests.conftest import ROOT, cli_json, memsynth_cli
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def prefect_server(tmp_path_factory):
+    """`prefect server start` on a free loopback port with its own SQLite home: its API URL."""
+    home = tmp_path_factory.mktemp("prefect-home")
+    port = _free_port()
+    env = {**os.environ, "PREFECT_HOME": str(home), "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
+    env.pop("PREFECT_API_URL", None)
+    process = subprocess.Popen([str(Path(sys.executable).parent / "prefect"), "server", "start", "--host",
+                                "127.0.0.1", "--port", str(port), "--no-ui"], env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/api"
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            assert process.poll() is None, "prefect server exited at start"
+            try:
+                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.3)
+        else:
+            raise AssertionError("prefect server did not become healthy in 120 s")
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def _post(url: str, path: str, body: dict | None = None) -> object:
+    """POST to the API, retrying a 503 (SQLite busy while the server's services start), as
+    Prefect's own client does."""
+    for _ in range(20):
+        response = httpx.post(f"{url}{path}", json=body or {}, timeout=10)
+        if response.status_code != 503:
+            break
+        time.sleep(0.5)
+    response.raise_for_status()
+    return response.json()
+
+
+def _wait_for(what: str, probe, timeout_s: float = 180):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        found = probe()
+        if found:
+            return found
+        time.sleep(0.5)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_a_served_deployment_builds_when_triggered_and_on_schedule(tmp_path, prefect_server):
+    wh = tmp_path / "wh"
+    env = {**os.environ, "PREFECT_API_URL": prefect_server}
+    exe = Path(sys.executable).parent / "memsynth"
+    serving = subprocess.Popen([str(exe), "serve", str(ROOT / "configs/quickstart.yaml"), "--llm", "simulator",
+                                "--personas", "1", "--warehouse", str(wh), "--interval", "10", "--name", "qs"],
+                               env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deployment = _wait_for("the deployment", lambda: _post(prefect_server, "/deployments/filter"), 60)[0]
+        assert deployment["name"] == "qs"
+        assert deployment["global_concurrency_limit"]["limit"] == 1
+        assert deployment["concurrency_options"]["collision_strategy"] == "ENQUEUE"
+        assert deployment["schedules"][0]["schedule"]["interval"] == 10
+
+        triggered = _post(prefect_server, f"/deployments/{deployment['id']}/create_flow_run")
+
+        def finished() -> list:
+            runs = _post(prefect_server, "/flow_runs/filter", {
+                "flow_runs": {"deployment_id": {"any_": [deployment["id"]]}, "state": {"type": {"any_": ["COMPLETED"]}}}})
+            done = {r["id"] for r in runs}
+            scheduled = [r for r in runs if r["auto_scheduled"]]
+            return runs if triggered["id"] in done and scheduled else []
+
+        runs = _wait_for("a triggered and a scheduled run to complete", finished)
+    finally:
+        serving.terminate()
+        stderr = serving.communicate(timeout=30)[1].decode(errors="replace")
+    assert all(r["state_type"] == "COMPLETED" for r in runs), stderr[-2000:]
+    versions = cli_json("versions", "quickstart", "--warehouse", str(wh), "--format", "json")
+    assert len(versions) >= 2 and versions[0]["row_counts"] == versions[1]["row_counts"]
+
+    # Each build left its report and its progress on its Prefect run, and shards are named
+    # by the personas they hold.
+    artifacts = _post(prefect_server, "/artifacts/filter")
+    reports = [a for a in artifacts if a["type"] == "markdown" and a["key"] == "memsynth-quickstart"]
+    assert len(reports) >= 2
+    assert "| memories |" in reports[0]["data"] and "| enpmr.blri |" in reports[0]["data"]
+    progress = [a for a in artifacts if a["type"] == "progress"]
+    assert len(progress) >= 2 and all(a["data"] == 100 for a in progress)
+    shards = [t["name"] for t in _post(prefect_server, "/task_runs/filter") if t["task_key"].startswith("run_shard")]
+    assert shards and set(shards) == {"persona 1"}
+
+
+def test_serving_without_a_prefect_server_is_one_line(tmp_path):
+    result = memsynth_cli("serve", str(ROOT / "configs/quickstart.yaml"), "--interval", "60",
+                          env={"PREFECT_API_URL": ""})
+    assert result.returncode == 1 and "prefect server start" in result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_second_build_of_a_dataset_is_refused_while_one_runs(tmp_path):
+    wh = tmp_path / "wh"
+    with BuildLock(dataset_dir(wh, "quickstart"), "quickstart"):
+        result = memsynth_cli("build", str(ROOT / "configs/quickstart.yaml"), "--llm", "simulator",
+                              "--warehouse", str(wh), "--no-progress")
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        f"error: dataset quickstart is being built by pid {os.getpid()} since "
+        + result.stderr.split("since ")[1].split(";")[0] + "; run this build again when that one has "
+        "published (one build of a dataset at a time)"]
+    # The lock goes with the build that held it.
+    with BuildLock(dataset_dir(wh, "quickstart"), "quickstart"):
+        pass
+
+
+def test_prefect_deploy_all_declares_a_deployment_per_shipped_config(prefect_server):
+    env = {**os.environ, "PREFECT_API_URL": prefect_server, "MEMSYNTH_REPO": str(ROOT)}
+    prefect = str(Path(sys.executable).parent / "prefect")
+    subprocess.run([prefect, "work-pool", "create", "memsynth", "--type", "process"], env=env, cwd=ROOT,
+                   check=True, capture_output=True, timeout=60)
+    done = subprocess.run([prefect, "--no-prompt", "deploy", "--all"], env=env, cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    deployed = {d["name"]: d for d in _post(prefect_server, "/deployments/filter")
+                if d["entrypoint"] == "memsynth/schedule.py:scheduled_build"}
+    shipped = {p.stem for p in (ROOT / "configs").glob("*.yaml")}
+    assert set(deployed) == shipped
+    for name, d in deployed.items():
+        assert d["parameters"]["config_path"] == f"configs/{name}.yaml"
+        assert d["global_concurrency_limit"]["limit"] == 1
+        assert d["concurrency_options"]["collision_strategy"] == "ENQUEUE"
