@@ -377,7 +377,7 @@ def _bad_inputs(tmp: Path) -> list[tuple[str, list[str]]]:
                                      "--warehouse", str(tmp / "w")]),
         ("personas.count", ["build", str(tmp / "count.yaml"), "--llm", "simulator", "--warehouse", str(tmp / "w")]),
         ("'^[a-z0-9][a-z0-9_-]{0,63}$'", ["build", str(tmp / "brackets.yaml"), "--warehouse", str(tmp / "w")]),
-        ("file/_cache: Not a directory", ["build", quickstart, "--llm", "simulator", "--warehouse", str(tmp / "file")]),
+        ("file/quickstart: Not a directory", ["build", quickstart, "--llm", "simulator", "--warehouse", str(tmp / "file")]),
         ("latin1.jsonl: not UTF-8", ["personas", "import", str(tmp / "latin1.jsonl"), "--warehouse", str(tmp / "w")]),
         ("at most 4,000", ["personas", "import", str(tmp / "huge.jsonl"), "--warehouse", str(tmp / "w")]),
         ("file/_personas: Not a directory", ["personas", "import", str(ROOT / "data/personas/seed_personas.jsonl"),
