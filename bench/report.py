@@ -63,6 +63,14 @@ def main() -> None:
         for name, q in query["queries"].items():
             out.append(f"| {name} | {q['median_ms']} | {q['version']} |")
         out.append("")
+    startup = load("startup")
+    if startup:
+        m = startup["machine"]
+        out += ["## Fixed cost of a command (`bench/startup.py`)", "",
+                f"`{startup['command']}` — median of {startup['repeat']} runs, wall seconds; "
+                f"{m['cores']} cores, {m['when']}.", "", "| command | s |", "|---|---|"]
+        out += [f"| {name} | {s} |" for name, s in startup["seconds"].items()]
+        out.append("")
     (BENCH / "RESULTS.md").write_text("\n".join(out))
     print((BENCH / "RESULTS.md").read_text())
 

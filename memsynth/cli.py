@@ -83,10 +83,11 @@ def build(config_path: str, llm: str, personas: int | None, concurrency: int | N
     """Build CONFIG and publish it as the dataset's next version."""
     if verbose:  # memsynth sets WARNING by default (memsynth/__init__.py)
         os.environ["PREFECT_LOGGING_LEVEL"] = "INFO"
-    from memsynth.build import BuildOptions, run_build
     from memsynth.config import load_config
 
-    config = load_config(config_path)
+    config = load_config(config_path)  # a bad config is one line before Prefect is imported
+    from memsynth.build import BuildOptions, run_build
+
     summary = run_build(config, BuildOptions(
         llm=llm, personas=personas, concurrency=concurrency, warehouse=warehouse,
         no_cache=no_cache, progress=not no_progress and fmt == "text",
