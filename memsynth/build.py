@@ -45,6 +45,7 @@ from memsynth.prompts import DEFAULT_PROMPTS_DIR, PromptLibrary
 from memsynth.provenance import hashes, version_artifacts
 from memsynth.recipe import PersonaContext, Recipe, ShardOutput, persona_rng
 from memsynth.records import LLM_CALLS, STAGE_FAILURES
+from memsynth.regenerate import RegenerationRequest, derive
 from memsynth.simulator.server import MODEL_ID, Simulator, SimulatorThread
 from memsynth.stage import GenerationSettings, StageRunner
 from memsynth.tables import Table
@@ -72,6 +73,7 @@ class BuildOptions:
     no_cache: bool = False
     progress: bool = True
     simulator_latency_ms: float = 0.0
+    regeneration: RegenerationRequest = field(default_factory=RegenerationRequest)
 
 
 @dataclass
@@ -262,6 +264,9 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
         config.llm.concurrency = options.concurrency
     model = os.environ.get("MEMSYNTH_MODEL") or config.llm.model
     recipe = recipe_for(config)
+    derivation = derive(warehouse, config.dataset, recipe, options.regeneration, salt=secrets.token_hex(4))
+    if derivation.personas is not None and options.personas is None:
+        config.personas.count = derivation.personas
 
     pool = persona_pool(config, warehouse)
     chosen = pool[: config.personas.count]
@@ -286,7 +291,8 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
     runner = StageRunner(engine, prompts, GenerationSettings(
         model=model, response_mode=config.llm.response_mode, temperature=config.llm.temperature,
         max_tokens=config.llm.max_tokens, repairs=config.llm.repairs, seed=config.llm.seed,
-        stage_variables=config.llm.stage_variables or options.llm == "simulator"))
+        stage_variables=config.llm.stage_variables or options.llm == "simulator",
+        regenerate=derivation.regenerations))
 
     build_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{secrets.token_hex(3)}"
     sweep_stale(dataset_dir(warehouse, config.dataset))
@@ -327,7 +333,8 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
             memsynth_version=memsynth.__version__,
             prompt_hashes=hashes(artifacts, "template"), schema_hashes=hashes(artifacts, "schema"),
             options_hash=hashes(artifacts, "options")[recipe.name], artifacts=artifacts,
-            model=model, started_at=started, llm=totals)
+            model=model, started_at=started, llm=totals,
+            derivation=derivation.record, regenerations=derivation.regenerations)
         files = {t.name: staging.files(t.name) for t in tables}
         published = publish(warehouse, config.dataset, files, info, tables=tables)
         statistics = _statistics(recipe, warehouse, config.dataset, published["version"])
@@ -352,6 +359,7 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
         # Rows that left with an item they depend on (recorded in stage_failures as "integrity").
         "integrity_drops": stats["integrity_drops"],
         "llm": totals,
+        "derivation": derivation.record,
         "model": model,
         "seconds": round(time.time() - started, 2),
         "checks": stats["checks"],

@@ -76,22 +76,46 @@ def cli() -> None:
 @click.option("--no-progress", is_flag=True, help="no live progress display")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="summary format")
+@click.option("--regenerate", "regenerate_ids", metavar="ID[,ID…]",
+              help="publish the last version again except these personas, whose items are asked "
+                   "anew from --from-stage on (only those calls are sent)")
+@click.option("--regenerate-file", type=click.Path(dir_okay=False, exists=True),
+              help="as --regenerate, with persona ids one per line in this file")
+@click.option("--where", "where_sql", metavar="SQL",
+              help="as --regenerate, for the persona ids in the first column of this query over the "
+                   "last version (e.g. personas whose dialogues failed BLRI)")
+@click.option("--from-stage", metavar="STAGE",
+              help="regenerate from this stage of the chain on (default: the first; `memsynth recipes` "
+                   "lists them)")
+@click.option("--add-personas", type=click.IntRange(min=1),
+              help="grow the dataset by N personas; the existing ones' rows stay as they are")
 @click.option("-v", "--verbose", is_flag=True, help="show Prefect's flow and task logs")
 def build(config_path: str, llm: str, personas: int | None, concurrency: int | None,
           warehouse: str | None, no_cache: bool, simulator_latency_ms: float, no_progress: bool,
-          fmt: str, verbose: bool) -> None:
+          fmt: str, regenerate_ids: str | None, regenerate_file: str | None, where_sql: str | None,
+          from_stage: str | None, add_personas: int | None, verbose: bool) -> None:
     """Build CONFIG and publish it as the dataset's next version."""
+    if add_personas and personas:
+        raise click.UsageError("give --personas or --add-personas, not both")
+    ids = [i.strip() for i in (regenerate_ids or "").split(",") if i.strip()]
+    if regenerate_file:
+        ids += [line.strip() for line in Path(regenerate_file).read_text(encoding="utf-8").splitlines()
+                if line.strip()]
+    if from_stage and not (ids or where_sql):
+        raise click.UsageError("--from-stage needs --regenerate, --regenerate-file or --where")
     if verbose:  # memsynth sets WARNING by default (memsynth/__init__.py)
         os.environ["PREFECT_LOGGING_LEVEL"] = "INFO"
     from memsynth.config import load_config
 
     config = load_config(config_path)  # a bad config is one line before Prefect is imported
     from memsynth.build import BuildOptions, run_build
+    from memsynth.regenerate import RegenerationRequest
 
     summary = run_build(config, BuildOptions(
         llm=llm, personas=personas, concurrency=concurrency, warehouse=warehouse,
         no_cache=no_cache, progress=not no_progress and fmt == "text",
-        simulator_latency_ms=simulator_latency_ms))
+        simulator_latency_ms=simulator_latency_ms, regeneration=RegenerationRequest(
+            persona_ids=ids, where=where_sql, from_stage=from_stage, add_personas=add_personas or 0)))
     if fmt == "json":
         click.echo(json.dumps(summary, indent=2, default=str))
         return
@@ -230,8 +254,21 @@ def versions(dataset: str, show: int | None, warehouse: str | None, fmt: str) ->
     brief = [{"version": r["version"], "snapshot_id": r["snapshot_id"], "created_at": r["created_at"],
               "model": r["model"], "rows": sum(r["row_counts"].values()),
               "llm_calls": r["llm_calls"], "cache_hits": r["llm_cache_hits"],
-              "cost_usd": r["estimated_cost_usd"], "config_hash": r["config_hash"]} for r in rows]
+              "cost_usd": r["estimated_cost_usd"], "config_hash": r["config_hash"],
+              "derived": _derived(r.get("derivation") or {})} for r in rows]
     _print_rows(list(brief[0]) if brief else ["version"], brief, "table")
+
+
+def _derived(d: dict[str, Any]) -> str:
+    """What a version was derived from, in a few words."""
+    parts = [f"v{d['parent_version']}"] if d.get("parent_version") else []
+    if d.get("regenerated"):
+        ids = d["regenerated"]
+        parts.append(f"{len(ids)} regenerated from {d['from_stage']} ({', '.join(ids[:3])}"
+                     + (", …" if len(ids) > 3 else "") + ")")
+    if d.get("added_personas"):
+        parts.append(f"{d['added_personas']} personas added")
+    return " + ".join(parts)
 
 
 def _show_version(root: Path, dataset: str, version: int, fmt: str) -> None:

@@ -90,6 +90,8 @@ class GenerationSettings:
     # Send each request's stage and variables in the body (field `memsynth`), so memsynth's
     # simulator can answer without reading the prompt. Only for the simulator.
     stage_variables: bool = False
+    # Regenerated items: persona id → {stage qualified name → salt} (see LLMRequest.salt).
+    regenerate: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -129,7 +131,7 @@ class StageRunner:
         return self._schemas[model]
 
     def _request(self, stage: Stage, messages: list[dict[str, str]], sample: int,
-                 hints: dict[str, Any] | None = None) -> LLMRequest:
+                 hints: dict[str, Any] | None = None, salt: str = "") -> LLMRequest:
         s = self.settings
         params: dict[str, Any] = {
             "temperature": stage.temperature if stage.temperature is not None else s.temperature,
@@ -145,6 +147,7 @@ class StageRunner:
             json_schema=self._schema(stage.output),
             response_mode=s.response_mode,
             sample_index=sample,
+            salt=salt,
             hints=hints,
         )
 
@@ -171,14 +174,15 @@ class StageRunner:
         base = self._base_messages(stage, variables)
         language = variables.get("language", "en")
         template_hash = self.prompts.hash(stage.template_for(language))
-        hints = _hints(stage, variables, sample) if self.settings.stage_variables else None
+        salt = self.settings.regenerate.get(persona_id or "", {}).get(stage.qualified_name, "")
+        hints = _hints(stage, variables, sample, salt) if self.settings.stage_variables else None
         messages = list(base)
         calls: list[dict[str, Any]] = []
         problems: list[str] = []
         last_valid: Any | None = None
         rejected: str | None = None
         for attempt in range(self.settings.repairs + 1):
-            request = self._request(stage, messages, sample, hints)
+            request = self._request(stage, messages, sample, hints, salt)
             started = time.time()
             call = {
                 "call_id": f"{item_key}#{attempt}",
@@ -262,13 +266,16 @@ def localized(template: str, language: str) -> str:
     return template if language == "en" else template.removesuffix(".j2") + f".{language}.j2"
 
 
-def _hints(stage: Stage, variables: Mapping[str, Any], sample: int) -> dict[str, Any]:
+def _hints(stage: Stage, variables: Mapping[str, Any], sample: int, salt: str = "") -> dict[str, Any]:
     """The stage, the sample index and the variables, for the simulator.
 
     Not copied or converted: variables are plain JSON already (recipes pass dates as ISO
     strings and models dumped in JSON mode), and only a request that is sent serializes them.
     """
-    return {"stage": stage.qualified_name, "sample": sample, "variables": variables}
+    hints = {"stage": stage.qualified_name, "sample": sample, "variables": variables}
+    if salt:
+        hints["salt"] = salt
+    return hints
 
 
 def _is_json_error(exc: ValidationError) -> bool:

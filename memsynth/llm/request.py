@@ -44,6 +44,9 @@ class LLMRequest:
     json_schema: dict[str, Any] | None = None
     response_mode: str = "json_schema"  # json_schema | json_object | text
     sample_index: int = 0
+    # A regenerated item's salt: another answer to the same prompt, under a new cache key,
+    # while the old answer stays cached for the versions that used it. Empty: no salt.
+    salt: str = ""
     # The stage and its variables, sent only to memsynth's simulator (`llm.stage_variables`).
     # Not hashed: the variables are what the messages were rendered from.
     hints: dict[str, Any] | None = field(default=None, compare=False)
@@ -60,6 +63,8 @@ class LLMRequest:
             "response_mode": self.response_mode,
             "sample_index": self.sample_index,
         }
+        if self.salt:  # absent otherwise, so every unsalted key stays what it was
+            body["salt"] = self.salt
         return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
     def cache_key(self) -> str:

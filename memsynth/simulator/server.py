@@ -203,7 +203,8 @@ class Simulator:
         hints = body.get("memsynth") or {}
         # Another sample of the same prompt (a new cache key) gets another answer.
         sample = hints.get("sample", 0)
-        seed = hashlib.sha256(f"{body.get('model')}|{name}|{prompt}|{sample}".encode()).digest()
+        salt = f"|{hints['salt']}" if hints.get("salt") else ""  # a regenerated item
+        seed = hashlib.sha256(f"{body.get('model')}|{name}|{prompt}|{sample}{salt}".encode()).digest()
         rng = random.Random(int.from_bytes(seed[:8], "big"))
         variables = hints.get("variables") or {}
         text = TextMaker(rng, variables.get("language", "en"))

@@ -69,7 +69,7 @@ def _read_versions(con: duckdb.DuckDBPyConnection, alias: str) -> list[dict[str,
     cols = [d[0] for d in cur.description]
     rows = [dict(zip(cols, r)) for r in cur.fetchall()]
     for row in rows:
-        for key in ("config", "prompt_hashes", "schema_hashes", "row_counts"):
+        for key in ("config", "prompt_hashes", "schema_hashes", "row_counts", "derivation", "regenerations"):
             if isinstance(row.get(key), str):
                 row[key] = json.loads(row[key])
         for key in ("created_at", "started_at"):

@@ -42,7 +42,7 @@ CREATE TABLE IF NOT EXISTS lake.versions (
 )
 """
 # Columns added since the first release: a warehouse written before gains them on publish.
-VERSIONS_ADDED = {"options_hash": "VARCHAR"}
+VERSIONS_ADDED = {"options_hash": "VARCHAR", "derivation": "VARCHAR", "regenerations": "VARCHAR"}
 
 # Each template, schema and options text a version used, once per hash (see memsynth.provenance).
 ARTIFACTS_DDL = """
@@ -72,6 +72,10 @@ class VersionInfo:
     llm: dict[str, Any] = field(default_factory=dict)
     options_hash: str = ""
     artifacts: list[Artifact] = field(default_factory=list)
+    # How the version was derived (parent, regenerated personas, stage, added personas), and
+    # every regeneration in force: persona id → {stage → salt}.
+    derivation: dict[str, Any] = field(default_factory=dict)
+    regenerations: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 def open_for_write(directory: Path) -> duckdb.DuckDBPyConnection:
@@ -135,6 +139,8 @@ def publish(root: Path, dataset: str, files: dict[str, list[Path]], info: Versio
             "prompt_hashes": json.dumps(info.prompt_hashes, sort_keys=True),
             "schema_hashes": json.dumps(info.schema_hashes, sort_keys=True),
             "options_hash": info.options_hash, "model": info.model,
+            "derivation": json.dumps(info.derivation, sort_keys=True),
+            "regenerations": json.dumps(info.regenerations, sort_keys=True),
             "row_counts": json.dumps(row_counts, sort_keys=True), "llm_calls": llm.get("calls", 0),
             "llm_requests": llm.get("requests", 0), "llm_cache_hits": llm.get("cache_hits", 0),
             "prompt_tokens": llm.get("prompt_tokens", 0),
