@@ -2,6 +2,7 @@
 
     python bench/build.py                      # 200 personas, L=200ms, C=64
     python bench/build.py --personas 1000 --name build-1000
+    python bench/build.py --personas 1000 --keep DIR --regenerate-share 0.1   # regenerate 10 % of DIR's
 
 The simulator runs in its own process; the build is the real CLI in another, so its
 wall time, CPU and peak RSS are the build's alone. Prefect task runs are counted in the
@@ -31,10 +32,10 @@ def folder_mb(path: Path, exclude: str | None = None) -> float:
     return round(total / 1e6, 1)
 
 
-def run_build(config: Path, warehouse: Path, prefect_home: Path) -> dict:
+def run_build(config: Path, warehouse: Path, prefect_home: Path, extra: tuple[str, ...] = ()) -> dict:
     env = {**os.environ, "OPENAI_API_KEY": "bench", "PREFECT_HOME": str(prefect_home)}
     out = subprocess.run([sys.executable, str(ROOT / "bench" / "measured_cli.py"), "build", str(config),
-                          "--warehouse", str(warehouse), "--format", "json", "--no-progress"],
+                          "--warehouse", str(warehouse), "--format", "json", "--no-progress", *extra],
                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=6 * 3600)
     measured = [json.loads(line)["measured"] for line in out.stderr.splitlines()
                 if line.startswith('{"measured"')]
@@ -59,9 +60,12 @@ def main() -> None:
     ap.add_argument("--keep", help="keep the warehouse in this folder (for bench/query.py)")
     ap.add_argument("--cached-only", action="store_true",
                     help="skip the first build: rebuild a warehouse kept with --keep from its cache")
+    ap.add_argument("--regenerate-share", type=float,
+                    help="only regenerate this share of the personas of --keep DIR (every stage), "
+                         "as `build --where` picks them")
     args = ap.parse_args()
-    if args.cached_only and not args.keep:
-        ap.error("--cached-only needs --keep DIR of an earlier run with the same settings")
+    if (args.cached_only or args.regenerate_share) and not args.keep:
+        ap.error("--cached-only and --regenerate-share need --keep DIR of an earlier run with the same settings")
     name = args.name or f"build-{args.personas}"
 
     work = Path(tempfile.mkdtemp(prefix="memsynth-bench-"))
@@ -75,11 +79,13 @@ def main() -> None:
                     "concurrency": args.concurrency},
         }))
         results = {}
-        for run in (("cached",) if args.cached_only else ("first", "cached")):
+        runs = ("regenerate",) if args.regenerate_share else ("cached",) if args.cached_only else ("first", "cached")
+        where = f"SELECT persona_id FROM personas WHERE hash(persona_id) % 1000 < {round(1000 * (args.regenerate_share or 0))}"
+        for run in runs:
             home = work / f"prefect-{run}"
             home.mkdir()
             sim.reset()
-            result = run_build(config, warehouse, home)
+            result = run_build(config, warehouse, home, ("--where", where) if run == "regenerate" else ())
             s, m = result["summary"], result["measured"]
             requests = s["llm"]["requests"]
             limit = args.concurrency / (args.latency_ms / 1000) if args.latency_ms else float("inf")
@@ -94,6 +100,7 @@ def main() -> None:
                 "ratio_to_limit": round(requests / s["seconds"] / limit, 3) if requests and args.latency_ms else None,
                 "cpu_ms_per_call": round(1000 * m["cpu_seconds"] / max(1, s["llm"]["calls"]), 3),
                 "prefect_task_runs": task_runs(home), "row_counts": s["row_counts"],
+                "regenerated_personas": len(s["derivation"].get("regenerated", [])),
             }
             print(f"{run:>7}: {results[run]['wall_seconds']} s wall, {requests} requests "
                   f"({results[run]['requests_per_second']} req/s, {results[run]['ratio_to_limit']} of "

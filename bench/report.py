@@ -41,12 +41,13 @@ def main() -> None:
         notes = []
         for path in builds:
             b = json.loads(path.read_text())
-            for run in ("first", "cached"):
+            for run in ("first", "cached", "regenerate"):
                 if run not in b:
                     continue
                 r = b[run]
                 ratio = "" if r["ratio_to_limit"] is None else f"{r['ratio_to_limit']:.2f}"
-                out.append(f"| {b['personas']} | {run} | {r['wall_seconds']} | {r['requests_sent']} | "
+                label = f"regenerate {r['regenerated_personas']}" if run == "regenerate" else run
+                out.append(f"| {b['personas']} | {label} | {r['wall_seconds']} | {r['requests_sent']} | "
                            f"{r['requests_per_second']} | {ratio} | {r['cache_hits']} | "
                            f"{r['cpu_ms_per_call']:.2f} | {r['peak_rss_mb']} | {r['prefect_task_runs']} |")
             m = b["machine"]
