@@ -264,7 +264,7 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
         config.llm.concurrency = options.concurrency
     model = os.environ.get("MEMSYNTH_MODEL") or config.llm.model
     recipe = recipe_for(config)
-    derivation = derive(warehouse, config.dataset, recipe, options.regeneration, salt=secrets.token_hex(4))
+    derivation = derive(warehouse, config.dataset, recipe, options.regeneration)
     if derivation.personas is not None and options.personas is None:
         config.personas.count = derivation.personas
 

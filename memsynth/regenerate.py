@@ -37,9 +37,13 @@ class Derivation:
     personas: int | None = None  # the persona count to build: the parent's (+ any added)
 
 
-def derive(warehouse: Path, dataset: str, recipe: Recipe, request: RegenerationRequest, salt: str,
-           ) -> Derivation:
-    """The regenerations this build applies: the last version's, plus this request's."""
+def derive(warehouse: Path, dataset: str, recipe: Recipe, request: RegenerationRequest) -> Derivation:
+    """The regenerations this build applies: the last version's, plus this request's.
+
+    A new regeneration's salt names the version it starts from: the same command run again
+    (after a crash, say) asks the same requests and pays for none twice, while regenerating
+    the persona again from a later version draws another sample.
+    """
     latest = _latest(warehouse, dataset)
     regenerations = {pid: dict(stages) for pid, stages in (latest or {}).get("regenerations", {}).items()}
     wanted = list(dict.fromkeys(request.persona_ids))
@@ -64,6 +68,7 @@ def derive(warehouse: Path, dataset: str, recipe: Recipe, request: RegenerationR
         if start not in stages:
             raise ConfigError(f"--from-stage {request.from_stage!r}: not a stage of {recipe.name} "
                               f"({', '.join(s.split('.', 1)[1] for s in stages)})")
+        salt = f"from-v{latest['version']}"
         for pid in wanted:
             regenerations.setdefault(pid, {}).update(dict.fromkeys(stages[stages.index(start):], salt))
         record.update(regenerated=wanted, from_stage=start.split(".", 1)[1])

@@ -399,3 +399,58 @@ def test_bad_input_to_any_command_is_one_line_and_no_traceback(tmp_path):
         lines = result.stderr.strip().splitlines()  # progress steps may come first
         assert [line for line in lines if "error" in line.lower()] == lines[-1:], (args, result.stderr)
         assert lines[-1].startswith("error: ") and needle in lines[-1], (args, result.stderr)
+
+
+def test_a_killed_regeneration_rerun_sends_only_the_rest_and_matches_an_uninterrupted_one(tmp_path, monkeypatch):
+    """kill -9 in the middle of a regenerating build: the re-run pays no regenerated call
+    twice and publishes what a regeneration that was never interrupted publishes."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from memsynth.build import BuildOptions, run_build
+    from memsynth.config import load_config
+    from memsynth.regenerate import RegenerationRequest
+    from memsynth.warehouse.catalog import run_query
+    from tests.conftest import ROOT
+
+    sim = start_simulator(latency_ms=20)
+    try:
+        monkeypatch.setenv("OPENAI_BASE_URL", sim.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "x")
+        wh, clean = tmp_path / "wh", tmp_path / "clean"
+        config = write_config(tmp_path / "c.yaml", dataset="regen", personas={"count": 1},
+                              llm={"model": "m", "stage_variables": True, "concurrency": 16})
+
+        def build(root: Path, *ids: str) -> dict:  # in this process: its Prefect server is shared
+            return run_build(load_config(config), BuildOptions(
+                warehouse=str(root), progress=False, regeneration=RegenerationRequest(persona_ids=list(ids))))
+
+        for root in (wh, clean):
+            build(root)
+        target = run_query(wh, "regen", "SELECT min(persona_id) FROM personas")[1][0][0]
+        cache = wh / "_cache"
+        before = sum(f.read_bytes().count(b"\n") for f in cache.glob("*.jsonl"))
+        proc = subprocess.Popen([str(Path(sys.executable).parent / "memsynth"), "build", str(config),
+                                 "--warehouse", str(wh), "--no-progress", "--regenerate", target, "--concurrency", "4"],
+                                env=dict(os.environ), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            if sum(f.read_bytes().count(b"\n") for f in cache.glob("*.jsonl")) >= before + 40:
+                break
+            time.sleep(0.2)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(30)
+        paid = sum(f.read_bytes().count(b"\n") for f in cache.glob("*.jsonl")) - before
+        assert paid >= 40
+
+        resumed, uninterrupted = build(wh, target), build(clean, target)
+        assert resumed["version"] == uninterrupted["version"] == 2
+        assert resumed["llm"]["requests"] <= uninterrupted["llm"]["requests"] - paid + 4
+        for table in ("memories", "memory_sessions", "support_dialogues", "benchmark"):
+            sql = f"SELECT * FROM {table} ORDER BY ALL"
+            assert run_query(wh, "regen", sql)[1] == run_query(clean, "regen", sql)[1], table
+    finally:
+        sim.stop()

@@ -83,14 +83,16 @@ def test_a_served_deployment_builds_when_triggered_and_on_schedule(tmp_path, pre
     env = {**os.environ, "PREFECT_API_URL": prefect_server}
     exe = Path(sys.executable).parent / "memsynth"
     serving = subprocess.Popen([str(exe), "serve", str(ROOT / "configs/quickstart.yaml"), "--llm", "simulator",
-                                "--personas", "1", "--warehouse", str(wh), "--interval", "10", "--name", "qs"],
+                                "--personas", "1", "--warehouse", str(wh), "--interval", "30", "--name", "qs"],
                                env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deployment = _wait_for("the deployment", lambda: _post(prefect_server, "/deployments/filter"), 60)[0]
         assert deployment["name"] == "qs"
         assert deployment["global_concurrency_limit"]["limit"] == 1
         assert deployment["concurrency_options"]["collision_strategy"] == "ENQUEUE"
-        assert deployment["schedules"][0]["schedule"]["interval"] == 10
+        # The first scheduled run is due 30 s after serving starts: usually after the triggered
+        # run has finished, so the two seldom meet (when they do, the later one waits its turn).
+        assert deployment["schedules"][0]["schedule"]["interval"] == 30
 
         triggered = _post(prefect_server, f"/deployments/{deployment['id']}/create_flow_run")
 
@@ -101,7 +103,12 @@ def test_a_served_deployment_builds_when_triggered_and_on_schedule(tmp_path, pre
             scheduled = [r for r in runs if r["auto_scheduled"]]
             return runs if triggered["id"] in done and scheduled else []
 
-        runs = _wait_for("a triggered and a scheduled run to complete", finished)
+        try:
+            runs = _wait_for("a triggered and a scheduled run to complete", finished, 300)
+        except AssertionError:
+            states = [(r["name"], r["auto_scheduled"], r["state_name"], r["expected_start_time"]) for r in
+                      _post(prefect_server, "/flow_runs/filter", {"sort": "EXPECTED_START_TIME_ASC"})]
+            raise AssertionError(f"runs: {states}") from None
     finally:
         serving.terminate()
         stderr = serving.communicate(timeout=30)[1].decode(errors="replace")
