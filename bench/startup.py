@@ -17,10 +17,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import httpx
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from simulator_process import ROOT, machine, write_result  # noqa: E402
+
+from memsynth.prefect_api import wait_healthy  # noqa: E402
 
 BIN = Path(sys.executable).parent
 
@@ -40,16 +40,8 @@ def start_prefect_server(home: Path) -> tuple[subprocess.Popen, str]:
     process = subprocess.Popen([str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port",
                                 str(port), "--no-ui"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}/api"
-    started = time.perf_counter()
-    while True:
-        try:
-            if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                return process, url
-        except httpx.HTTPError:
-            pass
-        if time.perf_counter() - started > 120:
-            raise SystemExit("prefect server did not start in 120 s")
-        time.sleep(0.2)
+    wait_healthy(url, process, timeout_s=120)
+    return process, url
 
 
 def main() -> None:

@@ -64,19 +64,11 @@ class _Server:
         self._wait_healthy()
 
     def _wait_healthy(self, timeout_s: float = 60) -> None:
-        deadline = time.monotonic() + timeout_s
-        with httpx.Client() as client:
-            while time.monotonic() < deadline:
-                if self.process.poll() is not None:
-                    raise MemsynthError(f"Prefect's API server exited at start (code {self.process.returncode})")
-                try:
-                    if client.get(f"{self.url}/health", timeout=2).status_code == 200:
-                        return
-                except httpx.HTTPError:
-                    pass
-                time.sleep(0.1)
-        self.stop()
-        raise MemsynthError(f"Prefect's API server did not start within {timeout_s:.0f} s")
+        try:
+            wait_healthy(self.url, self.process, timeout_s)
+        except MemsynthError:
+            self.stop()
+            raise
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -86,6 +78,22 @@ class _Server:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+
+def wait_healthy(url: str, process: subprocess.Popen, timeout_s: float = 60) -> None:
+    """Wait until the Prefect API at `url` (served by `process`) answers its health check."""
+    deadline = time.monotonic() + timeout_s
+    with httpx.Client() as client:
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise MemsynthError(f"Prefect's API server exited at start (code {process.returncode})")
+            try:
+                if client.get(f"{url}/health", timeout=2).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+    raise MemsynthError(f"Prefect's API server did not start within {timeout_s:.0f} s")
 
 
 def prefect_api_url() -> str | None:

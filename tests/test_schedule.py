@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from memsynth.prefect_api import wait_healthy
 from memsynth.warehouse.ducklake import dataset_dir
 from memsynth.warehouse.lock import BuildLock
 from tests.conftest import ROOT, cli_json, memsynth_cli
@@ -36,17 +37,7 @@ def prefect_server(tmp_path_factory):
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}/api"
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            assert process.poll() is None, "prefect server exited at start"
-            try:
-                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.3)
-        else:
-            raise AssertionError("prefect server did not become healthy in 120 s")
+        wait_healthy(url, process, timeout_s=120)
         yield url
     finally:
         process.terminate()
