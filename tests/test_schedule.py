@@ -3,6 +3,7 @@ one build of a dataset at a time."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -14,9 +15,10 @@ import httpx
 import pytest
 
 from memsynth.prefect_api import wait_healthy
+from memsynth.warehouse.catalog import run_query
 from memsynth.warehouse.ducklake import dataset_dir
 from memsynth.warehouse.lock import BuildLock
-from tests.conftest import ROOT, cli_json, memsynth_cli
+from tests.conftest import ROOT, cli_json, memsynth_cli, start_simulator, write_config
 
 
 def _free_port() -> int:
@@ -117,6 +119,83 @@ def test_a_served_deployment_builds_when_triggered_and_on_schedule(tmp_path, pre
     assert len(progress) >= 2 and all(a["data"] == 100 for a in progress)
     shards = [t["name"] for t in _post(prefect_server, "/task_runs/filter") if t["task_key"].startswith("run_shard")]
     assert shards and set(shards) == {"persona 1"}
+
+
+def _runs(url: str, deployment_id: str) -> list[dict]:
+    return _post(url, "/flow_runs/filter", {"flow_runs": {"deployment_id": {"any_": [deployment_id]}}})
+
+
+def test_a_served_run_killed_with_its_server_resumes_exactly_when_served_again(tmp_path, prefect_server):
+    """kill -9 of `memsynth serve` and the run it is executing: serving again marks the dead
+    run crashed (else it would keep the deployment's one slot for five minutes), and the next
+    run pays only the calls the dead one had not, and publishes what an uninterrupted build
+    publishes."""
+    import signal
+
+    sim = start_simulator(latency_ms=40)
+    try:
+        config = write_config(tmp_path / "c.yaml", dataset="served", personas={"count": 2},
+                              llm={"model": "m", "stage_variables": True, "concurrency": 4})
+        wh, clean = tmp_path / "wh", tmp_path / "clean"
+        env = {**os.environ, "PREFECT_API_URL": prefect_server, "OPENAI_BASE_URL": sim.base_url,
+               "OPENAI_API_KEY": "x"}
+        command = [str(Path(sys.executable).parent / "memsynth"), "serve", str(config), "--warehouse", str(wh)]
+
+        def served(log: str) -> subprocess.Popen:
+            # Its own session, so that kill -9 takes the flow-run process it spawns as well.
+            return subprocess.Popen(command, env=env, cwd=tmp_path, start_new_session=True,
+                                    stdout=(tmp_path / log).open("w"), stderr=subprocess.STDOUT)
+
+        serving = served("serve-1.log")
+        try:
+            deployment = _wait_for("the deployment", lambda: [
+                d for d in _post(prefect_server, "/deployments/filter") if d["name"] == "served"], 60)[0]
+            killed = _post(prefect_server, f"/deployments/{deployment['id']}/create_flow_run")
+            cache = wh / "_cache"
+
+            def paid() -> int:
+                return sum(f.read_bytes().count(b"\n") for f in cache.glob("*.jsonl")) if cache.exists() else 0
+
+            _wait_for("the served build to pay 40 calls", lambda: paid() >= 40, 120)
+        finally:
+            os.killpg(serving.pid, signal.SIGKILL)
+            serving.wait(30)
+        kept, sent_before = paid(), sim.simulator.counters.requests
+        assert sent_before - kept <= 4  # at most the calls in flight were lost
+        states = {r["id"]: r["state_type"] for r in _runs(prefect_server, deployment["id"])}
+        assert states == {killed["id"]: "RUNNING"}, "the server still thinks the run is under way"
+
+        serving = served("serve-2.log")
+        try:
+            def crashed() -> bool:
+                return {r["id"]: r["state_type"] for r in _runs(prefect_server, deployment["id"])} == {
+                    killed["id"]: "CRASHED"}
+
+            _wait_for("serving again to mark the dead run crashed", crashed, 60)
+            resumed = _post(prefect_server, f"/deployments/{deployment['id']}/create_flow_run")
+
+            def finished() -> str | None:
+                state = {r["id"]: r["state_type"] for r in _runs(prefect_server, deployment["id"])}[resumed["id"]]
+                return state if state in {"COMPLETED", "FAILED", "CRASHED"} else None
+
+            # Well inside the five minutes a dead run's lease would have held the slot.
+            assert _wait_for("the resumed run", finished, 150) == "COMPLETED"
+        finally:
+            os.killpg(serving.pid, signal.SIGTERM)
+            serving.wait(30)
+        assert "crashed" in (tmp_path / "serve-2.log").read_text()
+        sent_resumed = sim.simulator.counters.requests - sent_before
+
+        done = memsynth_cli("build", str(config), "--warehouse", str(clean), "--no-progress", "--format", "json",
+                            env={k: env[k] for k in ("PREFECT_API_URL", "OPENAI_BASE_URL", "OPENAI_API_KEY")})
+        assert done.returncode == 0, done.stderr[-2000:]
+        uninterrupted = json.loads(done.stdout)["llm"]["requests"]
+        assert uninterrupted - kept <= sent_resumed <= uninterrupted - kept + 4
+        for table in ("personas", "memories", "memory_sessions", "support_dialogues", "benchmark"):
+            sql = f"SELECT * FROM {table} ORDER BY ALL"
+            assert run_query(wh, "served", sql)[1] == run_query(clean, "served", sql)[1], table
+    finally:
+        sim.stop()
 
 
 def test_serving_without_a_prefect_server_is_one_line(tmp_path):
