@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 RECIPES: dict[str, str] = {
     "enpmr": "flows.enpmr",
     "pal": "flows.pal",
+    "stratmem": "flows.stratmem",
 }
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
@@ -97,3 +98,12 @@ def release_spec(name: str) -> Any:
         raise ConfigError(f"recipe {name!r} declares no release format (no {_package(name)}.release)")
     return module.RELEASE
 
+
+
+def importer(name: str) -> Any:
+    """`import_file(path, warehouse, dataset)` of the recipe's `importer` module: the seed's own
+    release loaded as a version."""
+    module = _optional_module(name, "importer")
+    if module is None:
+        raise ConfigError(f"recipe {name!r} has no importer (no {_package(name)}.importer)")
+    return module.import_file

@@ -268,7 +268,9 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
     if derivation.personas is not None and options.personas is None:
         config.personas.count = derivation.personas
 
-    pool = persona_pool(config, warehouse)
+    pool = recipe.source_personas(config, warehouse)
+    if pool is None:
+        pool = persona_pool(config, warehouse)
     chosen = pool[: config.personas.count]
 
     cache_dir = config.resolve_path(config.cache_dir) if config.cache_dir else warehouse / CACHE_DIR_NAME

@@ -434,6 +434,27 @@ def personas_import(file: str, warehouse: str | None) -> None:
     click.echo(f"read {read} personas, {new} new" + (f", stored in {stored}" if new else ""))
 
 
+@cli.command("import")
+@click.argument("recipe", metavar="RECIPE")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--dataset", required=True, help="dataset to publish the file's items into, as its next version")
+@click.option("--warehouse", help=WAREHOUSE_HELP)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="summary as text or JSON")
+def import_release(recipe: str, file: str, dataset: str, warehouse: str | None, fmt: str) -> None:
+    """Load a seed benchmark's released FILE as a version of DATASET, so it can be queried,
+    compared with builds and released again (stratmem: StratMemBench.json)."""
+    from flows.registry import importer
+
+    summary = importer(recipe)(Path(file), _warehouse(warehouse), dataset)
+    if fmt == "json":
+        click.echo(json.dumps(summary, indent=2, default=str))
+        return
+    click.echo(f"published {summary['dataset']} version {summary['version']}: "
+               + ", ".join(f"{n:,} {t}" for t, n in summary["row_counts"].items() if n))
+    _print_rows(["figure", "value"], [{"figure": k, "value": v} for k, v in summary["statistics"].items()], "table")
+
+
 @cli.group()
 def simulator() -> None:
     """The built-in OpenAI-compatible simulator (for dry runs, tests and benchmarks)."""

@@ -67,6 +67,11 @@ class Recipe(abc.ABC):
         """The persona stage's variables for one new persona, drawn from `rng`."""
         return {}
 
+    def source_personas(self, config: BuildConfig, warehouse: Path) -> list[PersonaRow] | None:
+        """The recipe's own personas, read from its source (stratmem: one per source
+        conversation), in a stable order; None (the default): the build's persona pool."""
+        return None
+
     async def prepare_shard(self, contexts: Sequence[PersonaContext]) -> None:
         """Work shared by a shard's personas, before their chains (pal writes profiles in
         batches here); what a chain needs is left in `ctx.prepared`. Default: nothing."""

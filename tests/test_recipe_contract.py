@@ -201,7 +201,7 @@ def test_a_registered_recipe_is_known_to_configs_and_an_unknown_one_is_one_line(
     with pytest.raises(ConfigError, match=r"recipe_options\.replies: Input should be greater than or equal to 1"):
         load_config(tmp_path / "bad.yaml")
     (tmp_path / "unknown.yaml").write_text("dataset: x\nrecipe: nope\n")
-    with pytest.raises(ConfigError, match=r"recipe: unknown recipe 'nope' \(known: enpmr, pal, toy\)"):
+    with pytest.raises(ConfigError, match=r"recipe: unknown recipe 'nope' \(known: enpmr, pal, stratmem, toy\)"):
         load_config(tmp_path / "unknown.yaml")
     with pytest.raises(ConfigError, match="lower-case"):
         registry.register("Toy Two", "toy_recipe")
@@ -211,6 +211,10 @@ def _another(value):
     """A value of the same kind as `value`, but different."""
     if isinstance(value, bool):
         return not value
+    if value is None:  # an optional limit: any small one
+        return 2
+    if isinstance(value, str):
+        return value + "x"
     if isinstance(value, (int, float)):
         return value + 1 if value < 1 or isinstance(value, int) else value / 2
     if isinstance(value, tuple | list):

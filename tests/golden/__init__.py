@@ -87,7 +87,23 @@ async def _generate(recipe: Any, ctx: Any, engine: Any) -> None:
     await engine.aclose()
 
 
-def record_variables() -> None:
+# Each recipe's options for the recording run: small, and for stratmem the test conversation.
+GOLDEN_OPTIONS: dict[str, dict[str, Any]] = {
+    "pal": {"months": [2, 2]},
+    "enpmr": {"dialogues_per_persona": 1},
+    "stratmem": {"windows": [1], "max_sessions": 2},
+}
+# stratmem's test conversations (LoCoMo's format, written for these tests), per language.
+LOCOMO_SAMPLES = {"en": HERE.parent / "data" / "locomo_sample.json", "zh": HERE.parent / "data" / "locomo_sample.zh.json"}
+
+
+def _options(recipe: str, language: str) -> dict[str, Any]:
+    if recipe == "stratmem":
+        return {**GOLDEN_OPTIONS[recipe], "source": f"locomo:{LOCOMO_SAMPLES[language]}"}
+    return GOLDEN_OPTIONS[recipe]
+
+
+def record_variables(recipes: Any = None) -> None:
     """Run each recipe for one persona on the simulator and keep each stage's first variables."""
     from memsynth.config import BuildConfig
     from memsynth.llm.cache import ResponseCache
@@ -97,18 +113,18 @@ def record_variables() -> None:
     from memsynth.simulator.server import Simulator, SimulatorThread
     from memsynth.stage import GenerationSettings, StageRunner
 
-    for recipe_name in RECIPES:
+    for recipe_name in recipes or RECIPES:
         for language in LANGUAGES:
             with SimulatorThread(Simulator()) as sim, tempfile.TemporaryDirectory() as cache:
                 sim.simulator.record = True
                 config = BuildConfig(dataset="golden", recipe=recipe_name, language=language, seed=1,
-                                     recipe_options={"months": [2, 2]} if recipe_name == "pal"
-                                     else {"dialogues_per_persona": 1})
+                                     recipe_options=_options(recipe_name, language))
                 engine = LLMEngine(EngineSettings(base_url=sim.base_url, api_key_env="X"), ResponseCache(cache),
                                    api_key="k")
                 runner = StageRunner(engine, PromptLibrary(), GenerationSettings(model="m", stage_variables=True))
                 recipe = recipe_class(recipe_name)(config.recipe_options)
-                persona = PersonaRow(persona_id="0042", description=PERSONAS[language], source="golden")
+                persona = (recipe.source_personas(config, Path(cache)) or [
+                    PersonaRow(persona_id="0042", description=PERSONAS[language], source="golden")])[0]
                 ctx = PersonaContext(persona, config, runner, ShardOutput(), persona_rng(1, "0042"))
 
                 asyncio.run(_generate(recipe, ctx, engine))

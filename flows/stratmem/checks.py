@@ -1,0 +1,123 @@
+"""stratmem's checks: the seed's rules a JSON schema cannot express.
+
+Each check that applies to an item kind of StratMem-Bench's release (facts, queries,
+virtual-character personas) is calibrated on the real items (tests/test_stratmem_reference.py:
+at least 97% accepted).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from memsynth.stage import check, say
+from schemas.stratmem import MergedMemories, RoleLabels, UserQuery, VirtualPersona
+
+# A memory must carry its own time: "yesterday" means nothing once the session is over.
+# (The release has 6 of 5,778 facts with "last week"; they pass only if dated as well.)
+_RELATIVE = re.compile(
+    r"\b(yesterday|today|tonight|tomorrow|the day before|(last|next|this) (week|month|weekend|year|night|"
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)|(a few|two|three|several) (days|weeks) ago)\b"
+    r"|昨天|今天|明天|前天|后天|今晚|昨晚|上周|下周|本周|这周|上个月|下个月|这个月|去年|今年|明年|前几天|几天前",
+    re.IGNORECASE)
+_ABSOLUTE = re.compile(r"\b\d{4}(-\d{2}){0,2}\b|\d{4}年")
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+# Real facts: 3-37 words; real queries: 4-27 words. Chinese is counted in characters.
+FACT_WORDS = (3, 45)
+FACT_CHARS_ZH = (6, 90)
+QUERY_WORDS = (3, 40)
+QUERY_CHARS_ZH = (4, 80)
+# Real personas: traits 6-12, style 5-8, domains 4-10, values 5-8 items.
+PERSONA_ITEMS = (3, 15)
+
+
+def size(text: str) -> int:
+    """Words; in Chinese text, characters plus each Latin word or number (a name, a date)."""
+    if _CJK.search(text):
+        return len(_CJK.findall(text)) + len(re.findall(r"[A-Za-z0-9][A-Za-z0-9'.:-]*", text))
+    return len(text.split())
+
+
+def fact_problems(fact: str, v: Mapping[str, Any], label: str = "fact") -> Iterator[str]:
+    """What is wrong with one memory item (shared by extraction and merging)."""
+    low, high = FACT_CHARS_ZH if _CJK.search(fact) else FACT_WORDS
+    n = size(fact)
+    if not low <= n <= high:
+        yield say(v, f"{label} {fact!r} has {n} words; write one sentence of {low}-{high}",
+                  f"{label}“{fact}”有 {n} 个字；请写一句 {low} 到 {high} 个字的话")
+    if _RELATIVE.search(fact) and not _ABSOLUTE.search(fact):
+        yield say(v, f"{label} {fact!r} says when relative to the session; give the date (YYYY-MM-DD)",
+                  f"{label}“{fact}”用了相对时间；请写出具体日期（YYYY-MM-DD）")
+
+
+@check("memory_facts")
+def memory_facts(out: Any, v: Mapping[str, Any]) -> Iterator[str]:
+    for i, m in enumerate(out.memories):
+        yield from fact_problems(m.fact, v, f"memories[{i}]")
+
+
+@check("known_speakers")
+def known_speakers(out: Any, v: Mapping[str, Any]) -> Iterator[str]:
+    for i, m in enumerate(out.memories):
+        if m.about not in v["speakers"]:
+            yield say(v, f"memories[{i}].about is {m.about!r}; use {' or '.join(v['speakers'])}",
+                      f"memories[{i}].about 是“{m.about}”；只能是{'或'.join(v['speakers'])}")
+
+
+@check("covers_candidates")
+def covers_candidates(out: MergedMemories, v: Mapping[str, Any]) -> Iterator[str]:
+    """Merging may join candidates, never lose or invent one."""
+    numbers = {c["number"] for c in v["candidates"]}
+    used = [n for m in out.memories for n in m.sources]
+    if unknown := sorted(set(used) - numbers):
+        yield say(v, f"sources {unknown} are not candidate numbers", f"sources 中的 {unknown} 不是候选编号")
+    if missing := sorted(numbers - set(used)):
+        yield say(v, f"candidates {missing} are in no item; every candidate belongs to one",
+                  f"候选 {missing} 没有归入任何一项；每个候选都要归入一项")
+    if twice := sorted({n for n in used if used.count(n) > 1}):
+        yield say(v, f"candidates {twice} are in more than one item", f"候选 {twice} 归入了不止一项")
+
+
+@check("a_question")
+def a_question(out: UserQuery, v: Mapping[str, Any]) -> Iterator[str]:
+    query = out.query.strip()
+    low, high = QUERY_CHARS_ZH if _CJK.search(query) else QUERY_WORDS
+    if not low <= size(query) <= high:
+        yield say(v, f"the query has {size(query)} words; write {low}-{high}",
+                  f"query 有 {size(query)} 个字；请写 {low} 到 {high} 个字")
+    if not query.endswith(("?", "？", ".", "。", "!", "！")):
+        yield say(v, "the query is one finished message; end it as a question", "query 要是一句完整的话，以问号结尾")
+
+
+@check("valid_targets")
+def valid_targets(out: UserQuery, v: Mapping[str, Any]) -> Iterator[str]:
+    numbers = {m["number"] for m in v["memories"]}
+    if bad := sorted(set(out.targets) - numbers):
+        yield say(v, f"targets {bad} are not memory numbers", f"targets 中的 {bad} 不是记忆编号")
+    if len(set(out.targets)) != len(out.targets):
+        yield say(v, "a memory is named twice in targets", "targets 中有重复的编号")
+
+
+@check("persona_fields")
+def persona_fields(out: VirtualPersona, v: Mapping[str, Any]) -> Iterator[str]:
+    if out.virtual_person_name.strip() != v["virtual_person"]:
+        yield say(v, f"virtual_person_name must be {v['virtual_person']!r}",
+                  f"virtual_person_name 必须是“{v['virtual_person']}”")
+    low, high = PERSONA_ITEMS
+    for name in ("traits", "style", "domains", "values"):
+        n = len(getattr(out, name))
+        if not low <= n <= high:
+            yield say(v, f"{name} has {n} items; give {low}-{high}", f"{name} 有 {n} 项；请给出 {low} 到 {high} 项")
+
+
+@check("labels_every_memory")
+def labels_every_memory(out: RoleLabels, v: Mapping[str, Any]) -> Iterator[str]:
+    numbers = [m["number"] for m in v["memories"]]
+    got = [label.index for label in out.labels]
+    if sorted(got) != sorted(numbers):
+        missing, extra = sorted(set(numbers) - set(got)), sorted(set(got) - set(numbers))
+        twice = sorted({n for n in got if got.count(n) > 1})
+        yield say(v, f"label each memory 1-{len(numbers)} exactly once (missing {missing}, unknown {extra}, "
+                     f"twice {twice})",
+                  f"请给 1-{len(numbers)} 号记忆各标一次（缺少 {missing}，多出 {extra}，重复 {twice}）")

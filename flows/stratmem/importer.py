@@ -1,0 +1,97 @@
+"""A StratMem-Bench file as a dataset version: `memsynth import stratmem FILE --dataset D`."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+import memsynth
+from flows.stratmem.chain import STATISTICS
+from flows.stratmem.options import TEST_SPLIT_NICE
+from flows.stratmem.seed_format import StratMemFile, decode_history
+from memsynth.errors import ConfigError
+from memsynth.records import LLM_CALLS, PERSONAS, STAGE_FAILURES, PersonaRow
+from memsynth.warehouse.ducklake import dataset_dir
+from memsynth.warehouse.lock import BuildLock
+from memsynth.warehouse.publish import VersionInfo, publish
+from memsynth.warehouse.staging import StagingArea
+from schemas.stratmem import INSTANCES, MEMORIES, ROLES, InstanceRow, MemoryRow
+
+TABLES = (PERSONAS, INSTANCES, MEMORIES, LLM_CALLS, STAGE_FAILURES)
+
+
+def read_instances(path: Path) -> list[dict[str, Any]]:
+    """The file's instances, checked against the release's shape (one line on the first fault)."""
+    try:
+        raw = path.read_bytes()
+        StratMemFile.model_validate_json(raw)
+    except OSError as exc:
+        raise ConfigError(f"{path}: {exc.strerror or exc}") from None
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(p) for p in error["loc"])
+        raise ConfigError(f"{path} is not a StratMem-Bench file: {where}: {error['msg']}") from None
+    return json.loads(raw)
+
+
+def rows(instances: list[dict[str, Any]]) -> tuple[list[PersonaRow], list[InstanceRow], list[MemoryRow]]:
+    """Table rows of a StratMem-Bench file: a persona per pair of speakers, file order kept."""
+    personas: dict[str, PersonaRow] = {}
+    out_instances, out_memories = [], []
+    for ordinal, item in enumerate(instances):
+        pair = sorted((item["roles"]["human"], item["roles"]["virtual_person"]))
+        persona_id = "+".join(pair)
+        personas.setdefault(persona_id, PersonaRow(
+            persona_id=persona_id, description=f"{pair[0]} and {pair[1]}", source="stratmem-bench",
+            ordinal=len(personas)))
+        out_instances.append(InstanceRow(
+            instance_id=item["id"], persona_id=persona_id, source_id=item["id"].split("_")[0], ordinal=ordinal,
+            window_size=None, first_session=None, history_session=None, given_type=item["given_type"],
+            inferred_type=item["inferred_type"], query=item["query"], query_time=item["query_time"],
+            query_at=None, history=decode_history(item["history"]), human=item["roles"]["human"],
+            virtual_person=item["roles"]["virtual_person"], persona=item["virtual_person_persona"],
+            agreement=None))
+        facts = [(role, f["fact"]) for role in ROLES for f in item["memory"][role]]
+        nice = [i for i, (role, _) in enumerate(facts) if role == "nice"]
+        rng = random.Random(f"stratmem-test-split:{item['id']}")
+        kept = set(rng.sample(nice, TEST_SPLIT_NICE)) if len(nice) > TEST_SPLIT_NICE else set(nice)
+        out_memories += [MemoryRow(
+            instance_id=item["id"], persona_id=persona_id, memory_index=i, fact=fact, role=role, votes=[],
+            rationale=None, session_index=None, session_at=None, in_test_split=role != "nice" or i in kept)
+            for i, (role, fact) in enumerate(facts)]
+    return list(personas.values()), out_instances, out_memories
+
+
+def import_file(path: Path, warehouse: Path, dataset: str) -> dict[str, Any]:
+    """Publish `path` as the next version of `dataset`; its summary and statistics."""
+    from memsynth.warehouse.catalog import run_query
+
+    started = time.time()
+    instances = read_instances(path)
+    personas, instance_rows, memory_rows = rows(instances)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    directory = dataset_dir(warehouse, dataset)
+    with BuildLock(directory, dataset):
+        build_id = f"import-{time.strftime('%Y%m%dT%H%M%S')}-{digest[:8]}"
+        staging = StagingArea(directory, build_id)
+        try:
+            for table, table_rows in ((PERSONAS, personas), (INSTANCES, instance_rows), (MEMORIES, memory_rows),
+                                      (LLM_CALLS, []), (STAGE_FAILURES, [])):
+                staging.write(table, "import", table_rows)
+            config = {"dataset": dataset, "recipe": "stratmem", "imported_from": path.name, "sha256": digest,
+                      "seed": 0}
+            published = publish(warehouse, dataset, {t.name: staging.files(t.name) for t in TABLES}, VersionInfo(
+                build_id=build_id, recipe="stratmem", config=config, config_hash=digest[:16],
+                memsynth_version=memsynth.__version__, prompt_hashes={}, schema_hashes={}, model="",
+                started_at=started, derivation={"imported": path.name, "sha256": digest}), tables=TABLES)
+        finally:
+            staging.discard()
+    statistics = {name: run_query(warehouse, dataset, sql)[1][0][0] for name, sql in STATISTICS.items()}
+    return {"dataset": dataset, "version": published["version"], "row_counts": published["row_counts"],
+            "statistics": statistics}

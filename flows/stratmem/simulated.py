@@ -1,0 +1,85 @@
+"""How memsynth's simulator answers stratmem's stages, from each stage's variables."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from typing import Any
+
+from memsynth.simulator.answers import AnswerBook
+from memsynth.simulator.text import ZH_DID, TextMaker
+
+ANSWERS = AnswerBook("stratmem")
+# A memory's role for a query, before any labeller's slip: the release's shares of facts
+# (must 620, nice 1,958, irr 3,200 of 5,778).
+ROLE_SHARES = (("must", 0.107), ("nice", 0.339), ("irr", 0.554))
+SLIP = 0.05  # a labeller's chance of giving another role: about the seed's 5,000 of 5,778 unanimous
+
+Answer = dict[str, Any]
+Variables = Mapping[str, Any]
+
+
+def _fact(about: str, date: str, text: TextMaker) -> str:
+    if text.language == "zh":
+        return f"{about}在 {date} {text.rng.choice(ZH_DID)}。"
+    return f"{about} {text.phrase()} on {date}."
+
+
+@ANSWERS.stage("extract")
+def extract(draft: Answer, v: Variables, text: TextMaker) -> Answer:
+    # About as many facts as the session has notes (LoCoMo: about ten), at least three.
+    count = text.rng.randint(max(3, len(v["notes"]) // 2), max(4, min(12, len(v["notes"]))))
+    draft["memories"] = [{"fact": _fact(about, v["date"], text), "about": about}
+                         for about in (text.rng.choice(v["speakers"]) for _ in range(count))]
+    return draft
+
+
+@ANSWERS.stage("merge")
+def merge(draft: Answer, v: Variables, text: TextMaker) -> Answer:
+    by_fact: dict[str, list[int]] = {}
+    for c in v["candidates"]:
+        by_fact.setdefault(c["fact"], []).append(c["number"])
+    draft["memories"] = [{"fact": fact, "sources": numbers} for fact, numbers in by_fact.items()]
+    return draft
+
+
+@ANSWERS.stage("query")
+def query(draft: Answer, v: Variables, text: TextMaker) -> Answer:
+    numbers = [m["number"] for m in v["memories"]]
+    wanted = {"A": 1, "B": 2, "C": 2}[v["given_type"]]
+    draft["targets"] = text.rng.sample(numbers, min(wanted, len(numbers)))
+    topic = text.phrase()
+    draft["query"] = (f"{v['virtual_person']}，你还记得{topic}那次吗？" if text.language == "zh"
+                      else f"Do you remember when you {topic}, {v['virtual_person']}?")
+    return draft
+
+
+@ANSWERS.stage("persona")
+def persona(draft: Answer, v: Variables, text: TextMaker) -> Answer:
+    draft.update({"virtual_person_name": v["virtual_person"], "summary": text.paragraph(3),
+                  **{name: [text.phrase() for _ in range(text.rng.randint(low, high))]
+                     for name, low, high in (("traits", 6, 10), ("style", 5, 8), ("domains", 4, 8),
+                                             ("values", 5, 8))}})
+    return draft
+
+
+def base_role(query: str, fact: str) -> str:
+    """The role every labeller would give, drawn from the query and the fact alone."""
+    draw = int.from_bytes(hashlib.sha256(f"{query}|{fact}".encode()).digest()[:4], "big") / 2**32
+    for role, share in ROLE_SHARES:
+        draw -= share
+        if draw < 0:
+            return role
+    return "irr"
+
+
+@ANSWERS.stage("label")
+def label(draft: Answer, v: Variables, text: TextMaker) -> Answer:
+    labels = []
+    for m in v["memories"]:
+        role = base_role(v["query"], m["fact"])
+        if text.rng.random() < SLIP:  # this labeller sees it otherwise
+            role = text.rng.choice([r for r, _ in ROLE_SHARES if r != role])
+        labels.append({"index": m["number"], "role": role, "rationale": text.sentence()})
+    draft["labels"] = labels
+    return draft
