@@ -183,6 +183,22 @@ def test_a_build_from_an_enpmr_version_yields_instances(tmp_path):
     assert run_query(Path(wh), "from-qs", "SELECT DISTINCT human, virtual_person, persona_id FROM "
                                           "stratmem_instances")[1] == [(name, "Assistant", f"quickstart/{pid}")]
 
+    # A dataset is one recipe's: importing StratMem-Bench items into the enpmr one is refused.
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps([{
+        "id": "locomo_0000000001", "given_type": "A", "inferred_type": "A", "query": "Where do you live now?",
+        "query_time": "1:14 pm on 25 May, 2023", "history": "", "roles": {"human": "Ann", "virtual_person": "Bo"},
+        "memory": {"must": [{"fact": "Bo moved to Lisbon in 2023-04."}], "nice": [], "irr": []},
+        "virtual_person_persona": {"virtual_person_name": "Bo", "summary": "s", "traits": ["t"], "style": ["s"],
+                                   "domains": ["d"], "values": ["v"]}}]))
+    refused = memsynth_cli("import", "stratmem", str(one), "--dataset", "quickstart", "--warehouse", wh)
+    assert refused.returncode == 1 and refused.stderr.strip().splitlines() == [
+        "error: dataset quickstart holds enpmr versions; a stratmem version cannot be published into it "
+        "(choose another dataset name); nothing was published"], refused.stderr
+    assert cli_json("versions", "quickstart", "--warehouse", wh, "--format", "json")[0]["recipe"] == "enpmr"
+    assert cli_json("import", "stratmem", str(one), "--dataset", "one", "--warehouse", wh,
+                    "--format", "json")["statistics"]["type_A"] == 1
+
     for source, needle in (("dataset:nope", "nope"), ("locomo:missing.json", "missing.json does not exist")):
         bad = write_config(tmp_path / "bad.yaml", dataset="bad", recipe="stratmem", personas={"count": 1},
                            recipe_options={"source": source})

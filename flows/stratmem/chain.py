@@ -57,7 +57,9 @@ SEED_FIGURES = {"instances": 657, "type_A": 50, "type_B": 132, "type_C": 475, "m
 
 
 @dataclass(frozen=True)
-class Fact:
+class SessionFact:
+    """A memory item and the source session it was extracted from."""
+
     text: str
     session: Session
 
@@ -105,7 +107,7 @@ class StratmemRecipe(Recipe):
         results = await ctx.run_many(S.EXTRACT, [
             (f"{conversation.source_id}/s{sessions[i].index}/extract", _session_variables(conversation, sessions[i], ctx.language))
             for i in used])
-        facts = {i: [Fact(m.fact, sessions[i]) for m in r.output.memories] if r.output else None
+        facts = {i: [SessionFact(m.fact, sessions[i]) for m in r.output.memories] if r.output else None
                  for i, r in zip(used, results, strict=True)}
         built = await asyncio.gather(*(self._instance(ctx, conversation, sessions, w, j, facts) for w, j in windows))
         base = (ctx.persona.ordinal or 0) * 100_000
@@ -119,7 +121,7 @@ class StratmemRecipe(Recipe):
             position += 1
 
     async def _instance(self, ctx: PersonaContext, conversation: Conversation, sessions: tuple[Session, ...],
-                        w: int, j: int, facts: dict[int, list[Fact] | None]
+                        w: int, j: int, facts: dict[int, list[SessionFact] | None]
                         ) -> tuple[InstanceRow, list[MemoryRow]] | None:
         window = [facts[j + k] for k in range(w)]
         if any(f is None for f in window):
@@ -133,7 +135,7 @@ class StratmemRecipe(Recipe):
                            for n, f in enumerate(candidates, 1)]}, f"{key}/merge")
         if merged.output is None:
             return None
-        memories = [Fact(m.fact, max((candidates[n - 1].session for n in m.sources if 1 <= n <= len(candidates)),
+        memories = [SessionFact(m.fact, max((candidates[n - 1].session for n in m.sources if 1 <= n <= len(candidates)),
                                      key=lambda s: s.at)) for m in merged.output.memories]
         after = sessions[j + w]
         virtual = rng.choice(conversation.characters)
@@ -219,7 +221,7 @@ def _history(session: Session, rng: Any) -> list[str]:
     return [f"{speaker}: {text}" for speaker, text in session.turns[:rng.randint(HISTORY_LINES[0], longest)]]
 
 
-def _pool(memories: list[Fact], targets: list[int], size: tuple[int, int], rng: Any) -> list[Fact]:
+def _pool(memories: list[SessionFact], targets: list[int], size: tuple[int, int], rng: Any) -> list[SessionFact]:
     """The query's targets and other memories of the window, up to a drawn size, shuffled."""
     chosen = [t for t in targets if 0 <= t < len(memories)]
     others = [i for i in range(len(memories)) if i not in chosen]

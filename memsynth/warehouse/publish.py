@@ -107,6 +107,11 @@ def publish(root: Path, dataset: str, files: dict[str, list[Path]], info: Versio
         for column, kind in VERSIONS_ADDED.items():
             con.execute(f"ALTER TABLE lake.versions ADD COLUMN IF NOT EXISTS {column} {kind}")
         con.execute(ARTIFACTS_DDL)
+        # A dataset is one recipe's: another's tables would silently replace them.
+        latest = con.execute("SELECT recipe FROM lake.versions ORDER BY version DESC LIMIT 1").fetchone()
+        if latest and latest[0] != info.recipe:
+            raise MemsynthError(f"dataset {dataset} holds {latest[0]} versions; a {info.recipe} version "
+                                "cannot be published into it (choose another dataset name); nothing was published")
         existing = {r[0] for r in con.execute(
             "SELECT table_name FROM duckdb_tables() WHERE database_name = 'lake'").fetchall()}
         row_counts: dict[str, int] = {}
