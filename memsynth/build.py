@@ -34,9 +34,9 @@ from memsynth.config import BuildConfig, redacted, resolve_warehouse
 from memsynth.errors import BuildFailed, ConfigError, MemsynthError
 from memsynth.integrity import cascade
 from memsynth.interrupt import Interrupted, run_in_thread, stop_on_signals
-from memsynth.llm.cache import CACHE_DIR_NAME, ResponseCache
-from memsynth.llm.engine import EngineSettings, LLMEngine
+from memsynth.llm.engine import LLMEngine
 from memsynth.llm.loop import LoopThread
+from memsynth.llm.session import cache_for, open_engine
 from memsynth.persona_synthesis import synthesize_personas
 from memsynth.personas import persona_pool
 from memsynth.prefect_api import prefect_api_url
@@ -46,7 +46,6 @@ from memsynth.provenance import hashes, version_artifacts
 from memsynth.recipe import PersonaContext, Recipe, ShardOutput, persona_rng
 from memsynth.records import LLM_CALLS, STAGE_FAILURES
 from memsynth.regenerate import RegenerationRequest, derive
-from memsynth.simulator.server import MODEL_ID, Simulator, SimulatorThread
 from memsynth.stage import GenerationSettings, StageRunner
 from memsynth.tables import Table
 from memsynth.warehouse.ducklake import dataset_dir
@@ -273,22 +272,9 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
         pool = persona_pool(config, warehouse)
     chosen = pool[: config.personas.count]
 
-    cache_dir = config.resolve_path(config.cache_dir) if config.cache_dir else warehouse / CACHE_DIR_NAME
-    cache = ResponseCache(cache_dir, read=not options.no_cache, write=True)
-    simulator: SimulatorThread | None = None
-    api_key: str | None = None
-    base_url = config.llm.base_url or os.environ.get("OPENAI_BASE_URL") or None
-    if options.llm == "simulator":
-        simulator = SimulatorThread(Simulator(latency_ms=options.simulator_latency_ms)).start()
-        base_url, api_key, model = simulator.base_url, "simulator", MODEL_ID
-
-    engine = LLMEngine(EngineSettings(
-        base_url=base_url, api_key_env=config.llm.api_key_env,
-        concurrency=config.llm.concurrency, rpm=config.llm.rpm, tpm=config.llm.tpm,
-        timeout_s=config.llm.timeout_s, max_attempts=config.llm.max_attempts,
-        backoff_base_s=config.llm.retry_base_s, outage_wait_s=config.llm.outage_wait_s,
-        rate_limit_wait_s=config.llm.rate_limit_wait_s,
-        max_tokens_ceiling=config.llm.max_tokens_ceiling), cache, api_key=api_key)
+    cache = cache_for(config, warehouse, read=not options.no_cache)
+    engine, simulator, model = open_engine(config, options.llm, cache, latency_ms=options.simulator_latency_ms,
+                                           model=model)
     prompts = PromptLibrary(DEFAULT_PROMPTS_DIR, *([recipe.prompts_dir] if recipe.prompts_dir else []))
     runner = StageRunner(engine, prompts, GenerationSettings(
         model=model, response_mode=config.llm.response_mode, temperature=config.llm.temperature,
@@ -299,7 +285,7 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
     build_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{secrets.token_hex(3)}"
     sweep_stale(dataset_dir(warehouse, config.dataset))
     staging = StagingArea(dataset_dir(warehouse, config.dataset), build_id)
-    tables = (*recipe.tables, LLM_CALLS, STAGE_FAILURES)
+    tables = (*recipe.output_tables(), LLM_CALLS, STAGE_FAILURES)
     loop = LoopThread()
     progress = BuildProgress(len(chosen), engine.counters, enabled=options.progress)
     session = BuildSession(build_id, config, recipe, runner, engine, loop, staging,

@@ -456,6 +456,38 @@ def import_release(recipe: str, file: str, dataset: str, warehouse: str | None, 
 
 
 @cli.group()
+def annotate() -> None:
+    """Add annotations to a published version (publishing the next version)."""
+
+
+@annotate.command("emotions")
+@click.option("--dataset", required=True, help="dataset to annotate")
+@click.option("--version", "version", type=int, help="version to annotate (default: latest)")
+@click.option("--llm", type=click.Choice(["openai", "simulator"]), default="openai", show_default=True,
+              help="the version's configured endpoint, or memsynth's built-in simulator")
+@click.option("--model", help="model to score with (default: the version's llm.model)")
+@click.option("--warehouse", help=WAREHOUSE_HELP)
+@click.option("--no-progress", is_flag=True, help="no live progress display")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="summary as text or JSON")
+def annotate_emotions(dataset: str, version: int | None, llm: str, model: str | None, warehouse: str | None,
+                      no_progress: bool, fmt: str) -> None:
+    """Score every memory and benchmark query of a version on Plutchik's eight emotions
+    (1-10, Emotional RAG) and publish the next version: the same rows plus `emotions`."""
+    from memsynth.emotions.annotate import annotate_version
+
+    summary = annotate_version(_warehouse(warehouse), dataset, version, llm=llm, model=model,
+                               progress=not no_progress)
+    if fmt == "json":
+        click.echo(json.dumps(summary, indent=2, default=str))
+        return
+    click.echo(f"published {dataset} version {summary['version']} (version {summary['parent_version']} + emotions): "
+               f"{summary['by_kind']['memory']:,} memories and {summary['by_kind']['query']:,} queries scored"
+               + (f", {summary['failed']} failed" if summary["failed"] else "")
+               + f"; {summary['llm']['requests']:,} requests in {summary['seconds']} s")
+
+
+@cli.group()
 def simulator() -> None:
     """The built-in OpenAI-compatible simulator (for dry runs, tests and benchmarks)."""
 

@@ -22,7 +22,7 @@ class BuildProgress:
     """Polls the engine's counters a few times a second; silent when disabled."""
 
     def __init__(self, total_personas: int, counters: EngineCounters, *, enabled: bool = True,
-                 console: Console | None = None):
+                 console: Console | None = None, unit: str = "personas"):
         self.counters = counters
         console = console or Console(stderr=True)
         # A live bar only makes sense on a terminal; logs and CI get the summary alone.
@@ -31,7 +31,7 @@ class BuildProgress:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._progress = Progress(
-            SpinnerColumn(), TextColumn("[bold]personas"), BarColumn(), MofNCompleteColumn(),
+            SpinnerColumn(), TextColumn(f"[bold]{unit}"), BarColumn(), MofNCompleteColumn(),
             TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
             TextColumn("{task.fields[calls]}"),
             console=console, transient=False, auto_refresh=True,

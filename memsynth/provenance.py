@@ -53,6 +53,10 @@ def version_artifacts(recipe: Recipe, prompts: PromptLibrary, config: BuildConfi
     """Every template, schema and the options a build of `config` uses."""
     language = config.language
     stages = recipe.all_stages()
+    if recipe.annotates_emotions:
+        from memsynth.emotions import SCORE
+
+        stages = (*stages, SCORE)
     names = [s.template_for(language) for s in stages] + [localized("_repair.j2", language)]
     if config.llm.response_mode == "json_object":  # the schema then travels in the prompt
         names.append(localized("_schema_hint.j2", language))

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel
 
@@ -24,7 +24,10 @@ from memsynth.records import (
     StageFailureRow,
 )
 from memsynth.stage import ItemResult, Stage, StageRunner
-from memsynth.tables import Table
+from memsynth.tables import Ref, Table
+
+if TYPE_CHECKING:
+    from memsynth.emotions import EmotionItem
 
 
 class Recipe(abc.ABC):
@@ -51,6 +54,10 @@ class Recipe(abc.ABC):
     persona_stage: ClassVar[Stage | None] = None
     # The folder holding `<name>/<stage>.j2`; None: the project's prompts/.
     prompts_dir: ClassVar[Path | None] = None
+    # Emotion annotation: the tables `emotion_items` reads, and the references from an
+    # `emotions` row to the row it scores (see memsynth.emotions).
+    emotion_tables: ClassVar[tuple[str, ...]] = ()
+    emotion_refs: ClassVar[tuple[Ref, ...]] = ()
 
     def __init__(self, options: BaseModel | Mapping[str, Any] | None = None):
         if isinstance(options, self.options_model):
@@ -66,6 +73,23 @@ class Recipe(abc.ABC):
     def persona_variables(self, rng: random.Random, language: str = "en") -> dict[str, Any]:
         """The persona stage's variables for one new persona, drawn from `rng`."""
         return {}
+
+    def emotion_items(self, tables: Mapping[str, Sequence[Mapping[str, Any]]], language: str
+                      ) -> list[EmotionItem]:
+        """The memory fragments and queries to score, from rows (as dicts) of
+        `emotion_tables`. Default: none (the recipe cannot be annotated)."""
+        return []
+
+    @property
+    def annotates_emotions(self) -> bool:
+        """`recipe_options.emotions` is on: the build scores memories and queries."""
+        return bool(getattr(self.options, "emotions", False))
+
+    def output_tables(self) -> tuple[Table, ...]:
+        """The tables a build of these options writes (the recipe's, and `emotions` when on)."""
+        from memsynth.emotions import emotions_table
+
+        return (*self.tables, *((emotions_table(self.emotion_refs),) if self.annotates_emotions else ()))
 
     def source_personas(self, config: BuildConfig, warehouse: Path) -> list[PersonaRow] | None:
         """The recipe's own personas, read from its source (stratmem: one per source
@@ -88,9 +112,16 @@ class Recipe(abc.ABC):
 
         async def one(ctx: PersonaContext) -> None:
             await self.generate(ctx)
-            ctx.done()
+            if not self.annotates_emotions:
+                ctx.done()
 
         await asyncio.gather(*(one(ctx) for ctx in contexts))
+        if self.annotates_emotions and contexts:
+            from memsynth.emotions.annotate import annotate_shard
+
+            await annotate_shard(self, contexts)
+            for ctx in contexts:
+                ctx.done()
 
     @classmethod
     def describe(cls) -> dict[str, Any]:

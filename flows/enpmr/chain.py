@@ -15,6 +15,7 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from flows.enpmr import emotions as enpmr_emotions
 from flows.enpmr import stages as S
 from flows.enpmr.options import (
     BLRI_ITEMS,
@@ -28,6 +29,7 @@ from flows.enpmr.options import (
     EnpmrOptions,
 )
 from flows.enpmr.plan import DialoguePlan, memory_details, memory_text, plan_dialogues
+from memsynth.emotions import EmotionItem
 from memsynth.recipe import PersonaContext, Recipe
 from memsynth.records import PERSONAS, STAGE_FAILURES, StageFailureRow
 from memsynth.stage import ItemResult
@@ -100,6 +102,11 @@ class EnpmrRecipe(Recipe):
                                  SUPPORT_DIALOGUES, NEGATIVES, QUALITY_CHECKS, BENCHMARK)
     statistics = STATISTICS
     seed_figures = SEED_FIGURES
+    emotion_tables = enpmr_emotions.TABLES
+    emotion_refs = enpmr_emotions.REFS
+
+    def emotion_items(self, tables: Mapping[str, Sequence[Mapping[str, Any]]], language: str) -> list[EmotionItem]:
+        return enpmr_emotions.emotion_items(tables, language)
 
     @property
     def dedup_threshold(self) -> float:

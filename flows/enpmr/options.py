@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memsynth.config import PROJECT_ROOT
+from memsynth.emotions import emotions_option
 
 YEARS_OF_HISTORY = 5
 SESSION_TURNS = (10, 20)
@@ -75,6 +76,7 @@ class EnpmrOptions(BaseModel):
     """`recipe_options` of an enpmr config."""
 
     model_config = ConfigDict(extra="forbid")
+    emotions: bool = emotions_option()
     min_life_themes: int = Field(10, ge=1, le=40, description="life themes asked for per persona")
     dialogues_per_persona: int = Field(4, ge=0, le=10_000, description="support dialogues planned per persona")
     need_proportions: dict[str, float] = Field(

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from flows.pal import emotions as pal_emotions
 from flows.pal import stages as S
 from flows.pal.checks import parse_span, profile_problems
 from flows.pal.options import LOG_TYPES, PalOptions
@@ -32,6 +33,7 @@ from flows.pal.plan import (
     sample_dialogues,
     situation_times,
 )
+from memsynth.emotions import EmotionItem
 from memsynth.recipe import PersonaContext, Recipe
 from memsynth.records import PERSONAS, PersonaRow
 from memsynth.stage import ItemResult
@@ -117,6 +119,11 @@ class PalRecipe(Recipe):
                                  DIALOGUE_TURNS)
     statistics = STATISTICS
     seed_figures = SEED_FIGURES
+    emotion_tables = pal_emotions.TABLES
+    emotion_refs = pal_emotions.REFS
+
+    def emotion_items(self, tables: Mapping[str, Sequence[Mapping[str, Any]]], language: str) -> list[EmotionItem]:
+        return pal_emotions.emotion_items(tables, language)
 
     async def prepare_shard(self, contexts: Sequence[PersonaContext]) -> None:
         """Profiles in batches told to differ; each valid one is left in `ctx.prepared`."""

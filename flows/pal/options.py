@@ -7,6 +7,7 @@ import json
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memsynth.config import PROJECT_ROOT
+from memsynth.emotions import emotions_option
 
 LOG_TYPES: dict[str, dict[str, str]] = json.loads(
     (PROJECT_ROOT / "data" / "pal" / "log_types.json").read_text(encoding="utf-8"))["types"]
@@ -24,6 +25,7 @@ class PalOptions(BaseModel):
     """`recipe_options` of a pal config."""
 
     model_config = ConfigDict(extra="forbid")
+    emotions: bool = emotions_option()
     months: tuple[int, int] = Field(
         (8, 12), description="timeline length [min, max], drawn per persona; the last month is the query month")
     situations_per_month: tuple[int, int] = Field((4, 6), description="situations asked for per month")

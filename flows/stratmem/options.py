@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from memsynth.emotions import emotions_option
+
 # The real release's given types (A 345, B 19, C 293 of 657): the queries were mostly
 # written to need a memory; what they turned out to need is the inferred type.
 GIVEN_TYPE_WEIGHTS = {"A": 0.525, "B": 0.029, "C": 0.446}
@@ -18,6 +20,7 @@ class StratmemOptions(BaseModel):
     """`recipe_options` of a stratmem config."""
 
     model_config = ConfigDict(extra="forbid")
+    emotions: bool = emotions_option()
     source: str = Field(
         "locomo:../../shared/reference-data/locomo/locomo10.json",
         description="where the sessions come from: `locomo:FILE` (LoCoMo-format conversations, the path "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from memsynth.errors import BuildFailed, ConfigError
 from memsynth.llm.cache import ResponseCache
 from memsynth.llm.limits import RequestLimits
 from memsynth.llm.outage import OutageGate
-from memsynth.llm.request import LLMRequest, LLMResponse
+from memsynth.llm.request import EmbeddingRequest, LLMRequest, LLMResponse
 from memsynth.llm.retry import (
     EmptyResponse,
     FailureRate,
@@ -121,6 +122,15 @@ class LLMEngine:
 
     async def complete(self, request: LLMRequest, *, stage: str = "") -> LLMResponse:
         """The response for `request`: cached, or fetched, made durable, then returned."""
+        return await self._answer(request, stage, self._send)
+
+    async def embed(self, request: EmbeddingRequest, *, stage: str = "") -> list[float]:
+        """The embedding of `request.text` from `/embeddings`: cached, limited and retried
+        like a completion (the vector is kept as the record's JSON content)."""
+        response = await self._answer(request, stage, self._send_embedding)
+        return json.loads(response.content)
+
+    async def _answer(self, request: Any, stage: str, send: Any) -> LLMResponse:
         key = request.cache_key()
         record = self.cache.get(key)
         if record is not None:
@@ -135,7 +145,7 @@ class LLMEngine:
         future: asyncio.Future[LLMResponse] = asyncio.get_running_loop().create_future()
         self._inflight_keys[key] = future
         try:
-            response = await self._fetch(request)
+            response = await self._fetch(request, send)
             await self.cache.put(key, response.to_record(),
                                  {"stage": stage, "model": request.model})
             future.set_result(response)
@@ -149,7 +159,7 @@ class LLMEngine:
         finally:
             del self._inflight_keys[key]
 
-    async def _fetch(self, request: LLMRequest) -> LLMResponse:
+    async def _fetch(self, request: Any, send: Any) -> LLMResponse:
         estimate = _estimate_tokens(request)
         started = time.monotonic()
         attempts = 0
@@ -164,7 +174,7 @@ class LLMEngine:
                     if attempts > 1:
                         self.counters.retries += 1
                     try:
-                        raw = await self._send(request, estimate, budget.max_tokens(request))
+                        raw = await send(request, estimate, budget.max_tokens(request))
                         if raw.finish_reason == "length":
                             raise Truncated(raw)
                     except Exception as exc:
@@ -226,6 +236,23 @@ class LLMEngine:
                     f"{_describe(exc)}") from exc
 
     async def _send(self, request: LLMRequest, estimate: int, max_tokens: int | None) -> _Completion:
+        body: dict[str, Any] = {"model": request.model, "messages": list(request.messages),
+                                **request.params}
+        if max_tokens is not None:
+            body["max_tokens"] = max_tokens
+        fmt = request.response_format()
+        if fmt is not None:
+            body["response_format"] = fmt
+        if request.hints is not None:
+            body["memsynth"] = request.hints
+        return await self._post("/chat/completions", body, estimate, _Completion.parse)
+
+    async def _send_embedding(self, request: EmbeddingRequest, estimate: int, _max_tokens: int | None
+                              ) -> _Completion:
+        return await self._post("/embeddings", {"model": request.model, "input": [request.text]},
+                                estimate, _Completion.from_embedding)
+
+    async def _post(self, path: str, body: dict[str, Any], estimate: int, parse: Any) -> _Completion:
         await self.limits.acquire(estimate)
         try:
             self.cache.check_writable()  # the disk may have filled while this call waited
@@ -236,24 +263,14 @@ class LLMEngine:
         self.counters.requests += 1
         actual: int | None = None
         try:
-            body: dict[str, Any] = {"model": request.model, "messages": list(request.messages),
-                                    **request.params}
-            if max_tokens is not None:
-                body["max_tokens"] = max_tokens
-            fmt = request.response_format()
-            if fmt is not None:
-                body["response_format"] = fmt
-            if request.hints is not None:
-                body["memsynth"] = request.hints
             # The client's generic POST: same HTTP, auth, errors and timeouts as
             # `chat.completions.create`, without its per-field transform of the body (a JSON
             # schema made that most of our CPU per call) or building typed response models.
-            response = await self._openai().post("/chat/completions", body=body,
-                                                 cast_to=httpx.Response)
+            response = await self._openai().post(path, body=body, cast_to=httpx.Response)
             try:
-                raw = _Completion.parse(response.json())
+                raw = parse(response.json())
             except (ValueError, KeyError, TypeError, IndexError) as exc:
-                raise EmptyResponse(f"unreadable chat completion: {exc}") from exc
+                raise EmptyResponse(f"unreadable answer from {path}: {exc}") from exc
             actual = raw.prompt_tokens + raw.completion_tokens
             self.limits.concurrency.on_success()
             return raw
@@ -372,8 +389,20 @@ class _Completion:
                    completion_tokens=int(usage.get("completion_tokens") or 0),
                    model=str(data.get("model") or ""))
 
+    @classmethod
+    def from_embedding(cls, data: dict[str, Any]) -> _Completion:
+        vector = [float(x) for x in data["data"][0]["embedding"]]
+        if not vector:
+            raise EmptyResponse("the endpoint answered with an empty embedding")
+        usage = data.get("usage") or {}
+        return cls(content=json.dumps(vector), finish_reason="stop",
+                   prompt_tokens=int(usage.get("prompt_tokens") or 0), completion_tokens=0,
+                   model=str(data.get("model") or ""))
 
-def _estimate_tokens(request: LLMRequest) -> int:
+
+def _estimate_tokens(request: LLMRequest | EmbeddingRequest) -> int:
+    if isinstance(request, EmbeddingRequest):
+        return len(request.text) // 4 + 1
     chars = sum(len(m.get("content", "")) for m in request.messages)
     return chars // 4 + min(int(request.params.get("max_tokens", 1000)), 1000)
 

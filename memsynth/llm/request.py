@@ -89,6 +89,23 @@ class LLMRequest:
 
 
 @dataclass(frozen=True)
+class EmbeddingRequest:
+    """One text to embed with `model` (`/v1/embeddings`), cached under its own key."""
+
+    model: str
+    text: str
+
+    def cache_key(self) -> str:
+        canonical = json.dumps({"v": CACHE_KEY_VERSION, "endpoint": "embeddings", "model": self.model,
+                                "input": self.text}, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return f"v{CACHE_KEY_VERSION}-emb-" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return {}
+
+
+@dataclass(frozen=True)
 class LLMResponse:
     """What came back for a request, whether from the endpoint or the cache."""
 

@@ -42,7 +42,9 @@ class AnswerBook(Mapping[str, StageAnswer]):
 
 
 def recipe_answers() -> dict[str, StageAnswer]:
-    """Every registered recipe's answers (imported lazily: recipes live above the engine)."""
+    """The engine's own stages' answers (emotion scoring) and every registered recipe's
+    (imported lazily: recipes live above the engine)."""
     from flows.registry import simulated_answers
+    from memsynth.emotions.simulated import ANSWERS as EMOTIONS
 
-    return simulated_answers()
+    return {**EMOTIONS, **simulated_answers()}

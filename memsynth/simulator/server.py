@@ -84,11 +84,34 @@ class Simulator:
     def app(self) -> web.Application:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self.chat_completions)
+        app.router.add_post("/v1/embeddings", self.embeddings)
         app.router.add_get("/v1/models", self.models)
         app.router.add_get("/stats", self.stats)
         app.router.add_post("/stats/reset", self.reset)
         app.on_cleanup.append(self._close_session)
         return app
+
+    async def embeddings(self, request: web.Request) -> web.Response:
+        """Deterministic embeddings (`embedding_of`): texts sharing words lie close."""
+        c = self.counters
+        c.requests += 1
+        try:
+            body = await request.json()
+        except ValueError:
+            c.count("bad_request")
+            return _error(400, "request body is not JSON")
+        inputs = body.get("input")
+        inputs = [inputs] if isinstance(inputs, str) else inputs
+        if not isinstance(inputs, list) or not all(isinstance(t, str) for t in inputs):
+            c.count("bad_request")
+            return _error(400, "input must be a string or a list of strings")
+        c.count("embeddings")
+        tokens = sum(max(1, len(t) // 4) for t in inputs)
+        return web.json_response({
+            "object": "list", "model": body.get("model") or MODEL_ID,
+            "data": [{"object": "embedding", "index": i, "embedding": embedding_of(t)}
+                     for i, t in enumerate(inputs)],
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
 
     async def _close_session(self, _app: web.Application) -> None:
         if self._session is not None:
@@ -231,6 +254,27 @@ class Simulator:
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                       "total_tokens": prompt_tokens + completion_tokens},
         }
+
+
+EMBEDDING_DIMENSIONS = 256
+_WORD = re.compile(r"[a-z0-9']+")
+
+
+def embedding_of(text: str) -> list[float]:
+    """A unit vector of hashed features: lower-cased words, and each CJK character and
+    character pair, so texts that share words (or characters) are close in cosine and
+    Euclidean distance, as a real embedding model's would tend to be."""
+    lowered = text.lower()
+    features = _WORD.findall(lowered)
+    han = [ch for ch in lowered if "\u4e00" <= ch <= "\u9fff"]
+    features += han + [a + b for a, b in zip(han, han[1:])]
+    vector = [0.0] * EMBEDDING_DIMENSIONS
+    for feature in features or [text]:
+        digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
+        slot = int.from_bytes(digest[:4], "big") % EMBEDDING_DIMENSIONS
+        vector[slot] += 1.0 if digest[4] & 1 else -1.0
+    norm = sum(x * x for x in vector) ** 0.5 or 1.0
+    return [round(x / norm, 6) for x in vector]
 
 
 def _requested_schema(body: dict[str, Any], prompt: str) -> tuple[dict[str, Any] | None, str | None]:

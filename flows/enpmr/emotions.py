@@ -1,0 +1,39 @@
+"""enpmr's items for emotion annotation: each memory's session (the fragment a retriever
+returns) and each benchmark dialogue up to its memory turn (the query)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from memsynth.emotions import EmotionItem
+from memsynth.tables import Ref
+
+TABLES = ("memory_sessions", "benchmark")
+REFS = (Ref("item_id", "memories", "memory_id", when=("item_kind", "memory")),
+        Ref("item_id", "benchmark", "dialogue_id", when=("item_kind", "query")))
+SPEAKER = {"en": "the user", "zh": "用户"}
+
+
+def session_texts(rows: Sequence[Mapping[str, Any]]) -> dict[str, tuple[str, str]]:
+    """memory id → (persona id, its session as `role: content` lines), in turn order."""
+    turns: dict[str, list[Mapping[str, Any]]] = {}
+    for row in rows:
+        turns.setdefault(row["memory_id"], []).append(row)
+    return {mid: (ts[0]["persona_id"], "\n".join(f"{t['role']}: {t['content']}"
+                                                  for t in sorted(ts, key=lambda t: t["turn_index"])))
+            for mid, ts in turns.items()}
+
+
+def query_text(dialogue: Mapping[str, Any]) -> str:
+    """The dialogue before its memory turn: what a retriever is given (seed 000 §5.1)."""
+    return "\n".join(f"{t['role']}: {t['content']}" for t in dialogue["turns"][: dialogue["memory_turn"] - 1])
+
+
+def emotion_items(tables: Mapping[str, Sequence[Mapping[str, Any]]], language: str) -> list[EmotionItem]:
+    speaker = SPEAKER[language]
+    items = [EmotionItem(mid, "memory", pid, speaker, text)
+             for mid, (pid, text) in session_texts(tables["memory_sessions"]).items()]
+    items += [EmotionItem(d["dialogue_id"], "query", d["persona_id"], speaker, query_text(d))
+              for d in tables["benchmark"]]
+    return items
