@@ -107,3 +107,10 @@ def importer(name: str) -> Any:
     if module is None:
         raise ConfigError(f"recipe {name!r} has no importer (no {_package(name)}.importer)")
     return module.import_file
+
+
+def evaluation_tasks(name: str) -> dict[str, Any]:
+    """`memsynth eval` tasks of the recipe's `evaluation` module (`TASKS`: name → function);
+    empty when it has none."""
+    module = _optional_module(name, "evaluation")
+    return dict(module.TASKS) if module is not None else {}

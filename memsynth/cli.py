@@ -455,6 +455,59 @@ def import_release(recipe: str, file: str, dataset: str, warehouse: str | None, 
     _print_rows(["figure", "value"], [{"figure": k, "value": v} for k, v in summary["statistics"].items()], "table")
 
 
+@cli.command("eval")
+@click.argument("task")
+@click.option("--dataset", required=True, help="dataset to score")
+@click.option("--version", "version", type=int, help="version to score (default: latest)")
+@click.option("--llm", type=click.Choice(["openai", "simulator"]), default="openai", show_default=True,
+              help="the version's configured endpoint, or memsynth's built-in simulator")
+@click.option("--model", help="model under test (default: the version's llm.model)")
+@click.option("--judge-model", help="model that judges (default: the model under test)")
+@click.option("--embedding-model", default="text-embedding-3-large", show_default=True,
+              help="model of the /v1/embeddings endpoint (dense and Emotional RAG retrieval)")
+@click.option("--systems", metavar="NAME[,NAME…]",
+              help="retrievers or generation settings to score (default: all the task has)")
+@click.option("--k", "ks", default="1,3,5,10", show_default=True, metavar="K[,K…]", help="cut-offs of ranking metrics")
+@click.option("--first-k", type=click.IntRange(min=1), default=20, show_default=True,
+              help="Emotional RAG's first pass of a sequential strategy (S-S, S-E)")
+@click.option("--distance", "metric", type=click.Choice(["euclidean", "cosine"]), default="euclidean",
+              show_default=True, help="semantic distance of dense and Emotional RAG retrieval")
+@click.option("--limit", type=click.IntRange(min=1), help="score only the first N items")
+@click.option("--out", type=click.Path(dir_okay=False), help="also write the markdown report here")
+@click.option("--warehouse", help=WAREHOUSE_HELP)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="scores as tables or JSON")
+def eval_task(task: str, dataset: str, version: int | None, llm: str, model: str | None, judge_model: str | None,
+              embedding_model: str, systems: str | None, ks: str, first_k: int, metric: str, limit: int | None,
+              out: str | None, warehouse: str | None, fmt: str) -> None:
+    """Score systems on a version with the seed's metrics: TASK is retrieval or response (enpmr),
+    stratmem (stratmem), pal (pal). Scores go to the eval_runs and eval_scores tables
+    (memsynth query sees them) and a markdown report."""
+    from memsynth.evaluation.run import EvalOptions, evaluate, score_table
+
+    try:
+        cutoffs = tuple(int(k) for k in ks.split(","))
+    except ValueError:
+        raise click.BadParameter(f"expected comma-separated whole numbers, got {ks!r}", param_hint="--k") from None
+    options = EvalOptions(llm=llm, model=model, judge_model=judge_model, embedding_model=embedding_model,
+                          ks=cutoffs, first_k=first_k, metric=metric, limit=limit,
+                          systems=tuple(s.strip() for s in (systems or "").split(",") if s.strip()))
+    run, report = evaluate(task, _warehouse(warehouse), dataset, version, options)
+    if out:
+        Path(out).write_text(report, encoding="utf-8")
+    if fmt == "json":
+        click.echo(json.dumps({"run_id": run.run_id, "task": run.task, "version": run.version, "items": run.items,
+                               "scores": [s.__dict__ for s in run.scores]}, indent=2, default=str))
+        return
+    click.echo(f"{task} on {dataset} version {run.version}: {run.items} items, run {run.run_id}")
+    header, rows = score_table(run.scores)
+    # Metrics down, systems across: a dozen metrics fit a terminal's height better than its width.
+    systems = [r[0] for r in rows]
+    _print_rows(["metric", *systems], [{"metric": m, **{s: r[i + 1] for s, r in zip(systems, rows)}}
+                                       for i, m in enumerate(header[1:])], "table")
+    click.echo(f"report: {out or run.report_path}")
+
+
 @cli.group()
 def annotate() -> None:
     """Add annotations to a published version (publishing the next version)."""

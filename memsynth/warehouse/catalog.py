@@ -100,6 +100,9 @@ def open_version(root: Path, dataset: str, version: int | None = None
         con.execute("DETACH lake")
         attach(con, dataset_dir(root, dataset), read_only=True, snapshot=row["snapshot_id"])
         con.execute("USE lake")
+        from memsynth.evaluation.store import attach_results
+
+        attach_results(con, root, dataset)
     except BaseException:
         con.close()
         raise
