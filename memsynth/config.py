@@ -110,6 +110,12 @@ class BuildConfig(_Strict):
         path = Path(value).expanduser()
         return path if path.is_absolute() else (self.source_dir / path)
 
+    @classmethod
+    def of_version(cls, recorded: dict[str, Any], **changes: Any) -> BuildConfig:
+        """The config a version records, with `changes`; what an import recorded beside the
+        config's own fields (its file and digest) is left out."""
+        return cls.model_validate({k: v for k, v in {**recorded, **changes}.items() if k in cls.model_fields})
+
     def hash(self) -> str:
         """sha256 (first 16 hex) of the redacted config: same config, same hash."""
         text = json.dumps(redacted(self.model_dump(mode="json")), sort_keys=True)

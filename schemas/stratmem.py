@@ -112,3 +112,29 @@ _PERSONA = Ref("persona_id", "personas", "persona_id")
 INSTANCES = Table("stratmem_instances", InstanceRow, key="instance_id", refs=(_PERSONA,))
 MEMORIES = Table("stratmem_memories", MemoryRow,
                  refs=(Ref("instance_id", "stratmem_instances", "instance_id"),))
+
+
+# --- evaluation (seed 002 §4–5): a reply, the judge's memory-use verdicts, and MIQ ---------
+
+class Reply(BaseModel):
+    response: str = Field(min_length=1, description="the virtual character's reply to the message")
+
+
+class UseVerdict(BaseModel):
+    index: int = Field(description="the memory's number")
+    evidence: str = Field(description="the words of the reply that carry the memory's detail, quoted exactly; "
+                                      "empty when it is not used")
+    used: bool
+
+
+class UseJudgment(BaseModel):
+    verdicts: list[UseVerdict] = Field(min_length=1)
+
+
+class IntegrationScore(BaseModel):
+    failures: list[Literal["topic_drift", "forced_association", "contradiction_or_fabrication",
+                           "overexpansion", "misattribution"]] = Field(
+        description="the failure types the reply shows (empty: none)")
+    analysis: str = Field(min_length=1)
+    score: int = Field(ge=1, le=5, description="5 no failure, 4 minor friction, 3 marginal deviation, "
+                                               "2 clear failure, 1 severe failure")

@@ -83,3 +83,34 @@ def label(draft: Answer, v: Variables, text: TextMaker) -> Answer:
         labels.append({"index": m["number"], "role": role, "rationale": text.sentence()})
     draft["labels"] = labels
     return draft
+
+
+# --- evaluation stages: a reply that recalls some memories word for word, a judge that
+# finds them (slipping now and then), and a grade that falls with each memory brought in.
+
+@ANSWERS.stage("eval_respond")
+def eval_respond(draft: Answer, v: Variables, text: TextMaker) -> Answer:
+    recalled = [m["fact"] for m in v["memories"] if text.rng.random() < 0.3]
+    opener = "嗯，" if text.language == "zh" else "Oh, "
+    draft["response"] = opener + " ".join([*recalled, text.sentence()])
+    return draft
+
+
+@ANSWERS.stage("eval_detect")
+def eval_detect(draft: Answer, v: Variables, text: TextMaker) -> Answer:
+    verdicts = []
+    for m in v["memories"]:
+        used = m["fact"] in v["response"]
+        if text.rng.random() < 0.1:  # this run misjudges it
+            used = not used
+        evidence = m["fact"] if m["fact"] in v["response"] else (v["response"][:20] if used else "")
+        verdicts.append({"index": m["number"], "evidence": evidence, "used": used})
+    draft["verdicts"] = verdicts
+    return draft
+
+
+@ANSWERS.stage("eval_miq")
+def eval_miq(draft: Answer, v: Variables, text: TextMaker) -> Answer:
+    draft.update(failures=["overexpansion"] if len(v["used"]) > 2 else [], analysis=text.sentence(),
+                 score=max(1, 5 - max(0, len(v["used"]) - 1) - text.rng.randint(0, 1)))
+    return draft

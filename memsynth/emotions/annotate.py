@@ -71,7 +71,7 @@ def annotate_version(warehouse: Path, dataset: str, version: int | None, *, llm:
         try:
             recipe_cls = recipe_class(parent["recipe"])
             options = {**parent["config"].get("recipe_options", {}), "emotions": True}
-            config = BuildConfig.model_validate({**parent["config"], "recipe_options": options})
+            config = BuildConfig.of_version(parent["config"], recipe_options=options)
             recipe = recipe_cls(config.recipe_options)
             if not recipe.annotates_emotions:
                 raise MemsynthError(f"recipe {recipe.name} has no emotion annotation")

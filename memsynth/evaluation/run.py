@@ -105,7 +105,7 @@ def evaluate(task_name: str, warehouse: Path, dataset: str, version: int | None,
             known = ", ".join(sorted(tasks)) or "none"
             raise MemsynthError(f"task {task_name!r} does not apply to {dataset} (a {row['recipe']} dataset; "
                                 f"its tasks: {known})")
-        config = BuildConfig.model_validate(row["config"])
+        config = BuildConfig.of_version(row["config"])
         with open_session(config, options.llm, warehouse, model=options.model) as session:
             ctx = EvalContext(dataset, row, config, session, options, con)
             items = tasks[task_name](ctx)
