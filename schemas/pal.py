@@ -296,3 +296,23 @@ CANDIDATE_SOLUTIONS = Table("candidate_solutions", CandidateSolutionRow,
 LOGS = Table("logs", LogRow, key="log_id", refs=(
     _SITUATION, Ref("session_id", "situations", "situation_id")))
 DIALOGUE_TURNS = Table("dialogue_turns", DialogueTurnRow, refs=(_SITUATION,))
+
+
+# --- evaluation (seed 004 §5): restatement and its judge, solution generation and selection ---
+
+class Restatement(BaseModel):
+    requirement: str = Field(min_length=1, description="the user's actual need, in one sentence")
+
+
+class RestatementGrade(BaseModel):
+    analysis: str = Field(min_length=1)
+    score: Literal[0, 0.5, 1, 1.5, 2] = Field(description="1 per implicit need matched, 0.5 per need partly matched")
+
+
+class ProposedSolution(BaseModel):
+    solution: str = Field(min_length=1, description="one solution that fits the user's preferences, in one sentence")
+
+
+class SolutionChoice(BaseModel):
+    analysis: str = Field(min_length=1)
+    selected_solutions: list[int] = Field(min_length=2, max_length=2, description="the ids of the two best candidates")

@@ -167,3 +167,30 @@ def dialogue(draft: Answer, v: Variables, text: TextMaker) -> Answer:
                        "assistant": {"action": s["assistant_action"], "reference": s["assistant_reference"],
                                      "content": text.paragraph(2)}} for s in v["skeleton"]]
     return draft
+
+
+# --- evaluation stages: answers built from the task's own inputs, so the scores move
+# (a restatement echoes the most relevant record, a pick lands on a liked candidate half the time).
+
+@ANSWERS.stage("eval_restate")
+def eval_restate(draft: dict[str, Any], v: Mapping[str, Any], text: TextMaker) -> dict[str, Any]:
+    draft["requirement"] = (v["memory"][0] if v["memory"] else text.sentence()) + " " + v["user_query"]
+    return draft
+
+
+@ANSWERS.stage("eval_judge_restatement")
+def eval_judge_restatement(draft: dict[str, Any], v: Mapping[str, Any], text: TextMaker) -> dict[str, Any]:
+    draft.update(analysis=text.sentence(), score=text.rng.choice([0, 0.5, 1, 1, 1.5, 2]))
+    return draft
+
+
+@ANSWERS.stage("eval_propose")
+def eval_propose(draft: dict[str, Any], v: Mapping[str, Any], text: TextMaker) -> dict[str, Any]:
+    draft["solution"] = v["requirement"] if text.rng.random() < 0.5 else text.sentence()
+    return draft
+
+
+@ANSWERS.stage("eval_select")
+def eval_select(draft: dict[str, Any], v: Mapping[str, Any], text: TextMaker) -> dict[str, Any]:
+    draft.update(analysis=text.sentence(), selected_solutions=text.rng.sample([c["id"] for c in v["candidates"]], 2))
+    return draft

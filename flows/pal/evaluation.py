@@ -1,0 +1,132 @@
+"""pal's evaluation task (seed 004 §5): requirement restatement and solution proposal.
+
+Items are the topics of the query month's dialogues (every topic when the build has no
+query month). A task's memory is the user's history-month records (logs and experiences)
+ranked by BM25 against the task's question, the top `MEMORY_K` shown, as the authors
+retrieved with the task question itself.
+  restatement: BLEU-1..4 against the requirement (jieba words for zh), and the judge's
+               0–2 match with the two implicit needs, scaled to 0–100 (G-Score);
+  selection:   two of the eight candidates (shown in an order drawn from the topic id),
+               +1 per liked, −1 per disliked, scaled to −100…100 (S-Score);
+  generation:  BLEU-1..4 against the two liked solutions, the better of the two.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from memsynth.errors import MemsynthError
+from memsynth.evaluation.ranking import mean
+from memsynth.evaluation.retrievers import bm25_rank
+from memsynth.evaluation.run import EvalContext
+from memsynth.evaluation.text import best_bleu, bleu, scaled, selection_score
+from memsynth.stage import Stage, check, say
+from schemas.pal import ProposedSolution, Restatement, RestatementGrade, SolutionChoice
+
+MEMORY_K = 5
+BLEU_ORDERS = (1, 2, 3, 4)
+
+
+@check("two_listed_candidates")
+def two_listed_candidates(out: SolutionChoice, v: Mapping[str, Any]) -> Iterator[str]:
+    ids = {c["id"] for c in v["candidates"]}
+    if len(set(out.selected_solutions)) != 2 or not set(out.selected_solutions) <= ids:
+        yield say(v, f"choose two different ids among {min(ids)}-{max(ids)}",
+                  f"请在 {min(ids)}-{max(ids)} 中选出两个不同的编号")
+
+
+RESTATE = Stage("pal", "eval_restate", Restatement, policy="drop", temperature=0.0)
+JUDGE = Stage("pal", "eval_judge_restatement", RestatementGrade, policy="drop", temperature=0.0)
+PROPOSE = Stage("pal", "eval_propose", ProposedSolution, policy="drop", temperature=0.0)
+SELECT = Stage("pal", "eval_select", SolutionChoice, checks=(two_listed_candidates,), policy="drop", temperature=0.0)
+STAGES = (RESTATE, JUDGE, PROPOSE, SELECT)
+
+
+def _records(rows: Mapping[str, list[dict[str, Any]]]) -> dict[str, list[str]]:
+    """persona id → the user's history-month records, as lines."""
+    history = {s["situation_id"]: s for s in rows["situations"] if s["split"] == "history"}
+    out: dict[str, list[str]] = {}
+    for log in sorted(rows["logs"], key=lambda r: r["timestamp"]):
+        if log["situation_id"] in history:
+            out.setdefault(log["persona_id"], []).append(f"{log['timestamp']} {log['log_type']}: {log['content']}")
+    for e in rows["experiences"]:
+        s = history.get(e["situation_id"])
+        if s is not None:
+            out.setdefault(s["persona_id"], []).append(e["text"])
+    return out
+
+
+def _memory(records: list[str], question: str, language: str) -> list[str]:
+    return [records[i] for i in bm25_rank(question, records, language)[:MEMORY_K]]
+
+
+async def _topic(ctx: EvalContext, topic: dict[str, Any], persona_id: str, records: list[str],
+                 candidates: list[dict[str, Any]]) -> dict[str, Any]:
+    lang = ctx.language
+    key = topic["topic_id"]
+    needs = [n["need"] for n in topic["implicit_needs"]]
+    order = list(range(len(candidates)))
+    random.Random(f"pal-eval-order:{key}").shuffle(order)
+    shown = [{"id": i + 1, "solution": candidates[j]["solution"]} for i, j in enumerate(order)]
+    feedback = {i + 1: candidates[j]["feedback"] for i, j in enumerate(order)}
+    liked = [c["solution"] for c in candidates if c["feedback"] == "pos"]
+    solution_memory = _memory(records, topic["requirement"], lang)
+    restated, proposed, chosen = await asyncio.gather(
+        ctx.run(RESTATE, {"memory": _memory(records, topic["user_query"], lang), "user_query": topic["user_query"]},
+                f"{key}/restate", persona_id=persona_id),
+        ctx.run(PROPOSE, {"memory": solution_memory, "requirement": topic["requirement"]},
+                f"{key}/propose", persona_id=persona_id),
+        ctx.run(SELECT, {"memory": solution_memory, "requirement": topic["requirement"], "candidates": shown},
+                f"{key}/select", persona_id=persona_id))
+    out: dict[str, Any] = {}
+    if restated.usable:
+        prediction = restated.output.requirement
+        out["restate_bleu"] = [bleu([topic["requirement"]], prediction, n, lang) for n in BLEU_ORDERS]
+        grade = await ctx.run(JUDGE, {"user_query": topic["user_query"], "requirement": topic["requirement"],
+                                      "implicit_needs": needs, "prediction": prediction},
+                              f"{key}/judge_restatement", persona_id=persona_id, judge=True)
+        if grade.usable:
+            out["g"] = float(grade.output.score)
+    if proposed.usable and liked:
+        out["generate_bleu"] = [best_bleu(liked, proposed.output.solution, n, lang) for n in BLEU_ORDERS]
+    if chosen.usable:
+        out["s"] = selection_score(chosen.output.selected_solutions, feedback)
+    return out
+
+
+def personalized_assistance(ctx: EvalContext) -> int:
+    rows = ctx.read("situations", "topics", "candidate_solutions", "logs", "experiences")
+    situations = {s["situation_id"]: s for s in rows["situations"]}
+    query_month = [t for t in rows["topics"] if situations[t["situation_id"]]["split"] == "query"]
+    topics = ctx.limited(query_month or rows["topics"])
+    if not topics:
+        raise MemsynthError(f"{ctx.dataset} version {ctx.version['version']} has no dialogue topics to score")
+    candidates: dict[str, list[dict[str, Any]]] = {}
+    for c in sorted(rows["candidate_solutions"], key=lambda c: c["candidate_index"]):
+        candidates.setdefault(c["topic_id"], []).append(c)
+    records = _records(rows)
+
+    async def every() -> list[dict[str, Any]]:
+        return list(await asyncio.gather(*(
+            _topic(ctx, t, situations[t["situation_id"]]["persona_id"],
+                   records.get(situations[t["situation_id"]]["persona_id"], []), candidates.get(t["topic_id"], []))
+            for t in topics)))
+
+    results = ctx.session.run(every())
+    system = ctx.model
+    for task, field in (("restatement", "restate_bleu"), ("generation", "generate_bleu")):
+        scored = [r[field] for r in results if field in r]
+        for i, n in enumerate(BLEU_ORDERS):
+            ctx.score(system, f"{task} BLEU-{n}", mean([s[i] for s in scored]), len(scored))
+    grades = [r["g"] for r in results if "g" in r]
+    ctx.score(system, "restatement G-Score", scaled(grades, 2), len(grades))
+    picks = [r["s"] for r in results if "s" in r]
+    ctx.score(system, "selection S-Score", scaled(picks, 2), len(picks))
+    ctx.settings.update(memory_k=MEMORY_K, query_month=bool(query_month))
+    return len(topics)
+
+
+TASKS = {"pal": personalized_assistance}
