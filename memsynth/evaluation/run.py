@@ -103,7 +103,7 @@ def evaluate(task_name: str, warehouse: Path, dataset: str, version: int | None,
         tasks = evaluation_tasks(row["recipe"])
         if task_name not in tasks:
             known = ", ".join(sorted(tasks)) or "none"
-            raise MemsynthError(f"task {task_name!r} does not apply to {dataset} (a {row["recipe"]} dataset; "
+            raise MemsynthError(f"task {task_name!r} does not apply to {dataset} (a {row['recipe']} dataset; "
                                 f"its tasks: {known})")
         config = BuildConfig.of_version(row["config"])
         with open_session(config, options.llm, warehouse, model=options.model) as session:
