@@ -283,3 +283,19 @@ QUALITY_CHECKS = Table("quality_checks", QualityCheckRow,
 BENCHMARK = Table("benchmark", BenchmarkRow, key="dialogue_id", refs=(
     Ref("dialogue_id", "support_dialogues", "dialogue_id"), _TARGET,
     Ref("negative_memory_ids", "memories", "memory_id")))
+
+
+# --- evaluation (seed 000 §5.2): a supportive reply with the memory it draws on, and its grade ---
+
+class SupportReply(BaseModel):
+    reasoning: str = Field("", description="step by step: the user's unmet need, then which memory meets it "
+                                           "(asked for in the chain-of-thought setting; empty otherwise)")
+    memory: int = Field(ge=1, description="the number of the memory the reply draws on")
+    response: str = Field(min_length=1, description="the next AI turn")
+
+
+class ReplyGrade(BaseModel):
+    fluency: int = Field(ge=1, le=5)
+    humanoid: int = Field(ge=1, le=5)
+    information: int = Field(ge=1, le=5)
+    empathy: int = Field(ge=1, le=5)

@@ -72,6 +72,18 @@ def test_eval_retrieval_scores_bm25_dense_and_the_four_emotional_strategies(zh_b
     assert stored == [{"task": "retrieval", "version": run["version"], "n": len(run["scores"])}]
 
 
+def test_eval_response_grades_base_cot_and_golden_replies(zh_build):
+    run = cli_json("eval", "response", "--dataset", "zh", "--llm", "simulator", "--warehouse", str(zh_build),
+                   "--limit", "3", "--format", "json")
+    s = {(x["system"], x["metric"], x["scope"]): x for x in run["scores"]}
+    for setting in ("base", "cot", "golden"):
+        for dim in ("fluency", "humanoid", "information", "empathy", "avg"):
+            assert 1 <= s[setting, dim, "all"]["value"] <= 5 and s[setting, dim, "all"]["n"] == 3
+    assert 0 <= s["base", "TMR", "all"]["value"] <= 1 and ("golden", "TMR", "all") not in s
+    assert sum(x["n"] for (setting, metric, scope), x in s.items()
+               if setting == "base" and metric == "empathy" and scope.startswith("need:")) == 3
+
+
 def test_annotate_publishes_the_next_version_and_repairs_bad_scores(tmp_path, simulator, monkeypatch):
     config = write_config(tmp_path / "en.yaml", dataset="en", personas={"count": 1},
                           recipe_options={"dialogues_per_persona": 2})

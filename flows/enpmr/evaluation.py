@@ -8,8 +8,9 @@ need, for BM25, dense embeddings and Emotional RAG's four strategies.
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -21,6 +22,8 @@ from memsynth.evaluation.emotional import EMOTIONS
 from memsynth.evaluation.ranking import mean, ranking_scores, type_match
 from memsynth.evaluation.retrievers import bm25_rank, embed_all, emotional_rank, semantic_distances
 from memsynth.evaluation.run import EvalContext
+from memsynth.stage import Stage, check, say
+from schemas.enpmr import ReplyGrade, SupportReply
 
 EMOTIONAL = ("C-A", "C-M", "S-S", "S-E")
 RETRIEVERS = ("bm25", "dense", *(f"emotional-{s}" for s in EMOTIONAL))
@@ -104,4 +107,75 @@ def _rank(system: str, query: str, dialogue: Mapping[str, Any], bank: Sequence[s
                           metric=ctx.options.metric, first_k=ctx.options.first_k)
 
 
-TASKS = {"retrieval": retrieval}
+@check("names_a_listed_memory")
+def names_a_listed_memory(out: SupportReply, v: Mapping[str, Any]) -> Iterator[str]:
+    if not 1 <= out.memory <= len(v["memories"]):
+        yield say(v, f"`memory` must be one of the listed numbers 1-{len(v['memories'])}",
+                  f"`memory` 必须是列出的编号 1-{len(v['memories'])} 之一")
+
+
+RESPOND = Stage("enpmr", "eval_respond", SupportReply, checks=(names_a_listed_memory,), policy="drop",
+                temperature=0.8)
+JUDGE = Stage("enpmr", "eval_judge", ReplyGrade, policy="drop", temperature=0.0)
+STAGES = (RESPOND, JUDGE)
+SETTINGS = ("base", "cot", "golden")
+PROFILE_FIELDS = ("name", "age", "gender", "occupation", "personality", "social", "emotional_pattern", "goals")
+
+
+def response(ctx: EvalContext) -> int:
+    """Response generation (seed 000 §5.2, Tables 3 and 5): base (the model picks one memory
+    of the dialogue's life theme), w/CoT (the same, reasoning first) and w/Golden (given the
+    target); a judge at T = 0 grades fluency, humanoid, information and empathy 1–5; TMR of
+    the picked memories; empathy per need."""
+    systems = ctx.options.systems or SETTINGS
+    unknown = [s for s in systems if s not in SETTINGS]
+    if unknown:
+        raise MemsynthError(f"unknown setting {unknown[0]!r} (known: {', '.join(SETTINGS)})")
+    rows = ctx.read("profiles", "memories", "benchmark")
+    profiles = {p["persona_id"]: {k: p[k] for k in PROFILE_FIELDS} for p in rows["profiles"]}
+    memories = {m["memory_id"]: m for m in rows["memories"]}
+    by_theme: dict[tuple[str, Any], list[dict[str, Any]]] = {}
+    for m in rows["memories"]:
+        by_theme.setdefault((m["persona_id"], m["theme_id"]), []).append(m)
+    dialogues = ctx.limited(rows["benchmark"])
+    if not dialogues:
+        raise MemsynthError(f"{ctx.dataset} version {ctx.version['version']} has no benchmark dialogues to score")
+
+    async def one(d: dict[str, Any], setting: str) -> dict[str, Any] | None:
+        target = memories[d["target_memory_id"]]
+        pool = [target] if setting == "golden" else by_theme.get((d["persona_id"], d["theme_id"]), [target])
+        shown = [{"number": i + 1, "date": str(m["date"]), "text": m["text"]} for i, m in enumerate(pool)]
+        history = [{"role": t["role"], "content": t["content"]} for t in d["turns"][: d["memory_turn"] - 1]]
+        reply = await ctx.run(RESPOND, {"profile": profiles.get(d["persona_id"], {}), "memories": shown,
+                                        "history": history, "mode": setting},
+                              f"{d['dialogue_id']}/respond/{setting}", persona_id=d["persona_id"])
+        if not reply.usable:
+            return None
+        name, description = NEEDS[ctx.language][d["need"]]
+        grade = await ctx.run(JUDGE, {"need": name, "need_description": description, "history": history,
+                                      "response": reply.output.response},
+                              f"{d['dialogue_id']}/judge/{setting}", persona_id=d["persona_id"], judge=True)
+        if not grade.usable:
+            return None
+        picked = pool[reply.output.memory - 1]
+        return {"need": d["need"], "grade": grade.output.model_dump(), "fits": fits_need(picked, d["need"])}
+
+    async def every() -> list[list[dict[str, Any] | None]]:
+        return [list(await asyncio.gather(*(one(d, s) for d in dialogues))) for s in systems]
+
+    for setting, results in zip(systems, ctx.session.run(every())):
+        graded = [r for r in results if r is not None]
+        for dim in ("fluency", "humanoid", "information", "empathy"):
+            ctx.score(setting, dim, mean([r["grade"][dim] for r in graded]), len(graded))
+        ctx.score(setting, "avg", mean([sum(r["grade"].values()) / 4 for r in graded]), len(graded))
+        if setting != "golden":
+            ctx.score(setting, "TMR", mean([float(r["fits"]) for r in graded]), len(graded))
+        for need in NEEDS["en"]:
+            chosen = [r["grade"]["empathy"] for r in graded if r["need"] == need]
+            if chosen:
+                ctx.score(setting, "empathy", mean(chosen), len(chosen), f"need:{need}")
+    ctx.settings.update(settings=list(systems))
+    return len(dialogues)
+
+
+TASKS = {"retrieval": retrieval, "response": response}

@@ -170,3 +170,21 @@ def blri(draft: Answer, v: Variables, text: TextMaker) -> Answer:
     low, high = points[:2], points[-2:]  # an empathic AI: agree with the positive items only
     draft["scores"] = [text.rng.choice(low if item["negative"] else high) for item in v["items"]]
     return draft
+
+
+# --- evaluation stages: a reply that recalls one listed memory, and a grade drawn from 3-5
+# (the simulator cannot judge wording; these only carry the pipeline end to end).
+
+@ANSWERS.stage("eval_respond")
+def eval_respond(draft: Answer, v: Variables, text: TextMaker) -> Answer:
+    number = text.rng.randint(1, len(v["memories"]))
+    memory = v["memories"][number - 1]["text"]
+    draft.update(reasoning=text.sentence() if v["mode"] == "cot" else "", memory=number,
+                 response=(f"还记得吗？{memory}" if text.language == "zh" else f"Remember this? {memory}"))
+    return draft
+
+
+@ANSWERS.stage("eval_judge")
+def eval_judge(draft: Answer, v: Variables, text: TextMaker) -> Answer:
+    draft.update({dim: text.rng.randint(3, 5) for dim in ("fluency", "humanoid", "information", "empathy")})
+    return draft
