@@ -455,13 +455,23 @@ def import_release(recipe: str, file: str, dataset: str, warehouse: str | None, 
     _print_rows(["figure", "value"], [{"figure": k, "value": v} for k, v in summary["statistics"].items()], "table")
 
 
+def _on_a_version(verb: str, model_help: str) -> Any:
+    """The options of a command that calls models over one published version."""
+    def decorate(fn: Any) -> Any:
+        for option in reversed([
+                click.option("--dataset", required=True, help=f"dataset to {verb}"),
+                click.option("--version", "version", type=int, help=f"version to {verb} (default: latest)"),
+                click.option("--llm", type=click.Choice(["openai", "simulator"]), default="openai", show_default=True,
+                             help="the version's configured endpoint, or memsynth's built-in simulator"),
+                click.option("--model", help=model_help)]):
+            fn = option(fn)
+        return fn
+    return decorate
+
+
 @cli.command("eval")
 @click.argument("task")
-@click.option("--dataset", required=True, help="dataset to score")
-@click.option("--version", "version", type=int, help="version to score (default: latest)")
-@click.option("--llm", type=click.Choice(["openai", "simulator"]), default="openai", show_default=True,
-              help="the version's configured endpoint, or memsynth's built-in simulator")
-@click.option("--model", help="model under test (default: the version's llm.model)")
+@_on_a_version("score", "model under test (default: the version's llm.model)")
 @click.option("--judge-model", help="model that judges (default: the model under test)")
 @click.option("--embedding-model", default="text-embedding-3-large", show_default=True,
               help="model of the /v1/embeddings endpoint (dense and Emotional RAG retrieval)")
@@ -514,11 +524,7 @@ def annotate() -> None:
 
 
 @annotate.command("emotions")
-@click.option("--dataset", required=True, help="dataset to annotate")
-@click.option("--version", "version", type=int, help="version to annotate (default: latest)")
-@click.option("--llm", type=click.Choice(["openai", "simulator"]), default="openai", show_default=True,
-              help="the version's configured endpoint, or memsynth's built-in simulator")
-@click.option("--model", help="model to score with (default: the version's llm.model)")
+@_on_a_version("annotate", "model to score with (default: the version's llm.model)")
 @click.option("--warehouse", help=WAREHOUSE_HELP)
 @click.option("--no-progress", is_flag=True, help="no live progress display")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,

@@ -24,10 +24,10 @@ from memsynth.records import (
     StageFailureRow,
 )
 from memsynth.stage import ItemResult, Stage, StageRunner
-from memsynth.tables import Ref, Table
+from memsynth.tables import Table
 
 if TYPE_CHECKING:
-    from memsynth.emotions import EmotionItem
+    from memsynth.emotions import EmotionSource
 
 
 class Recipe(abc.ABC):
@@ -54,10 +54,8 @@ class Recipe(abc.ABC):
     persona_stage: ClassVar[Stage | None] = None
     # The folder holding `<name>/<stage>.j2`; None: the project's prompts/.
     prompts_dir: ClassVar[Path | None] = None
-    # Emotion annotation: the tables `emotion_items` reads, and the references from an
-    # `emotions` row to the row it scores (see memsynth.emotions).
-    emotion_tables: ClassVar[tuple[str, ...]] = ()
-    emotion_refs: ClassVar[tuple[Ref, ...]] = ()
+    # What emotion annotation scores (memsynth.emotions); None: the recipe cannot be annotated.
+    emotion_source: ClassVar[EmotionSource | None] = None
 
     def __init__(self, options: BaseModel | Mapping[str, Any] | None = None):
         if isinstance(options, self.options_model):
@@ -74,22 +72,17 @@ class Recipe(abc.ABC):
         """The persona stage's variables for one new persona, drawn from `rng`."""
         return {}
 
-    def emotion_items(self, tables: Mapping[str, Sequence[Mapping[str, Any]]], language: str
-                      ) -> list[EmotionItem]:
-        """The memory fragments and queries to score, from rows (as dicts) of
-        `emotion_tables`. Default: none (the recipe cannot be annotated)."""
-        return []
-
     @property
     def annotates_emotions(self) -> bool:
         """`recipe_options.emotions` is on: the build scores memories and queries."""
-        return bool(getattr(self.options, "emotions", False))
+        return self.emotion_source is not None and bool(getattr(self.options, "emotions", False))
 
     def output_tables(self) -> tuple[Table, ...]:
         """The tables a build of these options writes (the recipe's, and `emotions` when on)."""
         from memsynth.emotions import emotions_table
 
-        return (*self.tables, *((emotions_table(self.emotion_refs),) if self.annotates_emotions else ()))
+        source = self.emotion_source
+        return (*self.tables, *((emotions_table(source.refs),) if source and self.annotates_emotions else ()))
 
     def source_personas(self, config: BuildConfig, warehouse: Path) -> list[PersonaRow] | None:
         """The recipe's own personas, read from its source (stratmem: one per source

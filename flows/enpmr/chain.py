@@ -29,7 +29,6 @@ from flows.enpmr.options import (
     EnpmrOptions,
 )
 from flows.enpmr.plan import DialoguePlan, memory_details, memory_text, plan_dialogues
-from memsynth.emotions import EmotionItem
 from memsynth.recipe import PersonaContext, Recipe
 from memsynth.records import PERSONAS, STAGE_FAILURES, StageFailureRow
 from memsynth.stage import ItemResult
@@ -102,11 +101,7 @@ class EnpmrRecipe(Recipe):
                                  SUPPORT_DIALOGUES, NEGATIVES, QUALITY_CHECKS, BENCHMARK)
     statistics = STATISTICS
     seed_figures = SEED_FIGURES
-    emotion_tables = enpmr_emotions.TABLES
-    emotion_refs = enpmr_emotions.REFS
-
-    def emotion_items(self, tables: Mapping[str, Sequence[Mapping[str, Any]]], language: str) -> list[EmotionItem]:
-        return enpmr_emotions.emotion_items(tables, language)
+    emotion_source = enpmr_emotions.SOURCE
 
     @property
     def dedup_threshold(self) -> float:

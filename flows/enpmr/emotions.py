@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from memsynth.emotions import EmotionItem
+from memsynth.emotions import EmotionItem, EmotionSource
 from memsynth.tables import Ref
 
 TABLES = ("memory_sessions", "benchmark")
@@ -37,3 +37,6 @@ def emotion_items(tables: Mapping[str, Sequence[Mapping[str, Any]]], language: s
     items += [EmotionItem(d["dialogue_id"], "query", d["persona_id"], speaker, query_text(d))
               for d in tables["benchmark"]]
     return items
+
+
+SOURCE = EmotionSource(TABLES, REFS, emotion_items)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +33,6 @@ from flows.pal.plan import (
     sample_dialogues,
     situation_times,
 )
-from memsynth.emotions import EmotionItem
 from memsynth.recipe import PersonaContext, Recipe
 from memsynth.records import PERSONAS, PersonaRow
 from memsynth.stage import ItemResult
@@ -119,11 +118,7 @@ class PalRecipe(Recipe):
                                  DIALOGUE_TURNS)
     statistics = STATISTICS
     seed_figures = SEED_FIGURES
-    emotion_tables = pal_emotions.TABLES
-    emotion_refs = pal_emotions.REFS
-
-    def emotion_items(self, tables: Mapping[str, Sequence[Mapping[str, Any]]], language: str) -> list[EmotionItem]:
-        return pal_emotions.emotion_items(tables, language)
+    emotion_source = pal_emotions.SOURCE
 
     async def prepare_shard(self, contexts: Sequence[PersonaContext]) -> None:
         """Profiles in batches told to differ; each valid one is left in `ctx.prepared`."""

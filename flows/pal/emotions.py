@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from memsynth.emotions import EmotionItem
+from memsynth.emotions import EmotionItem, EmotionSource
 from memsynth.tables import Ref
 
 TABLES = ("situations", "experiences", "topics")
@@ -23,3 +23,6 @@ def emotion_items(tables: Mapping[str, Sequence[Mapping[str, Any]]], language: s
     items += [EmotionItem(t["topic_id"], "query", persona[t["situation_id"]], speaker, t["user_query"])
               for t in tables["topics"] if t["situation_id"] in persona]
     return items
+
+
+SOURCE = EmotionSource(TABLES, REFS, emotion_items)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections import Counter
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,6 @@ from flows.stratmem.options import (
 )
 from flows.stratmem.source import Conversation, Session, read_dataset, read_locomo
 from memsynth.config import BuildConfig
-from memsynth.emotions import EmotionItem
 from memsynth.recipe import PersonaContext, Recipe
 from memsynth.records import PERSONAS, STAGE_FAILURES, PersonaRow, StageFailureRow
 from schemas.stratmem import INSTANCES, MEMORIES, ROLES, InstanceRow, MemoryRow
@@ -77,11 +75,7 @@ class StratmemRecipe(Recipe):
     tables = (PERSONAS, INSTANCES, MEMORIES)
     statistics = STATISTICS
     seed_figures = SEED_FIGURES
-    emotion_tables = stratmem_emotions.TABLES
-    emotion_refs = stratmem_emotions.REFS
-
-    def emotion_items(self, tables: Mapping[str, Sequence[Mapping[str, Any]]], language: str) -> list[EmotionItem]:
-        return stratmem_emotions.emotion_items(tables, language)
+    emotion_source = stratmem_emotions.SOURCE
     options: StratmemOptions
 
     def __init__(self, options: Any = None):

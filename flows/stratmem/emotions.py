@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from memsynth.emotions import EmotionItem
+from memsynth.emotions import EmotionItem, EmotionSource
 from memsynth.tables import Ref
 
 TABLES = ("stratmem_instances", "stratmem_memories")
@@ -22,3 +22,6 @@ def emotion_items(tables: Mapping[str, Sequence[Mapping[str, Any]]], language: s
     items += [EmotionItem(i["instance_id"], "query", i["persona_id"], i["human"], i["query"])
               for i in instances.values()]
     return items
+
+
+SOURCE = EmotionSource(TABLES, REFS, emotion_items)

@@ -8,7 +8,7 @@ an existing version (`memsynth annotate emotions`, see `annotate`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -57,6 +57,16 @@ class EmotionItem:
 
     def variables(self) -> dict[str, Any]:
         return {"kind": self.item_kind, "speaker": self.speaker, "text": self.text}
+
+
+@dataclass(frozen=True)
+class EmotionSource:
+    """What a recipe scores: the tables its `items` function reads (rows as dicts, and the
+    build's language), and the references from an `emotions` row to the row it scores."""
+
+    tables: tuple[str, ...]
+    refs: tuple[Ref, ...]
+    items: Callable[[Mapping[str, Sequence[Mapping[str, Any]]], str], list[EmotionItem]]
 
 
 class EmotionRow(BaseModel):

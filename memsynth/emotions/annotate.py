@@ -25,14 +25,15 @@ ENGINE_TABLES = ("versions", "artifacts")
 async def annotate_shard(recipe: Recipe, contexts: Sequence[PersonaContext]) -> None:
     """Score the memories and queries the shard's chains emitted, each with its persona."""
     output = contexts[0].output
+    source = recipe.emotion_source
     tables = {name: [row.model_dump(mode="json") for row in output.rows.get(name, [])]
-              for name in recipe.emotion_tables}
-    items = recipe.emotion_items(tables, contexts[0].language)
+              for name in source.tables}
+    items = source.items(tables, contexts[0].language)
     by_persona = {ctx.persona.persona_id: ctx for ctx in contexts}
     results = await asyncio.gather(*(by_persona[i.persona_id].run(SCORE, i.variables(), item_key(i))
                                      for i in items if i.persona_id in by_persona))
     rows = [r for r in (emotion_row(i, res) for i, res in zip(items, results)) if r is not None]
-    output.emit(emotions_table(recipe.emotion_refs), rows)
+    output.emit(emotions_table(source.refs), rows)
 
 
 def read_tables(con: Any, names: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
@@ -75,7 +76,8 @@ def annotate_version(warehouse: Path, dataset: str, version: int | None, *, llm:
             recipe = recipe_cls(config.recipe_options)
             if not recipe.annotates_emotions:
                 raise MemsynthError(f"recipe {recipe.name} has no emotion annotation")
-            items = recipe.emotion_items(read_tables(con, recipe.emotion_tables), config.language)
+            source = recipe.emotion_source
+            items = source.items(read_tables(con, source.tables), config.language)
             names = [r[0] for r in con.execute(
                 "SELECT table_name FROM duckdb_tables() WHERE database_name = 'lake' ORDER BY table_name").fetchall()]
             build_id = f"annotate-{time.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}"
@@ -102,7 +104,7 @@ def annotate_version(warehouse: Path, dataset: str, version: int | None, *, llm:
                                     sum(1 for c in output.rows.get(LLM_CALLS.name, []) if c.cache_hit),
                                     session.engine.counters, config.llm.prices)
                 used_model = session.model
-            table = emotions_table(recipe.emotion_refs)
+            table = emotions_table(source.refs)
             staging.write(table, "annotate", rows)
             staging.write(LLM_CALLS, "annotate", output.rows.get(LLM_CALLS.name, []))
             staging.write(STAGE_FAILURES, "annotate", output.rows.get(STAGE_FAILURES.name, []))
