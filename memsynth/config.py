@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, model_validator
 from pydantic_core import PydanticCustomError
 
 from memsynth.errors import ConfigError
@@ -88,13 +88,17 @@ class BuildConfig(_Strict):
     source_dir: Path = Field(default=Path("."), exclude=True)
 
     @model_validator(mode="after")
-    def _resolve_recipe_options(self) -> BuildConfig:
+    def _resolve_recipe_options(self, info: ValidationInfo) -> BuildConfig:
         from flows.registry import recipe_class  # recipes live above the engine
 
         try:
-            model = recipe_class(self.recipe).options_model
+            recipe = recipe_class(self.recipe)
         except ConfigError as exc:
             raise PydanticCustomError("unknown_recipe", "{message}", {"message": str(exc)}) from exc
+        if not recipe.buildable and not (info.context or {}).get("recorded"):
+            raise PydanticCustomError("unbuildable_recipe", "{message}", {"message": (
+                f"recipe {self.recipe!r} is imported, not built: memsynth import {self.recipe} FILE --dataset D")})
+        model = recipe.options_model
         try:
             resolved = model.model_validate(self.recipe_options)
         except ValidationError as exc:
@@ -114,7 +118,8 @@ class BuildConfig(_Strict):
     def of_version(cls, recorded: dict[str, Any], **changes: Any) -> BuildConfig:
         """The config a version records, with `changes`; what an import recorded beside the
         config's own fields (its file and digest) is left out."""
-        return cls.model_validate({k: v for k, v in {**recorded, **changes}.items() if k in cls.model_fields})
+        return cls.model_validate({k: v for k, v in {**recorded, **changes}.items() if k in cls.model_fields},
+                                  context={"recorded": True})
 
     def hash(self) -> str:
         """sha256 (first 16 hex) of the redacted config: same config, same hash."""

@@ -56,6 +56,8 @@ class Recipe(abc.ABC):
     prompts_dir: ClassVar[Path | None] = None
     # What emotion annotation scores (memsynth.emotions); None: the recipe cannot be annotated.
     emotion_source: ClassVar[EmotionSource | None] = None
+    # False: the recipe's versions come only from `memsynth import` (a config cannot build it).
+    buildable: ClassVar[bool] = True
 
     def __init__(self, options: BaseModel | Mapping[str, Any] | None = None):
         if isinstance(options, self.options_model):

@@ -2,28 +2,20 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
-import time
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-import memsynth
 from flows.stratmem.chain import STATISTICS
 from flows.stratmem.options import TEST_SPLIT_NICE
 from flows.stratmem.seed_format import StratMemFile, decode_history
 from memsynth.errors import ConfigError
-from memsynth.records import LLM_CALLS, PERSONAS, STAGE_FAILURES, PersonaRow
-from memsynth.warehouse.ducklake import dataset_dir
-from memsynth.warehouse.lock import BuildLock
-from memsynth.warehouse.publish import VersionInfo, publish
-from memsynth.warehouse.staging import StagingArea
+from memsynth.records import PERSONAS, PersonaRow
+from memsynth.warehouse.imports import publish_import
 from schemas.stratmem import INSTANCES, MEMORIES, ROLES, InstanceRow, MemoryRow
-
-TABLES = (PERSONAS, INSTANCES, MEMORIES, LLM_CALLS, STAGE_FAILURES)
 
 
 def read_instances(path: Path) -> list[dict[str, Any]]:
@@ -70,28 +62,7 @@ def rows(instances: list[dict[str, Any]]) -> tuple[list[PersonaRow], list[Instan
 
 def import_file(path: Path, warehouse: Path, dataset: str) -> dict[str, Any]:
     """Publish `path` as the next version of `dataset`; its summary and statistics."""
-    from memsynth.warehouse.catalog import run_query
-
-    started = time.time()
-    instances = read_instances(path)
-    personas, instance_rows, memory_rows = rows(instances)
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    directory = dataset_dir(warehouse, dataset)
-    with BuildLock(directory, dataset):
-        build_id = f"import-{time.strftime('%Y%m%dT%H%M%S')}-{digest[:8]}"
-        staging = StagingArea(directory, build_id)
-        try:
-            for table, table_rows in ((PERSONAS, personas), (INSTANCES, instance_rows), (MEMORIES, memory_rows),
-                                      (LLM_CALLS, []), (STAGE_FAILURES, [])):
-                staging.write(table, "import", table_rows)
-            config = {"dataset": dataset, "recipe": "stratmem", "imported_from": path.name, "sha256": digest,
-                      "seed": 0}
-            published = publish(warehouse, dataset, {t.name: staging.files(t.name) for t in TABLES}, VersionInfo(
-                build_id=build_id, recipe="stratmem", config=config, config_hash=digest[:16],
-                memsynth_version=memsynth.__version__, prompt_hashes={}, schema_hashes={}, model="",
-                started_at=started, derivation={"imported": path.name, "sha256": digest}), tables=TABLES)
-        finally:
-            staging.discard()
-    statistics = {name: run_query(warehouse, dataset, sql)[1][0][0] for name, sql in STATISTICS.items()}
-    return {"dataset": dataset, "version": published["version"], "row_counts": published["row_counts"],
-            "statistics": statistics}
+    personas, instance_rows, memory_rows = rows(read_instances(path))
+    return publish_import(path, warehouse, dataset, "stratmem",
+                          ((PERSONAS, personas), (INSTANCES, instance_rows), (MEMORIES, memory_rows)),
+                          statistics=STATISTICS)
