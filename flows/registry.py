@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from memsynth.recipe import Recipe
 
 RECIPES: dict[str, str] = {
+    "characters": "flows.characters",
     "enpmr": "flows.enpmr",
     "pal": "flows.pal",
     "stratmem": "flows.stratmem",
@@ -114,3 +115,9 @@ def evaluation_tasks(name: str) -> dict[str, Any]:
     empty when it has none."""
     module = _optional_module(name, "evaluation")
     return dict(module.TASKS) if module is not None else {}
+
+
+def evaluation_stages(name: str) -> tuple[Any, ...]:
+    """The prompted stages of the recipe's evaluation tasks (`STAGES`); () when it has none."""
+    module = _optional_module(name, "evaluation")
+    return tuple(getattr(module, "STAGES", ())) if module is not None else ()

@@ -443,7 +443,8 @@ def personas_import(file: str, warehouse: str | None) -> None:
               help="summary as text or JSON")
 def import_release(recipe: str, file: str, dataset: str, warehouse: str | None, fmt: str) -> None:
     """Load a seed benchmark's released FILE as a version of DATASET, so it can be queried,
-    compared with builds and released again (stratmem: StratMemBench.json)."""
+    compared with builds and released again (stratmem: StratMemBench.json; characters: a
+    CharacterEval test file, or a {role: [scene, ...]} object of a role's dialogue scenes)."""
     from flows.registry import importer
 
     summary = importer(recipe)(Path(file), _warehouse(warehouse), dataset)

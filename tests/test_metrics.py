@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from memsynth.evaluation.emotional import cosine_distance, euclidean, rank
+from memsynth.evaluation.emotional import cosine_distance, emotion_distance_at, euclidean, rank
 from memsynth.evaluation.ranking import mean, ndcg_at, precision_at, ranking_scores, recall_at, type_match
 from memsynth.evaluation.strategic import cir, majority, must_pass, pes, ratios, scenario, smc, smc_table
 from memsynth.evaluation.text import best_bleu, bleu, scaled, selection_score, tokens
@@ -126,3 +126,12 @@ def test_selection_score_and_scaling():
     assert scaled([2, 0, -2, -1], 2) == -12.5  # mean -0.25 of a best of 2
     assert scaled([2, 1.5, 0.5], 2) == pytest.approx(200 / 3)
     assert scaled([], 2) is None
+
+
+def test_emotion_distance_at_k_is_the_mean_cosine_distance_of_the_first_k():
+    query = [1, 0, 0, 0, 0, 0, 0, 0]
+    ranked = [[2, 0, 0, 0, 0, 0, 0, 0], [0, 3, 0, 0, 0, 0, 0, 0], [1, 1, 0, 0, 0, 0, 0, 0]]
+    assert emotion_distance_at(query, ranked, 1) == pytest.approx(0.0)
+    assert emotion_distance_at(query, ranked, 2) == pytest.approx(0.5)  # (0 + 1) / 2
+    assert emotion_distance_at(query, ranked, 10) == pytest.approx((0 + 1 + (1 - 1 / math.sqrt(2))) / 3)
+    assert emotion_distance_at(query, [], 3) is None

@@ -68,3 +68,11 @@ def rank(strategy: str, semantic: np.ndarray, emotion: np.ndarray, first_k: int 
 def emotion_vector(row: dict) -> list[float]:
     """The 8 intensities of an `emotions` row, in Plutchik's order."""
     return [float(row[e]) for e in EMOTIONS]
+
+
+def emotion_distance_at(query_emotion: Sequence[float], ranked_emotions: Sequence[Sequence[float]],
+                        k: int) -> float | None:
+    """Mean emotion (cosine) distance from the query to the first k retrieved memories: how
+    mood-consistent a retrieval is (lower: closer). None when nothing was retrieved."""
+    top = np.asarray(ranked_emotions[:k], dtype=float)
+    return float(cosine_distance(query_emotion, top).mean()) if len(top) else None
