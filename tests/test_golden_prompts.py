@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from flows.registry import RECIPES, recipe_class
-from tests.golden import HERE, LANGUAGES, every_golden, golden_file
+from tests.golden import HERE, LANGUAGES, every_golden, golden_file, golden_stages
 
 GOLDENS = every_golden()
 # Tokens a Chinese prompt may hold: identifiers the answer must echo (JSON keys and enum
@@ -32,15 +31,15 @@ def _vocabulary(schema: dict[str, Any], out: set[str]) -> None:
 
 def schema_vocabulary() -> set[str]:
     words: set[str] = set()
-    for recipe in RECIPES:
-        for stage in recipe_class(recipe).stages:
+    for stages in golden_stages().values():
+        for stage in stages:
             _vocabulary(stage.output.model_json_schema(), words)
     return {part for w in words for part in re.split(r"[^A-Za-z]+", w) if part} | words
 
 
 def identifiers() -> set[str]:
     """Everything a zh prompt may spell in Latin letters: schema vocabulary, check tags."""
-    tags = {"schema", "json", "truncated"} | {c.name for r in RECIPES for s in recipe_class(r).stages
+    tags = {"schema", "json", "truncated"} | {c.name for stages in golden_stages().values() for s in stages
                                               for c in s.checks}
     return ALLOWED | schema_vocabulary() | {part for t in tags for part in t.split("_")}
 
@@ -59,10 +58,10 @@ def test_prompt_matches_its_golden_file(path):
 
 
 def test_every_stage_has_a_golden_prompt_in_every_language():
-    for recipe in RECIPES:
-        for stage in recipe_class(recipe).stages:
+    for group, stages in golden_stages().items():
+        for stage in stages:
             for language in LANGUAGES:
-                assert golden_file(recipe, stage.name, language) in GOLDENS
+                assert golden_file(group, stage.name, language) in GOLDENS
     on_disk = {p for p in HERE.rglob("*.txt")}
     assert on_disk == set(GOLDENS), f"stale golden files: {sorted(on_disk - set(GOLDENS))}"
 

@@ -205,3 +205,14 @@ def test_a_build_from_an_enpmr_version_yields_instances(tmp_path):
         result = memsynth_cli("build", str(bad), "--llm", "simulator", "--warehouse", wh, "--no-progress")
         assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
         assert len(result.stderr.strip().splitlines()) == 1 and needle in result.stderr, result.stderr
+
+
+@needs_release
+def test_every_real_query_time_reads_as_a_time_for_zh_prompts():
+    from flows.stratmem.source import parse_locomo_time, spoken_time
+
+    times = [item["query_time"] for item in json.loads(STRATMEM.read_text(encoding="utf-8"))]
+    assert all(parse_locomo_time(t) is not None for t in times)
+    assert parse_locomo_time("12:05 am on 1 May, 2023").hour == 0
+    assert spoken_time(None, "7:40 pm on 17 March, 2024", "zh") == "2024年3月17日 19:40"
+    assert spoken_time(None, "7:40 pm on 17 March, 2024", "en") == "7:40 pm on 17 March, 2024"

@@ -28,7 +28,7 @@ from flows.stratmem.options import (
     TEST_SPLIT_NICE,
     StratmemOptions,
 )
-from flows.stratmem.source import Conversation, Session, read_dataset, read_locomo
+from flows.stratmem.source import Conversation, Session, read_dataset, read_locomo, spoken_time
 from memsynth.config import BuildConfig
 from memsynth.recipe import PersonaContext, Recipe
 from memsynth.records import PERSONAS, STAGE_FAILURES, PersonaRow, StageFailureRow
@@ -205,8 +205,7 @@ class StratmemRecipe(Recipe):
 
 def _when(session: Session, language: str) -> str:
     """A session's time as a prompt in `language` says it (the release keeps LoCoMo's form)."""
-    at = session.at
-    return f"{at.year}年{at.month}月{at.day}日 {at:%H:%M}" if language == "zh" else session.time_text
+    return spoken_time(session.at, session.time_text, language)
 
 
 def _session_variables(conversation: Conversation, session: Session, language: str) -> dict[str, Any]:

@@ -16,6 +16,7 @@ import random
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from flows.stratmem.source import spoken_time
 from memsynth.errors import MemsynthError
 from memsynth.evaluation.ranking import mean
 from memsynth.evaluation.run import EvalContext
@@ -71,7 +72,7 @@ def pools(ctx: EvalContext) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]
 async def _one(ctx: EvalContext, inst: dict[str, Any], pool: list[dict[str, Any]]) -> dict[str, Any] | None:
     persona = inst["persona"]
     shared = {"virtual_person": inst["virtual_person"], "human": inst["human"], "query": inst["query"],
-              "query_time": inst["query_time"], "history": list(inst["history"]),
+              "query_time": spoken_time(inst["query_at"], inst["query_time"], ctx.language), "history": list(inst["history"]),
               "persona": persona if isinstance(persona, dict) else json.loads(persona),
               "memories": [{"number": i + 1, "fact": m["fact"]} for i, m in enumerate(pool)]}
     key = inst["instance_id"]

@@ -50,6 +50,23 @@ def locomo_time(at: dt.datetime) -> str:
     return f"{at.hour % 12 or 12}:{at.minute:02d} {'am' if at.hour < 12 else 'pm'} on {at.day} {at:%B}, {at.year}"
 
 
+def parse_locomo_time(text: str) -> dt.datetime | None:
+    """The time a LoCoMo time string names; None when it is not in that form."""
+    try:
+        return _time(text)
+    except ValueError:
+        return None
+
+
+def spoken_time(at: dt.datetime | None, text: str, language: str) -> str:
+    """A time as a prompt in `language` says it: LoCoMo's form in en, 2024年3月17日 19:40 in zh
+    (from `at`, else parsed from `text`; text as it is when it cannot be read)."""
+    if language != "zh":
+        return text
+    at = at or parse_locomo_time(text)
+    return f"{at.year}年{at.month}月{at.day}日 {at:%H:%M}" if at else text
+
+
 def read_locomo(path: Path) -> list[Conversation]:
     """Every conversation of a LoCoMo-format file, sessions in order."""
     try:

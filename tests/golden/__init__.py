@@ -1,8 +1,9 @@
 """Golden prompts: every stage's prompt rendered from fixed variables, kept under version control.
 
-`variables/<recipe>.<language>.json` holds, per stage, the variables of one real request
-(captured from a simulator run); `<recipe>/<stage>.<language>.txt` is the prompt they
-render to. A template change shows up as a diff of these files.
+`variables/<group>.<language>.json` holds, per stage, the variables of one real request
+(captured from a simulator run); `<group>/<stage>.<language>.txt` is the prompt they
+render to. A group is a recipe (its chain's stages and its `memsynth eval` tasks' stages)
+or `emotions` (emotion annotation's stage). A template change shows up as a diff of these files.
 
     python -m tests.golden                      # rewrite the rendered prompts
     python -m tests.golden --record-variables   # capture the variables again first
@@ -16,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from flows.registry import RECIPES, recipe_class
+from flows.registry import RECIPES, evaluation_stages, recipe_class
 from memsynth.prompts import PromptLibrary
 from memsynth.stage import localized
 
@@ -44,11 +45,19 @@ def render(messages: list[dict[str, str]]) -> str:
     return "".join(f"### {m['role']}\n{m['content']}\n\n" for m in messages).rstrip("\n") + "\n"
 
 
-def rendered(recipe: str, stage_name: str, language: str, library: PromptLibrary | None = None) -> str:
+def golden_stages() -> dict[str, tuple[Any, ...]]:
+    """Every prompted stage, by group: each recipe's chain and evaluation stages, and emotions'."""
+    from memsynth.emotions import SCORE
+
+    groups = {recipe: (*recipe_class(recipe).stages, *evaluation_stages(recipe)) for recipe in RECIPES}
+    return {**{g: stages for g, stages in groups.items() if stages}, "emotions": (SCORE,)}
+
+
+def rendered(group: str, stage_name: str, language: str, library: PromptLibrary | None = None) -> str:
     """The prompt of `stage_name`, rendered from its recorded variables."""
     library = library or PromptLibrary()
-    variables = json.loads(variables_file(recipe, language).read_text(encoding="utf-8"))[stage_name]
-    stage = next(s for s in recipe_class(recipe).stages if s.name == stage_name)
+    variables = json.loads(variables_file(group, language).read_text(encoding="utf-8"))[stage_name]
+    stage = next(s for s in golden_stages()[group] if s.name == stage_name)
     return render(library.render(stage.template_for(language), variables))
 
 
@@ -67,9 +76,9 @@ def every_golden() -> dict[Path, str]:
     library = PromptLibrary()
     out: dict[Path, str] = {}
     for language in LANGUAGES:
-        for recipe in RECIPES:
-            for stage in recipe_class(recipe).stages:
-                out[golden_file(recipe, stage.name, language)] = rendered(recipe, stage.name, language, library)
+        for group, stages in golden_stages().items():
+            for stage in stages:
+                out[golden_file(group, stage.name, language)] = rendered(group, stage.name, language, library)
         for name, text in rendered_snippets(language, library).items():
             out[HERE / "shared" / f"{name}.{language}.txt"] = text
     return out
@@ -113,7 +122,7 @@ def record_variables(recipes: Any = None) -> None:
     from memsynth.simulator.server import Simulator, SimulatorThread
     from memsynth.stage import GenerationSettings, StageRunner
 
-    for recipe_name in recipes or RECIPES:
+    for recipe_name in recipes or [r for r in RECIPES if recipe_class(r).stages]:
         for language in LANGUAGES:
             with SimulatorThread(Simulator()) as sim, tempfile.TemporaryDirectory() as cache:
                 sim.simulator.record = True
@@ -139,7 +148,62 @@ def record_variables(recipes: Any = None) -> None:
                 missing = {s.name for s in recipe.stages} - set(captured)
                 if missing:
                     raise RuntimeError(f"{recipe_name}/{language}: no request recorded for {sorted(missing)}")
-                path = variables_file(recipe_name, language)
-                path.parent.mkdir(parents=True, exist_ok=True)
-                ordered = {s.name: captured[s.name] for s in recipe.stages}
-                path.write_text(json.dumps(ordered, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+                _keep(recipe_name, language, {s.name: captured[s.name] for s in recipe.stages})
+
+
+def _keep(group: str, language: str, variables: dict[str, Any]) -> None:
+    """Store stages' variables in the group's file, beside those of its other stages."""
+    path = variables_file(group, language)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    kept = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    order = [s.name for s in golden_stages()[group]]
+    merged = {**kept, **variables}
+    ordered = {name: merged[name] for name in order if name in merged}
+    path.write_text(json.dumps(ordered, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+
+
+def record_evaluation_variables() -> None:
+    """Build each recipe on a recording simulator (emotions on), run its `memsynth eval` tasks
+    on a couple of items, and keep each evaluation stage's first variables; emotion scoring's
+    come from the same builds (the first item scored: an enpmr memory session)."""
+    import os
+
+    from flows.registry import evaluation_tasks
+    from memsynth.build import BuildOptions, run_build
+    from memsynth.config import BuildConfig, LLMConfig
+    from memsynth.evaluation.run import EvalOptions, evaluate
+    from memsynth.simulator.server import Simulator, SimulatorThread
+
+    captured: dict[tuple[str, str], dict[str, Any]] = {}
+    saved = {k: os.environ.get(k) for k in ("OPENAI_BASE_URL", "OPENAI_API_KEY")}
+    with SimulatorThread(Simulator()) as sim, tempfile.TemporaryDirectory() as folder:
+        os.environ.update(OPENAI_BASE_URL=sim.base_url, OPENAI_API_KEY="golden")
+        warehouse = Path(folder)
+        sim.simulator.record = True
+        try:
+            for language in LANGUAGES:
+                for recipe in (r for r in RECIPES if evaluation_tasks(r) and recipe_class(r).buildable):
+                    dataset = f"{recipe}-{language}"
+                    config = BuildConfig(
+                        dataset=dataset, recipe=recipe, language=language, seed=1, warehouse=str(warehouse),
+                        llm=LLMConfig(model="m", stage_variables=True), personas={"count": 1},
+                        recipe_options={**_options(recipe, language), "emotions": True})
+                    run_build(config, BuildOptions(llm="openai", progress=False))
+                    for task in evaluation_tasks(recipe):
+                        evaluate(task, warehouse, dataset, None, EvalOptions(llm="openai", limit=2, progress=False))
+                    _take(sim.simulator, captured, language)
+        finally:
+            for key, value in saved.items():
+                os.environ.pop(key, None) if value is None else os.environ.__setitem__(key, value)
+    for (group, language), variables in captured.items():
+        _keep(group, language, variables)
+
+
+def _take(simulator: Any, captured: dict[tuple[str, str], dict[str, Any]], language: str) -> None:
+    wanted = {(g, s.name) for g, stages in golden_stages().items() for s in stages
+              if g == "emotions" or s not in recipe_class(g).stages}
+    for body in simulator.recorded:
+        group, _, name = body["memsynth"]["stage"].partition(".")
+        if (group, name) in wanted:
+            captured.setdefault((group, language), {}).setdefault(name, body["memsynth"]["variables"])
+    simulator.recorded.clear()

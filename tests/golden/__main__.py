@@ -2,7 +2,7 @@
 
 import argparse
 
-from tests.golden import record_variables, write_goldens
+from tests.golden import record_evaluation_variables, record_variables, write_goldens
 
 parser = argparse.ArgumentParser(prog="python -m tests.golden", description=__doc__)
 parser.add_argument("--record-variables", action="store_true",
@@ -10,4 +10,5 @@ parser.add_argument("--record-variables", action="store_true",
 args = parser.parse_args()
 if args.record_variables:
     record_variables()
+    record_evaluation_variables()
 print(f"wrote {write_goldens()} golden prompts under tests/golden/")
