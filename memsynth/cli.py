@@ -394,6 +394,10 @@ def release_diff(folders: tuple[str, ...], dataset: str | None, from_version: in
         out.print(format_diff(diff))
 
 
+_CACHE_DIR_HELP = "cache folder (default: <warehouse>/_cache)"
+_REWRITE_HELP = "summary as text or JSON"
+
+
 @cli.group()
 def cache() -> None:
     """The LLM response cache."""
@@ -401,14 +405,13 @@ def cache() -> None:
 
 @cache.command("stats")
 @click.option("--warehouse", help=WAREHOUSE_HELP)
-@click.option("--cache-dir", type=click.Path(file_okay=False), help="cache folder (default: <warehouse>/_cache)")
+@click.option("--cache-dir", type=click.Path(file_okay=False), help=_CACHE_DIR_HELP)
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def cache_stats_cmd(warehouse: str | None, cache_dir: str | None, fmt: str) -> None:
     """Entries, size and tokens in the LLM cache, per stage and model."""
-    from memsynth.llm.cache import CACHE_DIR_NAME, cache_stats
+    from memsynth.llm.cache import cache_stats
 
-    directory = Path(cache_dir) if cache_dir else _warehouse(warehouse) / CACHE_DIR_NAME
-    stats = cache_stats(directory)
+    stats = cache_stats(_cache_dir(warehouse, cache_dir))
     if fmt == "json":
         click.echo(json.dumps(stats, indent=2))
         return
@@ -416,6 +419,63 @@ def cache_stats_cmd(warehouse: str | None, cache_dir: str | None, fmt: str) -> N
               f"{stats['bytes'] / 1e6:.1f} MB")
     _print_rows(["stage", "entries", "distinct_keys", "prompt_tokens", "completion_tokens"],
                 [{"stage": k, **v} for k, v in stats["by_stage"].items()], "table")
+
+
+def _cache_dir(warehouse: str | None, cache_dir: str | None) -> Path:
+    from memsynth.llm.cache import CACHE_DIR_NAME
+
+    return Path(cache_dir) if cache_dir else _warehouse(warehouse) / CACHE_DIR_NAME
+
+
+def _rewrite_cache(run: Any, directory: Path, progress: bool, fmt: str) -> None:
+    """Run a cache rewrite with a progress bar over the logs' bytes, then print its figures."""
+    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+
+    total = sum(p.stat().st_size for p in directory.glob("*.jsonl")) if directory.is_dir() else 0
+    with Progress("{task.description}", BarColumn(), DownloadColumn(), TimeRemainingColumn(),
+                  disable=not progress or fmt == "json", transient=True) as bar:
+        task = bar.add_task("rewriting the cache", total=total)
+        summary = run(advance=lambda n: bar.advance(task, n))
+    if fmt == "json":
+        click.echo(json.dumps(summary, indent=2))
+        return
+    out.print(f"{summary['directory']}: {summary['entries_before']:,} → {summary['entries_after']:,} entries, "
+              f"{summary['files_before']} → {summary['files_after']} files, "
+              f"{summary['bytes_before'] / 1e6:.1f} → {summary['bytes_after'] / 1e6:.1f} MB")
+
+
+@cache.command("compact")
+@click.option("--warehouse", help=WAREHOUSE_HELP)
+@click.option("--cache-dir", type=click.Path(file_okay=False), help=_CACHE_DIR_HELP)
+@click.option("--no-progress", is_flag=True, help="no progress bar")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help=_REWRITE_HELP)
+def cache_compact_cmd(warehouse: str | None, cache_dir: str | None, no_progress: bool, fmt: str) -> None:
+    """Rewrite the cache's logs into one, each key once (torn, damaged and duplicate lines
+    dropped), and rebuild its index. Refused while a build or eval holds the cache."""
+    from memsynth.llm.maintenance import compact
+
+    directory = _cache_dir(warehouse, cache_dir)
+    _rewrite_cache(lambda **kw: compact(directory, **kw), directory, not no_progress, fmt)
+
+
+@cache.command("gc")
+@click.option("--keep-versions", type=int, required=True,
+              help="keep the entries the newest N versions of each dataset in the warehouse used; drop the rest")
+@click.option("--warehouse", help=WAREHOUSE_HELP)
+@click.option("--cache-dir", type=click.Path(file_okay=False), help=_CACHE_DIR_HELP)
+@click.option("--no-progress", is_flag=True, help="no progress bar")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help=_REWRITE_HELP)
+def cache_gc_cmd(keep_versions: int, warehouse: str | None, cache_dir: str | None, no_progress: bool,
+                 fmt: str) -> None:
+    """Drop the cached answers no kept version used, then compact. Answers only an
+    unpublished build or a `memsynth eval` run used are dropped too: a re-run pays for them."""
+    from memsynth.llm.maintenance import gc
+
+    root = _warehouse(warehouse)
+    directory = _cache_dir(warehouse, cache_dir)
+    _rewrite_cache(lambda **kw: gc(directory, root, keep_versions, **kw), directory, not no_progress, fmt)
 
 
 @cli.group()

@@ -152,3 +152,133 @@ def test_a_cache_folder_that_cannot_be_written_fails_before_any_call(tmp_path):
     (tmp_path / "file").write_text("not a folder")
     with pytest.raises(BuildFailed, match="cannot write the response cache in .*file/c: Not a directory"):
         ResponseCache(tmp_path / "file" / "c")
+
+
+def _put_all(cache: ResponseCache, items: dict[str, str]) -> None:
+    async def write():
+        await asyncio.gather(*(cache.put(k, {"content": v}, {"stage": "s", "model": "m"}) for k, v in items.items()))
+
+    asyncio.run(write())
+
+
+def test_an_open_cache_reads_only_its_index_not_the_logs(tmp_path, monkeypatch):
+    from memsynth.llm import cache as cache_module
+
+    first = ResponseCache(tmp_path)
+    _put_all(first, {f"k{i}": str(i) for i in range(200)})
+    first.close()
+
+    def no_scan(*args, **kwargs):
+        raise AssertionError("the logs were scanned although the index was up to date")
+
+    monkeypatch.setattr(cache_module, "scan", no_scan)
+    reopened = ResponseCache(tmp_path)
+    assert reopened.get("k7") == {"content": "7"} and len(reopened) == 200 and "k200" not in reopened
+
+
+def test_the_index_catches_up_with_lines_it_never_saw(tmp_path):
+    """A write is fsynced to its log before it is indexed: lines a crash left unindexed (here
+    appended behind the index's back) are indexed when the cache next opens."""
+    cache = ResponseCache(tmp_path)
+    _put_all(cache, {"a": "1"})
+    cache.close()
+    log = next(tmp_path.glob("*.jsonl"))
+    with open(log, "ab") as fh:
+        fh.write(b'{"key":"b","created_at":1,"response":{"content":"2"}}\n')
+        fh.write(b'{"key":"a","created_at":1,"response":{"content":"later copy"}}\n')
+    other = tmp_path / "calls-other.jsonl"
+    other.write_bytes(b'{"key":"c","created_at":1,"response":{"content":"3"}}\n')
+    reopened = ResponseCache(tmp_path)
+    assert reopened.get("b") == {"content": "2"} and reopened.get("c") == {"content": "3"}
+    assert reopened.get("a") == {"content": "1"}  # the first answer of a key stays its answer
+    other.unlink()  # a log removed by hand: its entries are forgotten, not misread
+    reopened.close()
+    assert ResponseCache(tmp_path).get("c") is None
+
+
+WRITER = """
+import asyncio, sys
+from memsynth.llm.cache import ResponseCache
+cache = ResponseCache(sys.argv[1])
+async def main():
+    n = 0
+    while True:
+        await asyncio.gather(*(cache.put(f"key-{n + i}", {"content": "x" * 300}, {"stage": "s", "model": "m"})
+                               for i in range(50)))
+        n += 50
+        print(n, flush=True)
+asyncio.run(main())
+"""
+
+
+def test_the_index_survives_kill_9_in_the_middle_of_writes(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    from memsynth.llm.cache import scan
+
+    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    for line in proc.stdout:
+        if int(line) >= 3000:
+            break
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    written = {key for log in tmp_path.glob("*.jsonl") for key, _, _ in scan(log)}
+    assert len(written) >= 3000
+    cache = ResponseCache(tmp_path)
+    assert len(cache) == len(written)
+    assert all(cache.get(k) == {"content": "x" * 300} for k in written)
+
+
+def test_compact_keeps_each_key_once_and_drops_damage(tmp_path):
+    from memsynth.llm.maintenance import compact
+
+    first = ResponseCache(tmp_path)
+    _put_all(first, {f"k{i}": str(i) for i in range(30)})
+    first.close()
+    second = ResponseCache(tmp_path)
+    _put_all(second, {"k3": "again", "new": "n"})  # a copy of k3 in a second log
+    second.close()
+    with open(next(iter(sorted(tmp_path.glob("*.jsonl")))), "ab") as fh:
+        fh.write(b'{"key":"broken","created_at":1,"response":{"con\n')  # damaged but whole
+        fh.write(b'{"key":"torn","created_at":1,"resp')  # torn
+    summary = compact(tmp_path)
+    assert summary["files_before"] == 2 and summary["files_after"] == 1
+    assert summary["entries_after"] == 31
+    log = next(tmp_path.glob("*.jsonl"))
+    assert len(log.read_bytes().splitlines()) == 31 and summary["bytes_after"] < summary["bytes_before"]
+    cache = ResponseCache(tmp_path)
+    assert cache.get("k3") == {"content": "3"} and cache.get("new") == {"content": "n"}
+    assert cache.get("broken") is None and len(cache) == 31
+
+
+def test_compact_is_refused_while_a_build_holds_the_cache(tmp_path):
+    import pytest
+
+    from memsynth.errors import MemsynthError
+    from memsynth.llm.maintenance import compact
+
+    held = ResponseCache(tmp_path)
+    _put_all(held, {"a": "1"})
+    with pytest.raises(MemsynthError, match="is in use"):
+        compact(tmp_path)
+    held.close()
+    assert compact(tmp_path)["entries_after"] == 1
+
+
+def test_gc_drops_what_no_kept_version_used_and_a_rebuild_still_pays_nothing(tmp_path):
+    from tests.conftest import cli_json, write_config
+
+    config = write_config(tmp_path / "c.yaml", dataset="g", personas={"count": 1},
+                          recipe_options={"dialogues_per_persona": 1})
+    wh = str(tmp_path / "wh")
+    built = cli_json("build", str(config), "--llm", "simulator", "--warehouse", wh, "--format", "json")
+    junk = ResponseCache(tmp_path / "wh" / "_cache")
+    _put_all(junk, {f"unused-{i}": "x" for i in range(25)})
+    junk.close()
+    summary = cli_json("cache", "gc", "--keep-versions", "1", "--warehouse", wh, "--format", "json")
+    assert summary["entries_before"] - summary["entries_after"] == summary["dropped"] >= 25
+    assert ResponseCache(tmp_path / "wh" / "_cache").get("unused-3") is None
+    rebuilt = cli_json("build", str(config), "--llm", "simulator", "--warehouse", wh, "--format", "json")
+    assert rebuilt["llm"]["requests"] == 0 and rebuilt["llm"]["calls"] == built["llm"]["calls"]
