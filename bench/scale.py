@@ -3,7 +3,7 @@
     python bench/scale.py                          # 1 M and 10 M entries under /tmp/memsynth-scale
     python bench/scale.py --entries 1000000 --dir /data/scale
 
-For each size, synthetic logs are written straight to disk (about 330 bytes an entry, a
+For each size, synthetic logs are written straight to disk (about 270 bytes an entry, a
 million entries a log, `v2-<sha256>` keys as the engine makes them), the index is built
 by opening the cache once (what an upgraded cache pays once), and then a fresh process
 opens the cache and looks up 20,000 present and 2,000 absent keys in random order, so
@@ -114,7 +114,14 @@ def main() -> None:
         results.append(row)
         if not args.keep:
             shutil.rmtree(folder, ignore_errors=True)
-    path = write_result("scale-cache", {"machine": machine(), "results": results})
+    # Sizes measured before (another run) are kept beside this run's.
+    earlier = ROOT / "bench" / "results" / "scale-cache.json"
+    kept = json.loads(earlier.read_text())["results"] if earlier.is_file() else []
+    merged = sorted([r for r in kept if r["entries"] not in {x["entries"] for x in results}] + results,
+                    key=lambda r: r["entries"])
+    path = write_result("scale-cache", {"machine": machine(), "command": " ".join(["python bench/scale.py",
+                                                                                  *sys.argv[1:]]),
+                                        "results": merged})
     print(f"wrote {path}")
 
 
