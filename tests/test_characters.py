@@ -8,7 +8,6 @@ CharacterEval's shape (overlapping contexts, narration, 「」 quotes); it is no
 from __future__ import annotations
 
 import json
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,7 @@ SAMPLE = ROOT / "tests" / "data" / "characters_sample.zh.json"
 RETRIEVERS = ["bm25", "dense", "emotional-C-A", "emotional-C-M", "emotional-S-S", "emotional-S-E"]
 
 
-def test_scenes_become_question_answer_fragments_and_queries():
+def test_scenes_become_question_answer_fragments_and_queries(tmp_path):
     scenes = read_scenes(SAMPLE)
     fragments, queries = memory_units(scenes)
     assert language_of(scenes) == "zh"
@@ -38,21 +37,21 @@ def test_scenes_become_question_answer_fragments_and_queries():
     assert (last.query_id, last.speaker, last.query) == ("7", "小刘", "您眼圈怎么红了？")
     assert last.context[-1] == "老赵：快，把那碗刚出锅的牛肉面端过去，她从小就爱吃。"
     # A scene ending with the role's own line asks nothing.
-    ended = read_scenes_of({"甲": ["乙：你好\n甲：你好啊"]})
+    ended = read_scenes_of({"甲": ["乙：你好\n甲：你好啊"]}, tmp_path)
     assert memory_units(ended)[1] == []
 
 
-def read_scenes_of(data: object, tmp: Path | None = None) -> list:
-    path = (tmp or Path(tempfile.mkdtemp())) / "characters_probe.json"
+def read_scenes_of(data: object, folder: Path) -> list:
+    path = folder / "characters_probe.json"
     path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
     return read_scenes(path)
 
 
-def test_the_role_scenes_shape_and_line_continuations():
+def test_the_role_scenes_shape_and_line_continuations(tmp_path):
     assert lines_of(["(night)", "Ann: Where were you?", "Bob: Out.", "  Long story."]) == (
         ("Ann", "Where were you?"), ("Bob", "Out. Long story."))
     assert lines_of("甲：我去了\n很远的地方") == (("甲", "我去了很远的地方"),)
-    scenes = read_scenes_of({"Bob": [["Ann: Where were you?", "Bob: Out walking."], "Ann: Alone?\nBob: Always."]})
+    scenes = read_scenes_of({"Bob": [["Ann: Where were you?", "Bob: Out walking."], "Ann: Alone?\nBob: Always."]}, tmp_path)
     fragments, queries = memory_units(scenes)
     assert [f.text for f in fragments] == ["Ann：Where were you?\nBob：Out walking.", "Ann：Alone?\nBob：Always."]
     assert [f.scenes for f in fragments] == [["Bob#0"], ["Bob#1"]] and queries == []
