@@ -1,9 +1,11 @@
 """The build flow: personas → shards (Prefect tasks) → staged Parquet → one published version.
 
 A shard is one Prefect task that runs a batch of personas through the recipe's whole
-stage chain; the LLM calls inside it run concurrently on one shared event loop, so the
-build's limits hold across all shards. Nothing is published unless every shard finished
-and the share of failed items stays under `max_failure_rate`.
+stage chain. Its inputs are plain data (a `ShardPlan`, the personas): on the thread
+runner every shard finds the build's own runtime, so their LLM calls share one event
+loop and the build's limits; on Dask each worker process builds its own runtime from the
+plan with its share of the limits (memsynth.cluster). Nothing is published unless every
+shard finished and the share of failed items stays under `max_failure_rate`.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import os
 import secrets
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -30,35 +32,33 @@ from prefect.task_runners import ThreadPoolTaskRunner
 import memsynth
 from memsynth.accounting import llm_totals
 from memsynth.build_report import report_markdown
+from memsynth.cluster import dask_cluster, limit_share, task_runner
 from memsynth.config import BuildConfig, redacted, resolve_warehouse
 from memsynth.errors import BuildFailed, ConfigError, MemsynthError
-from memsynth.integrity import cascade
 from memsynth.interrupt import Interrupted, run_in_thread, stop_on_signals
-from memsynth.llm.engine import LLMEngine
-from memsynth.llm.loop import LoopThread
 from memsynth.llm.session import cache_for, open_engine
 from memsynth.persona_synthesis import synthesize_personas
 from memsynth.personas import persona_pool
 from memsynth.prefect_api import prefect_api_url
 from memsynth.progress import BuildProgress
-from memsynth.prompts import DEFAULT_PROMPTS_DIR, PromptLibrary
 from memsynth.provenance import hashes, version_artifacts
-from memsynth.recipe import PersonaContext, Recipe, ShardOutput, persona_rng
-from memsynth.records import LLM_CALLS, STAGE_FAILURES
+from memsynth.recipe import Recipe, ShardOutput
 from memsynth.regenerate import RegenerationRequest, derive
-from memsynth.stage import GenerationSettings, StageRunner
-from memsynth.tables import Table
+from memsynth.shards import (
+    WORKER_ID,
+    ShardPlan,
+    ShardRuntime,
+    forget,
+    merged_counters,
+    open_runtime,
+    recipe_for,
+    register,
+    runtime_for,
+)
 from memsynth.warehouse.ducklake import dataset_dir
 from memsynth.warehouse.lock import BuildLock
 from memsynth.warehouse.publish import VersionInfo, publish
-from memsynth.warehouse.staging import StagingArea, sweep_stale
-
-
-def recipe_for(config: BuildConfig) -> Recipe:
-    """The config's recipe, with its options (validated when the config was loaded)."""
-    from flows.registry import recipe_class
-
-    return recipe_class(config.recipe)(config.recipe_options)
+from memsynth.warehouse.staging import sweep_stale
 
 
 @dataclass
@@ -77,55 +77,56 @@ class BuildOptions:
 
 @dataclass
 class BuildSession:
-    """The live objects of one build, looked up by the shard tasks that share them."""
+    """What the build's flow keeps in this process: the plan its tasks carry, the personas,
+    the progress display, and (thread runner) the runtime every shard shares."""
 
-    build_id: str
-    config: BuildConfig
-    recipe: Recipe
-    runner: StageRunner
-    engine: LLMEngine
-    loop: LoopThread
-    staging: StagingArea
+    plan: ShardPlan
+    runtime: ShardRuntime
     personas: dict[str, Any]
     progress: BuildProgress
-    tables: tuple[Table, ...]
     wanted: int = 0
     shard_size: int = 8
+    remote: bool = False  # shards run in other processes (Dask workers)
     synthesis: dict[str, int] = field(default_factory=dict)
     flow_run_id: str | None = None  # the Prefect run the build's report is attached to
+    # Each worker process's latest report (remote shards): the build's totals add them up.
+    workers: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def cluster_summary(self) -> dict[str, Any] | None:
+        """Dask builds: the workers that ran shards, and how often their limits backed off."""
+        if not self.remote:
+            return None
+        # The personas task runs in this process, on the build's own engine.
+        return {"workers": sum(w != WORKER_ID for w in self.workers), "share": asdict(self.plan.share) if self.plan.share else None,
+                "backoffs": sum(w["backoffs"] - w["heard"] for w in self.workers.values()),
+                "backoffs_heard": sum(w["heard"] for w in self.workers.values())}
+
+    def task_done(self, result: dict[str, Any], personas: int) -> None:
+        """Count a finished task's personas and calls when they ran in another process."""
+        if not self.remote or "worker" not in result:
+            return
+        worker = result["worker"]
+        mine = self.workers.get(worker["id"])
+        if mine is None or _progressed(worker["counters"]) >= _progressed(mine["counters"]):
+            self.workers[worker["id"]] = worker
+        merged_counters({w: s["counters"] for w, s in self.workers.items()}, into=self.runtime.engine.counters)
+        for _ in range(personas):
+            self.progress.persona_done()
 
 
-_SESSIONS: dict[str, BuildSession] = {}
+def _progressed(counters: dict[str, Any]) -> int:
+    return counters["done"] + counters["failed"] + counters["requests"]
 
 
-async def _run_personas(session: BuildSession, persona_ids: list[str]) -> ShardOutput:
-    output = ShardOutput()
-    contexts = [PersonaContext(persona=session.personas[pid], config=session.config,
-                               runner=session.runner, output=output,
-                               rng=persona_rng(session.config.seed, pid),
-                               on_done=session.progress.persona_done)
-                for pid in persona_ids]
-    await session.recipe.run_shard(contexts)
-    return output
+# Driver-side only: the flow (which always runs in the building process) finds its session
+# here; its tasks get the plain-data plan and find or build their runtime from it.
+_BUILDS: dict[str, BuildSession] = {}
 
 
-def _stage_output(session: BuildSession, shard: str, output: ShardOutput) -> dict[str, Any]:
-    """Make the shard whole (a dropped item's dependents leave too), write every table as
-    Parquet, and return its tallies."""
-    left = cascade(session.tables, output.rows)
-    output.emit(STAGE_FAILURES, left)
-    for table in session.tables:
-        session.staging.write(table, shard, output.rows.get(table.name, []))
-    calls = output.rows.get(LLM_CALLS.name, [])
-    return {
-        "rows": {t.name: len(output.rows.get(t.name, [])) for t in session.tables},
-        "stage_stats": {k: dict(v) for k, v in output.stage_stats.items()},
-        "check_stats": {k: dict(v) for k, v in output.check_stats.items()},
-        "calls": len(calls),
-        "cache_hits": sum(1 for c in calls if c.cache_hit),
-        "integrity_drops": len(left),
-        "problems": [p for f in output.rows.get(STAGE_FAILURES.name, [])[:5] for p in f.problems[:1]],
-    }
+def _session(build_id: str) -> BuildSession:
+    # A function, not the dict itself, in the flow's body: Prefect ships the flow to Dask
+    # workers with its run context, and the flow's globals would go with it by value.
+    return _BUILDS[build_id]
 
 
 def _expected_failures(fn: Any) -> Any:
@@ -150,70 +151,74 @@ def _expected_failures(fn: Any) -> Any:
 
 @task(name="personas", cache_policy=NO_CACHE, persist_result=False)
 @_expected_failures
-def prepare_personas(build_id: str) -> tuple[list[str], dict[str, Any] | None]:
-    """The build's persona ids, writing new personas first when the pool is short."""
-    session = _SESSIONS[build_id]
-    ids = list(session.personas)
-    missing = session.wanted - len(ids)
+def prepare_personas(plan: ShardPlan, pool: list[Any], wanted: int) -> dict[str, Any]:
+    """The build's personas, numbered; new ones written first when the pool is short."""
+    missing = wanted - len(pool)
     if missing <= 0:
-        return _numbered(session, ids[: session.wanted]), None
-    stage = session.recipe.persona_stage
+        return {"personas": _numbered(pool[:wanted])}
+    runtime = runtime_for(plan)
+    stage = runtime.recipe.persona_stage
     if stage is None:
-        raise ConfigError(f"the build asks for {session.wanted} personas but only {len(ids)} are "
-                          f"available, and recipe {session.recipe.name} cannot write new ones")
+        raise ConfigError(f"the build asks for {wanted} personas but only {len(pool)} are "
+                          f"available, and recipe {runtime.recipe.name} cannot write new ones")
     output = ShardOutput()
-    config = session.config
-    rows, report = session.loop.run(synthesize_personas(
-        session.runner, stage, missing, seed=config.seed, language=config.language,
-        threshold=session.recipe.dedup_threshold, existing=list(session.personas.values()),
-        attributes=session.recipe.persona_variables, output=output))
-    session.synthesis = report.as_dict()
+    config = plan.config
+    rows, report = runtime.loop.run(synthesize_personas(
+        runtime.runner, stage, missing, seed=config.seed, language=config.language,
+        threshold=runtime.recipe.dedup_threshold, existing=pool,
+        attributes=runtime.recipe.persona_variables, output=output))
     if len(rows) < missing:
         raise BuildFailed(f"could write only {len(rows)} of {missing} distinct new personas "
                           f"({report.near_duplicates} near and {report.exact_duplicates} exact "
                           f"duplicates, {report.failed} failed); nothing was published")
-    session.personas.update({r.persona_id: r for r in rows})
-    session.progress.set_total(session.wanted)
-    return _numbered(session, ids + [r.persona_id for r in rows]), _stage_output(session, "personas", output)
+    return {"personas": _numbered(pool + rows), "synthesis": report.as_dict(),
+            "staged": runtime.stage("personas", output)}
 
 
-def _numbered(session: BuildSession, ids: list[str]) -> list[str]:
-    """Give each of the build's personas its ordinal (its place in `ids`)."""
-    for i, pid in enumerate(ids):
-        session.personas[pid] = session.personas[pid].model_copy(update={"ordinal": i})
-    return ids
+def _numbered(personas: list[Any]) -> list[Any]:
+    """Each of the build's personas with its ordinal (its place in the build)."""
+    return [p.model_copy(update={"ordinal": i}) for i, p in enumerate(personas)]
 
 
 @task(name="shard", cache_policy=NO_CACHE, persist_result=False, task_run_name="{label}")
 @_expected_failures
-def run_shard(build_id: str, index: int, persona_ids: list[str], label: str = "") -> dict[str, Any]:
+def run_shard(plan: ShardPlan, index: int, personas: list[Any], label: str = "") -> dict[str, Any]:
     """Run one batch of personas through every stage and stage its rows as Parquet."""
-    session = _SESSIONS[build_id]
-    output = session.loop.run(_run_personas(session, persona_ids))
-    return _stage_output(session, f"shard-{index:05d}", output)
+    runtime = runtime_for(plan)
+    output = runtime.loop.run(runtime.run_personas(personas))
+    return runtime.stage(f"shard-{index:05d}", output)
 
 
 @flow(name="memsynth-build", persist_result=False, log_prints=False)
 def build_flow(build_id: str, dataset: str) -> list[dict[str, Any]]:
     """Settle the personas, then map their shards over the task runner and wait for all."""
-    prepared = prepare_personas(build_id)
-    if isinstance(prepared, dict):  # an expected failure, reported by run_build
+    session = _session(build_id)
+    plan = session.plan
+    prepared = prepare_personas(plan, list(session.personas.values()), session.wanted)
+    if "error" in prepared:  # an expected failure, reported by run_build
         return [prepared]
-    persona_ids, synthesis_stats = prepared
-    session = _SESSIONS[build_id]
+    personas = prepared["personas"]
+    session.personas = {p.persona_id: p for p in personas}
+    session.synthesis = prepared.get("synthesis") or {}
+    synthesis_stats = prepared.get("staged")
+    if synthesis_stats:
+        session.task_done(synthesis_stats, 0)
+    session.progress.set_total(len(personas))
     session.flow_run_id = str(flow_run.id) if flow_run.id else None
     size = session.shard_size
-    starts = list(range(0, len(persona_ids), size))
+    starts = list(range(0, len(personas), size))
     # Named by the personas they hold (their ordinals), as the UI lists them.
-    labels = [f"personas {i + 1}-{min(i + size, len(persona_ids))}" if min(i + size, len(persona_ids)) > i + 1
+    labels = [f"personas {i + 1}-{min(i + size, len(personas))}" if min(i + size, len(personas)) > i + 1
               else f"persona {i + 1}" for i in starts]
-    futures = run_shard.map(unmapped(build_id), list(range(len(starts))),
-                            [persona_ids[i:i + size] for i in starts], labels)
+    batches = [personas[i:i + size] for i in starts]
+    futures = run_shard.map(unmapped(plan), list(range(len(starts))), batches, labels)
     shown = create_progress_artifact(0.0, description=f"shards of {dataset} finished")
     position = {id(f): i for i, f in enumerate(futures)}
     results: dict[int, dict[str, Any]] = {}
     for future in as_completed(futures):
-        results[position[id(future)]] = future.result()
+        i = position[id(future)]
+        results[i] = future.result()
+        session.task_done(results[i], len(batches[i]))
         update_progress_artifact(shown, 100.0 * len(results) / len(futures))
     return [results[i] for i in range(len(futures))] + ([synthesis_stats] if synthesis_stats else [])
 
@@ -275,31 +280,39 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
     cache = cache_for(config, warehouse, read=not options.no_cache)
     engine, simulator, model = open_engine(config, options.llm, cache, latency_ms=options.simulator_latency_ms,
                                            model=model)
-    prompts = PromptLibrary(DEFAULT_PROMPTS_DIR, *([recipe.prompts_dir] if recipe.prompts_dir else []))
-    runner = StageRunner(engine, prompts, GenerationSettings(
-        model=model, response_mode=config.llm.response_mode, temperature=config.llm.temperature,
-        max_tokens=config.llm.max_tokens, repairs=config.llm.repairs, seed=config.llm.seed,
-        stage_variables=config.llm.stage_variables or options.llm == "simulator",
-        regenerate=derivation.regenerations))
-
     build_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{secrets.token_hex(3)}"
     sweep_stale(dataset_dir(warehouse, config.dataset))
-    staging = StagingArea(dataset_dir(warehouse, config.dataset), build_id)
-    tables = (*recipe.output_tables(), LLM_CALLS, STAGE_FAILURES)
-    loop = LoopThread()
+    plan = ShardPlan(build_id=build_id, config=config, dataset_dir=str(dataset_dir(warehouse, config.dataset)),
+                     cache_dir=str(cache.directory), cache_read=not options.no_cache,
+                     base_url=engine.settings.base_url, model=model, simulated=simulator is not None,
+                     regenerations=derivation.regenerations)
+    runtime = open_runtime(plan, engine)
+    recipe, prompts, staging, tables, loop = runtime.recipe, runtime.runner.prompts, runtime.staging, \
+        runtime.tables, runtime.loop
     progress = BuildProgress(len(chosen), engine.counters, enabled=options.progress)
-    session = BuildSession(build_id, config, recipe, runner, engine, loop, staging,
-                           {p.persona_id: p for p in chosen}, progress, tables,
-                           wanted=config.personas.count, shard_size=config.shard_size)
-    _SESSIONS[build_id] = session
+    runtime.on_persona_done = progress.persona_done
+    session = BuildSession(plan, runtime, {p.persona_id: p for p in chosen}, progress,
+                           wanted=config.personas.count, shard_size=config.shard_size,
+                           remote=config.runner == "dask")
+    _BUILDS[build_id] = session
+    register(runtime)
     try:
         api_url = prefect_api_url()
-        run_flow = build_flow.with_options(
-            task_runner=ThreadPoolTaskRunner(max_workers=config.max_workers),
-            flow_run_name=f"{config.dataset}-{build_id}")
-        with progress, stop_on_signals(loop.cancel_running) as stop, temporary_settings(
-                updates={PREFECT_API_URL: api_url} if api_url else {}):
-            shard_stats = run_in_thread(lambda: run_flow(build_id=build_id, dataset=config.dataset))
+        with contextlib.ExitStack() as stack:
+            if config.runner == "dask":
+                cluster = stack.enter_context(dask_cluster(config))
+                # Shards build their own runtime from the plan in their worker; the personas
+                # task still runs here, on the build's own.
+                session.plan = plan = replace(plan, share=limit_share(config, cluster.workers, build_id))
+                cluster.open_channel(plan.share.backoff_channel)
+                stack.callback(cluster.close_build, build_id, plan.share.backoff_channel)
+                runner = task_runner(cluster)
+            else:
+                runner = ThreadPoolTaskRunner(max_workers=config.max_workers)
+            run_flow = build_flow.with_options(task_runner=runner, flow_run_name=f"{config.dataset}-{build_id}")
+            with progress, stop_on_signals(loop.cancel_running) as stop, temporary_settings(
+                    updates={PREFECT_API_URL: api_url} if api_url else {}):
+                shard_stats = run_in_thread(lambda: run_flow(build_id=build_id, dataset=config.dataset))
         loop.run(engine.aclose())
         if stop.name is not None:
             raise Interrupted(stop.name, stop.number)
@@ -327,7 +340,8 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
         published = publish(warehouse, config.dataset, files, info, tables=tables)
         statistics = _statistics(recipe, warehouse, config.dataset, published["version"])
     finally:
-        _SESSIONS.pop(build_id, None)
+        _BUILDS.pop(build_id, None)
+        forget(build_id)
         staging.discard()
         with contextlib.suppress(Exception):  # a write error was reported where it happened
             loop.run(cache.drain())  # answers received before a failure or a signal stay cached
@@ -357,6 +371,8 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
         "personas": len(session.personas),
         "persona_synthesis": session.synthesis or None,
         "shards": len(shard_stats),
+        "runner": config.runner,
+        "dask": session.cluster_summary(),
     }
     with temporary_settings(updates={PREFECT_API_URL: api_url} if api_url else {}):
         _report(session, summary)

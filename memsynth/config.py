@@ -18,6 +18,8 @@ from memsynth.errors import ConfigError
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_WAREHOUSE = Path("data/warehouse")
+# How a build runs rather than what it builds: left out of the config's hash.
+EXECUTION_FIELDS = {"runner", "dask"}
 SEED_PERSONAS = PROJECT_ROOT / "data" / "personas" / "seed_personas.jsonl"
 
 
@@ -66,6 +68,16 @@ class PersonasConfig(_Strict):
     include_imported: bool = True
 
 
+class DaskConfig(_Strict):
+    """Where `runner: dask` runs shards."""
+
+    # A running scheduler to join (tcp://host:8786); unset: a LocalCluster for this build.
+    address: str | None = None
+    # The LocalCluster's worker processes. With `address`: how many workers the endpoint's
+    # limits are divided among (default: those the scheduler has when the build starts).
+    workers: int | None = Field(None, ge=1, le=1024)
+
+
 class BuildConfig(_Strict):
     dataset: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")
     recipe: str = "enpmr"  # a name in flows/registry.py (`memsynth recipes` lists them)
@@ -75,7 +87,12 @@ class BuildConfig(_Strict):
     language: Literal["en", "zh"] = "en"
     personas: PersonasConfig = Field(default_factory=PersonasConfig)
     shard_size: int = Field(8, ge=1, le=1000)
-    max_workers: int = Field(4, ge=1, le=64)  # Prefect threads running shards at once
+    max_workers: int = Field(4, ge=1, le=64)  # shards running at once (threads, over all Dask workers)
+    # Where shards run: threads of this process sharing one event loop, or Dask workers,
+    # each with its own engine and a share of the limits. Not part of the config's hash:
+    # the same config builds the same rows on either.
+    runner: Literal["thread", "dask"] = "thread"
+    dask: DaskConfig = Field(default_factory=DaskConfig)
     max_failure_rate: float = Field(0.2, ge=0, le=1)
     warehouse: str | None = None
     cache_dir: str | None = None  # default: <warehouse>/_cache
@@ -123,7 +140,7 @@ class BuildConfig(_Strict):
 
     def hash(self) -> str:
         """sha256 (first 16 hex) of the redacted config: same config, same hash."""
-        text = json.dumps(redacted(self.model_dump(mode="json")), sort_keys=True)
+        text = json.dumps(redacted(self.model_dump(mode="json", exclude=EXECUTION_FIELDS)), sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
+from collections.abc import Callable
 
 
 class AdaptiveConcurrency:
@@ -26,6 +27,9 @@ class AdaptiveConcurrency:
         self._cooldown_s = cooldown_s
         self._last_backoff = float("-inf")
         self._waiters: deque[asyncio.Future[None]] = deque()
+        # Told when this ceiling halves on a 429 of its own, so processes that share the
+        # endpoint back off together (see `peer_backed_off`).
+        self.on_backoff: Callable[[], None] | None = None
 
     async def acquire(self) -> None:
         while self.in_flight >= int(self.ceiling):
@@ -50,11 +54,22 @@ class AdaptiveConcurrency:
             self._wake()
 
     def on_rate_limited(self) -> None:
+        if self._halve() and self.on_backoff is not None:
+            self.on_backoff()
+
+    def peer_backed_off(self) -> None:
+        """Another process sending to the same endpoint was told 429: halve with it, or the
+        others' full ceilings would undo this one's back-off."""
+        self._halve()
+
+    def _halve(self) -> bool:
         now = time.monotonic()
-        if now - self._last_backoff >= self._cooldown_s:
-            self._last_backoff = now
-            self.ceiling = max(1.0, self.ceiling / 2)
-            self.backoffs += 1
+        if now - self._last_backoff < self._cooldown_s:
+            return False
+        self._last_backoff = now
+        self.ceiling = max(1.0, self.ceiling / 2)
+        self.backoffs += 1
+        return True
 
     def _wake(self) -> None:
         free = int(self.ceiling) - self.in_flight

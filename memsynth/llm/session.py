@@ -21,6 +21,28 @@ T = TypeVar("T")
 LLMMode = Literal["simulator", "openai"]
 
 
+def engine_settings(config: BuildConfig, base_url: str | None, *, concurrency: int | None = None,
+                    rpm: float | None = None, tpm: float | None = None) -> EngineSettings:
+    """The config's transport settings; a Dask worker passes its share of the three limits."""
+    llm = config.llm
+    return EngineSettings(
+        base_url=base_url, api_key_env=llm.api_key_env,
+        concurrency=concurrency or llm.concurrency, rpm=rpm or llm.rpm, tpm=tpm or llm.tpm,
+        timeout_s=llm.timeout_s, max_attempts=llm.max_attempts,
+        backoff_base_s=llm.retry_base_s, outage_wait_s=llm.outage_wait_s,
+        rate_limit_wait_s=llm.rate_limit_wait_s, max_tokens_ceiling=llm.max_tokens_ceiling)
+
+
+def generation_settings(config: BuildConfig, model: str, *, simulated: bool,
+                        regenerate: dict[str, dict[str, str]] | None = None) -> GenerationSettings:
+    """The config's sampling settings for `model` (stage variables sent to the simulator)."""
+    llm = config.llm
+    return GenerationSettings(
+        model=model, response_mode=llm.response_mode, temperature=llm.temperature,
+        max_tokens=llm.max_tokens, repairs=llm.repairs, seed=llm.seed,
+        stage_variables=llm.stage_variables or simulated, regenerate=regenerate or {})
+
+
 def open_engine(config: BuildConfig, llm: LLMMode, cache: ResponseCache, *, latency_ms: float = 0.0,
                 model: str | None = None) -> tuple[LLMEngine, SimulatorThread | None, str]:
     """The config's engine, or one on a fresh simulator; and the model its requests name."""
@@ -32,13 +54,7 @@ def open_engine(config: BuildConfig, llm: LLMMode, cache: ResponseCache, *, late
         simulator = SimulatorThread(Simulator(latency_ms=latency_ms)).start()
         base_url, api_key, model = simulator.base_url, "simulator", MODEL_ID
     try:
-        engine = LLMEngine(EngineSettings(
-            base_url=base_url, api_key_env=config.llm.api_key_env,
-            concurrency=config.llm.concurrency, rpm=config.llm.rpm, tpm=config.llm.tpm,
-            timeout_s=config.llm.timeout_s, max_attempts=config.llm.max_attempts,
-            backoff_base_s=config.llm.retry_base_s, outage_wait_s=config.llm.outage_wait_s,
-            rate_limit_wait_s=config.llm.rate_limit_wait_s,
-            max_tokens_ceiling=config.llm.max_tokens_ceiling), cache, api_key=api_key)
+        engine = LLMEngine(engine_settings(config, base_url), cache, api_key=api_key)
     except BaseException:
         if simulator is not None:
             simulator.stop()
@@ -96,8 +112,6 @@ def open_session(config: BuildConfig, llm: LLMMode, warehouse: Path, *, model: s
     except BaseException:
         cache.close()
         raise
-    runner = StageRunner(engine, PromptLibrary(DEFAULT_PROMPTS_DIR, *prompts_dirs), GenerationSettings(
-        model=model, response_mode=config.llm.response_mode, temperature=config.llm.temperature,
-        max_tokens=config.llm.max_tokens, repairs=config.llm.repairs, seed=config.llm.seed,
-        stage_variables=config.llm.stage_variables or llm == "simulator"))
+    runner = StageRunner(engine, PromptLibrary(DEFAULT_PROMPTS_DIR, *prompts_dirs),
+                         generation_settings(config, model, simulated=llm == "simulator"))
     return LLMSession(engine, runner, LoopThread(), cache, model, simulator)

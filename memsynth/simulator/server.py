@@ -133,6 +133,7 @@ class Simulator:
     async def chat_completions(self, request: web.Request) -> web.Response:
         c = self.counters
         c.requests += 1
+        number = c.requests  # this request's place, before others arrive during the awaits below
         c.in_flight += 1
         c.peak_in_flight = max(c.peak_in_flight, c.in_flight)
         try:
@@ -145,7 +146,7 @@ class Simulator:
                 self.recorded.append(body)
             if self.latency_s:
                 await asyncio.sleep(self.latency_s)
-            fault = self._pick_fault(c.requests)
+            fault = self._pick_fault(number)
             if fault == "429":
                 c.count("429")
                 return _error(429, "simulated rate limit", headers={"retry-after-ms": "50"})

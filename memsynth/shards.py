@@ -1,0 +1,230 @@
+"""A shard's inputs as plain data, and the live objects a process runs shards with.
+
+A `ShardPlan` holds nothing live and no secret: it pickles to any worker, which builds its
+own engine, cache handle and staging area from it (`runtime_for`) and keeps them for the
+build's other shards in that process. The thread runner registers the build's own runtime
+instead, so all its shards share one event loop, one client and one set of limits.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import socket
+import threading
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memsynth.config import BuildConfig
+from memsynth.integrity import cascade
+from memsynth.llm.cache import ResponseCache
+from memsynth.llm.engine import EngineCounters, LLMEngine
+from memsynth.llm.loop import LoopThread
+from memsynth.llm.session import engine_settings, generation_settings
+from memsynth.prompts import DEFAULT_PROMPTS_DIR, PromptLibrary
+from memsynth.recipe import PersonaContext, Recipe, ShardOutput, persona_rng
+from memsynth.records import LLM_CALLS, STAGE_FAILURES
+from memsynth.stage import StageRunner
+from memsynth.tables import Table
+from memsynth.warehouse.staging import StagingArea
+
+
+@dataclass(frozen=True)
+class LimitShare:
+    """One process's part of the endpoint's limits, and where it hears others back off."""
+
+    concurrency: int
+    rpm: float | None = None
+    tpm: float | None = None
+    backoff_channel: str | None = None  # a Dask Variable's name (see memsynth.cluster)
+
+
+@dataclass(frozen=True)
+class ShardPlan:
+    """What any process needs to run the build's shards (picklable; the API key is read
+    from the worker's own environment, never carried here)."""
+
+    build_id: str
+    config: BuildConfig
+    dataset_dir: str  # the staging area's root
+    cache_dir: str
+    cache_read: bool
+    base_url: str | None
+    model: str
+    simulated: bool
+    regenerations: dict[str, dict[str, str]] = field(default_factory=dict)
+    share: LimitShare | None = None  # None: the config's whole limits
+
+    @property
+    def api_key(self) -> str | None:
+        # memsynth's simulator accepts any key; a real one comes from $api_key_env.
+        return "simulator" if self.simulated else None
+
+
+def recipe_for(config: BuildConfig) -> Recipe:
+    """The config's recipe, with its options (validated when the config was loaded)."""
+    from flows.registry import recipe_class
+
+    return recipe_class(config.recipe)(config.recipe_options)
+
+
+def prompts_for(recipe: Recipe) -> PromptLibrary:
+    return PromptLibrary(DEFAULT_PROMPTS_DIR, *([recipe.prompts_dir] if recipe.prompts_dir else []))
+
+
+def build_tables(recipe: Recipe) -> tuple[Table, ...]:
+    return (*recipe.output_tables(), LLM_CALLS, STAGE_FAILURES)
+
+
+@dataclass
+class ShardRuntime:
+    """The live objects that run shards in one process: recipe, engine, loop, staging."""
+
+    plan: ShardPlan
+    recipe: Recipe
+    runner: StageRunner
+    engine: LLMEngine
+    loop: LoopThread
+    staging: StagingArea
+    tables: tuple[Table, ...]
+    on_persona_done: Callable[[], None] | None = None
+    # Built here from a plan (a worker's): closed here too. The build's own is closed by it.
+    owned: bool = False
+    _listener: Any = None
+
+    async def run_personas(self, personas: list[Any]) -> ShardOutput:
+        output = ShardOutput()
+        config = self.plan.config
+        contexts = [PersonaContext(persona=p, config=config, runner=self.runner, output=output,
+                                   rng=persona_rng(config.seed, p.persona_id), on_done=self.on_persona_done)
+                    for p in personas]
+        await self.recipe.run_shard(contexts)
+        return output
+
+    def stage(self, shard: str, output: ShardOutput) -> dict[str, Any]:
+        """Make the shard whole (a dropped item's dependents leave too), write every table
+        as Parquet, and return its tallies."""
+        left = cascade(self.tables, output.rows)
+        output.emit(STAGE_FAILURES, left)
+        for table in self.tables:
+            self.staging.write(table, shard, output.rows.get(table.name, []))
+        calls = output.rows.get(LLM_CALLS.name, [])
+        return {
+            "rows": {t.name: len(output.rows.get(t.name, [])) for t in self.tables},
+            "stage_stats": {k: dict(v) for k, v in output.stage_stats.items()},
+            "check_stats": {k: dict(v) for k, v in output.check_stats.items()},
+            "calls": len(calls),
+            "cache_hits": sum(1 for c in calls if c.cache_hit),
+            "integrity_drops": len(left),
+            "problems": [p for f in output.rows.get(STAGE_FAILURES.name, [])[:5] for p in f.problems[:1]],
+            # This process's running totals: the build keeps each process's latest.
+            "worker": {"id": WORKER_ID, "counters": asdict(self.engine.counters),
+                       "backoffs": self.engine.limits.concurrency.backoffs,
+                       "heard": self._listener.heard if self._listener is not None else 0},
+        }
+
+    def close(self) -> None:
+        if self._listener is not None:
+            self._listener.stop()
+        try:
+            self.loop.run(self.engine.aclose())
+        finally:
+            self.loop.stop()
+            self.engine.cache.close()
+
+
+WORKER_ID = f"{socket.gethostname()}:{os.getpid()}"
+_RUNTIMES: dict[str, ShardRuntime] = {}
+_LOCK = threading.Lock()
+
+
+def register(runtime: ShardRuntime) -> None:
+    """Make the build's own runtime the one its shards use in this process."""
+    with _LOCK:
+        _RUNTIMES[runtime.plan.build_id] = runtime
+
+
+def forget(build_id: str) -> None:
+    with _LOCK:
+        _RUNTIMES.pop(build_id, None)
+
+
+def runtime_for(plan: ShardPlan) -> ShardRuntime:
+    """This process's runtime for the plan's build: the registered one, or one built from
+    the plan (a worker's first shard of the build; runtimes of earlier builds are closed)."""
+    with _LOCK:
+        runtime = _RUNTIMES.get(plan.build_id)
+        if runtime is None:
+            for old in [r for r in _RUNTIMES.values() if r.owned]:
+                _RUNTIMES.pop(old.plan.build_id)
+                old.close()
+            runtime = _RUNTIMES[plan.build_id] = _build_runtime(plan)
+        return runtime
+
+
+def open_runtime(plan: ShardPlan, engine: LLMEngine, *, owned: bool = False) -> ShardRuntime:
+    """A runtime on `engine` for the plan's recipe, staging and sampling settings."""
+    recipe = recipe_for(plan.config)
+    runner = StageRunner(engine, prompts_for(recipe), generation_settings(
+        plan.config, plan.model, simulated=plan.simulated, regenerate=plan.regenerations))
+    return ShardRuntime(plan, recipe, runner, engine, LoopThread(),
+                        StagingArea(Path(plan.dataset_dir), plan.build_id), build_tables(recipe), owned=owned)
+
+
+def _build_runtime(plan: ShardPlan) -> ShardRuntime:
+    share = plan.share
+    cache = ResponseCache(Path(plan.cache_dir), read=plan.cache_read, write=True)
+    try:
+        engine = LLMEngine(engine_settings(
+            plan.config, plan.base_url, concurrency=share.concurrency if share else None,
+            rpm=share.rpm if share else None, tpm=share.tpm if share else None), cache, api_key=plan.api_key)
+    except BaseException:
+        cache.close()
+        raise
+    runtime = open_runtime(plan, engine, owned=True)
+    if share is not None and share.backoff_channel:
+        from memsynth.cluster import BackoffListener
+
+        runtime._listener = BackoffListener.start(share.backoff_channel, engine.limits.concurrency, runtime.loop)
+    return runtime
+
+
+def close_runtime(build_id: str) -> None:
+    """Close this process's runtime of a finished build, if it built one."""
+    with _LOCK:
+        runtime = _RUNTIMES.get(build_id)
+        if runtime is None or not runtime.owned:
+            return
+        del _RUNTIMES[build_id]
+    runtime.close()
+
+
+@atexit.register
+def _close_all() -> None:
+    with _LOCK:
+        owned = [r for r in _RUNTIMES.values() if r.owned]
+        _RUNTIMES.clear()
+    for runtime in owned:
+        try:
+            runtime.close()
+        except Exception:  # noqa: BLE001, S110 - at exit; every answer was fsynced when it came
+            pass
+
+
+def merged_counters(snapshots: dict[str, dict[str, Any]], *, into: EngineCounters) -> None:
+    """Set `into` to the sum of each process's latest counters (in place: displays hold it)."""
+    total = EngineCounters()
+    for snap in snapshots.values():
+        for name, value in snap.items():
+            if name == "by_model":
+                for model, (prompt, completion) in value.items():
+                    mine = total.by_model.setdefault(model, [0, 0])
+                    mine[0] += prompt
+                    mine[1] += completion
+            elif name != "in_flight":
+                setattr(total, name, getattr(total, name) + value)
+    for name, value in asdict(total).items():
+        if name != "in_flight":
+            setattr(into, name, value)
