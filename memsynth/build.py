@@ -36,7 +36,7 @@ from memsynth.cluster import dask_cluster, limit_share, task_runner
 from memsynth.config import BuildConfig, redacted, resolve_warehouse
 from memsynth.errors import BuildFailed, ConfigError, MemsynthError
 from memsynth.interrupt import Interrupted, run_in_thread, stop_on_signals
-from memsynth.llm.session import cache_for, open_engine
+from memsynth.llm.session import cache_dir_for, cache_for, open_engine
 from memsynth.persona_synthesis import synthesize_personas
 from memsynth.personas import persona_pool
 from memsynth.prefect_api import prefect_api_url
@@ -57,6 +57,7 @@ from memsynth.shards import (
 )
 from memsynth.warehouse.ducklake import dataset_dir
 from memsynth.warehouse.lock import BuildLock
+from memsynth.warehouse.objectstore import pull_cache, push_cache, store_of
 from memsynth.warehouse.publish import VersionInfo, publish
 from memsynth.warehouse.staging import sweep_stale
 
@@ -277,6 +278,10 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
         pool = persona_pool(config, warehouse)
     chosen = pool[: config.personas.count]
 
+    store = store_of(warehouse)
+    mirrored = store is not None and not config.cache_dir  # the cache is the bucket's
+    if mirrored:
+        pull_cache(store, cache_dir_for(config, warehouse))
     cache = cache_for(config, warehouse, read=not options.no_cache)
     engine, simulator, model = open_engine(config, options.llm, cache, latency_ms=options.simulator_latency_ms,
                                            model=model)
@@ -285,7 +290,8 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
     plan = ShardPlan(build_id=build_id, config=config, dataset_dir=str(dataset_dir(warehouse, config.dataset)),
                      cache_dir=str(cache.directory), cache_read=not options.no_cache,
                      base_url=engine.settings.base_url, model=model, simulated=simulator is not None,
-                     regenerations=derivation.regenerations)
+                     regenerations=derivation.regenerations,
+                     store=store, mirror_cache=mirrored)
     runtime = open_runtime(plan, engine)
     recipe, prompts, staging, tables, loop = runtime.recipe, runtime.runner.prompts, runtime.staging, \
         runtime.tables, runtime.loop
@@ -347,11 +353,13 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
             loop.run(cache.drain())  # answers received before a failure or a signal stay cached
         loop.stop()
         cache.close()
+        if mirrored:
+            push_cache(store, cache.directory)  # this machine's new answers, for the next
         if simulator is not None:
             simulator.stop()
     summary = {
         "dataset": config.dataset,
-        "warehouse": str(warehouse),
+        "warehouse": store.url if store is not None else str(warehouse),
         "version": published["version"],
         "snapshot_id": published["snapshot_id"],
         "row_counts": published["row_counts"],

@@ -18,8 +18,8 @@ from memsynth.errors import ConfigError
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_WAREHOUSE = Path("data/warehouse")
-# How a build runs rather than what it builds: left out of the config's hash.
-EXECUTION_FIELDS = {"runner", "dask"}
+# How and where a build runs rather than what it builds: left out of the config's hash.
+EXECUTION_FIELDS = {"runner", "dask", "catalog_dir", "s3"}
 SEED_PERSONAS = PROJECT_ROOT / "data" / "personas" / "seed_personas.jsonl"
 
 
@@ -68,6 +68,14 @@ class PersonasConfig(_Strict):
     include_imported: bool = True
 
 
+class S3Config(_Strict):
+    """How to reach an `s3://` warehouse; unset: AWS_ENDPOINT_URL(_S3) and AWS_REGION.
+    Credentials are never read from here: only from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY."""
+
+    endpoint_url: str | None = None  # an S3-compatible server (MinIO, R2, ...); unset: AWS
+    region: str | None = None
+
+
 class DaskConfig(_Strict):
     """Where `runner: dask` runs shards."""
 
@@ -94,7 +102,11 @@ class BuildConfig(_Strict):
     runner: Literal["thread", "dask"] = "thread"
     dask: DaskConfig = Field(default_factory=DaskConfig)
     max_failure_rate: float = Field(0.2, ge=0, le=1)
-    warehouse: str | None = None
+    warehouse: str | None = None  # a folder, or s3://bucket/prefix (see memsynth.warehouse.objectstore)
+    # With an s3:// warehouse: the local folder for its catalogs and cache index
+    # (default: ~/.cache/memsynth/warehouses/<bucket>/<prefix>).
+    catalog_dir: str | None = None
+    s3: S3Config = Field(default_factory=S3Config)
     cache_dir: str | None = None  # default: <warehouse>/_cache
     llm: LLMConfig = Field(default_factory=LLMConfig)
     # Validated by the recipe's options model when the config loads, and kept resolved
@@ -170,14 +182,24 @@ def load_config(path: Path | str) -> BuildConfig:
 
 
 def resolve_warehouse(flag: str | None, config: BuildConfig | None = None) -> Path:
-    """--warehouse, then $MEMSYNTH_WAREHOUSE, then the config's `warehouse`, then ./data/warehouse."""
-    if flag:
-        return Path(flag).expanduser()
-    env = os.environ.get("MEMSYNTH_WAREHOUSE")
-    if env:
-        return Path(env).expanduser()
-    if config is not None and config.warehouse:
-        return config.resolve_path(config.warehouse)
+    """--warehouse, then $MEMSYNTH_WAREHOUSE, then the config's `warehouse`, then ./data/warehouse.
+
+    An s3:// warehouse resolves to the local folder that stands for it (its catalogs),
+    named by $MEMSYNTH_CATALOG_DIR, the config's `catalog_dir`, or a default under ~/.cache.
+    """
+    from memsynth.warehouse.objectstore import ObjectStore, bind, is_remote
+
+    value = flag or os.environ.get("MEMSYNTH_WAREHOUSE") or (config.warehouse if config is not None else None)
+    if is_remote(value):
+        s3 = config.s3 if config is not None else S3Config()
+        store = ObjectStore.parse(value, endpoint_url=s3.endpoint_url, region=s3.region)
+        local = os.environ.get("MEMSYNTH_CATALOG_DIR") or (
+            config.resolve_path(config.catalog_dir) if config is not None and config.catalog_dir else None)
+        return bind(store, Path(local).expanduser() if local else None)
+    if flag or os.environ.get("MEMSYNTH_WAREHOUSE"):
+        return Path(value).expanduser()
+    if value:
+        return config.resolve_path(value)
     return DEFAULT_WAREHOUSE
 
 

@@ -28,6 +28,7 @@ from memsynth.recipe import PersonaContext, Recipe, ShardOutput, persona_rng
 from memsynth.records import LLM_CALLS, STAGE_FAILURES
 from memsynth.stage import StageRunner
 from memsynth.tables import Table
+from memsynth.warehouse.objectstore import ObjectStore, pull_cache, push_cache
 from memsynth.warehouse.staging import StagingArea
 
 
@@ -56,6 +57,10 @@ class ShardPlan:
     simulated: bool
     regenerations: dict[str, dict[str, str]] = field(default_factory=dict)
     share: LimitShare | None = None  # None: the config's whole limits
+    # An s3:// warehouse: staging goes to the bucket, and a worker's cache folder mirrors
+    # the bucket's cache logs (fetched when it starts, its own uploaded when it closes).
+    store: ObjectStore | None = None
+    mirror_cache: bool = False  # the cache is the bucket's (no cache_dir of the config's own)
 
     @property
     def api_key(self) -> str | None:
@@ -133,6 +138,8 @@ class ShardRuntime:
         finally:
             self.loop.stop()
             self.engine.cache.close()
+            if self.owned and self.plan.store is not None and self.plan.mirror_cache:
+                push_cache(self.plan.store, Path(self.plan.cache_dir))
 
 
 WORKER_ID = f"{socket.gethostname()}:{os.getpid()}"
@@ -170,11 +177,14 @@ def open_runtime(plan: ShardPlan, engine: LLMEngine, *, owned: bool = False) -> 
     runner = StageRunner(engine, prompts_for(recipe), generation_settings(
         plan.config, plan.model, simulated=plan.simulated, regenerate=plan.regenerations))
     return ShardRuntime(plan, recipe, runner, engine, LoopThread(),
-                        StagingArea(Path(plan.dataset_dir), plan.build_id), build_tables(recipe), owned=owned)
+                        StagingArea(Path(plan.dataset_dir), plan.build_id, plan.store), build_tables(recipe),
+                        owned=owned)
 
 
 def _build_runtime(plan: ShardPlan) -> ShardRuntime:
     share = plan.share
+    if plan.store is not None and plan.mirror_cache:
+        pull_cache(plan.store, Path(plan.cache_dir))
     cache = ResponseCache(Path(plan.cache_dir), read=plan.cache_read, write=True)
     try:
         engine = LLMEngine(engine_settings(

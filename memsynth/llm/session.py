@@ -62,10 +62,14 @@ def open_engine(config: BuildConfig, llm: LLMMode, cache: ResponseCache, *, late
     return engine, simulator, model
 
 
+def cache_dir_for(config: BuildConfig, warehouse: Path) -> Path:
+    """The config's cache folder (default: the warehouse's)."""
+    return config.resolve_path(config.cache_dir) if config.cache_dir else warehouse / CACHE_DIR_NAME
+
+
 def cache_for(config: BuildConfig, warehouse: Path, *, read: bool = True) -> ResponseCache:
     """The config's response cache (default: the warehouse's)."""
-    directory = config.resolve_path(config.cache_dir) if config.cache_dir else warehouse / CACHE_DIR_NAME
-    return ResponseCache(directory, read=read, write=True)
+    return ResponseCache(cache_dir_for(config, warehouse), read=read, write=True)
 
 
 @dataclass

@@ -9,7 +9,8 @@ from typing import Any
 import duckdb
 
 from memsynth.errors import MemsynthError
-from memsynth.warehouse.ducklake import CATALOG_FILE, attach, dataset_dir
+from memsynth.warehouse.ducklake import CATALOG_FILE, DATA_DIR, attach, dataset_dir, fetch_catalog
+from memsynth.warehouse.objectstore import store_of
 
 # Only plain reads reach the catalog; everything else is refused before it runs.
 ALLOWED_STATEMENTS = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
@@ -40,6 +41,9 @@ def list_datasets(root: Path) -> list[dict[str, Any]]:
 
 def _open(root: Path, dataset: str, snapshot: int | None = None) -> duckdb.DuckDBPyConnection:
     directory = dataset_dir(root, dataset)
+    store = store_of(root)
+    if store is not None:
+        fetch_catalog(store, directory)
     if not (directory / CATALOG_FILE).is_file():
         raise MemsynthError(f"no dataset {dataset!r} under {root} (memsynth datasets list)")
     con = duckdb.connect()
@@ -130,8 +134,12 @@ def run_query(root: Path, dataset: str, sql: str, version: int | None = None
     con, row = open_version(root, dataset, version)
     try:
         # The catalog's own files stay readable; every other path is off limits.
-        directory = str(dataset_dir(root, dataset).resolve())
-        con.execute(f"SET allowed_directories = ['{directory.replace(chr(39), chr(39) * 2)}/']")
+        allowed = [str(dataset_dir(root, dataset).resolve())]
+        store = store_of(root)
+        if store is not None:  # an s3:// warehouse: the dataset's data files are in the bucket
+            allowed.append(store.join(dataset, DATA_DIR))
+        listed = ", ".join("'" + a.replace("'", "''") + "/'" for a in allowed)
+        con.execute(f"SET allowed_directories = [{listed}]")
         con.execute("SET enable_external_access = false")
         con.execute("SET lock_configuration = true")
         try:

@@ -9,10 +9,12 @@ from pathlib import Path
 import duckdb
 
 from memsynth.errors import MemsynthError
+from memsynth.warehouse.objectstore import ObjectStore, store_of
 
 CATALOG_FILE = "catalog.ducklake"
 LOCK_WAIT_S = 30  # how long to wait for another process's publish to release the catalog
 DATA_DIR = "data"
+SYNCED_FILE = ".catalog.synced"  # s3:// warehouses: which bucket copy the local catalog is
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 
 
@@ -71,7 +73,13 @@ def attach(con: duckdb.DuckDBPyConnection, directory: Path, *, alias: str = "lak
     catalog = directory / CATALOG_FILE
     # The data folder is wherever the catalog is now: a warehouse is a folder that can be
     # moved, copied or named by a relative path (file paths inside are stored relative).
-    options = [f"DATA_PATH '{_sql_str(str(directory / DATA_DIR))}/'", "OVERRIDE_DATA_PATH true"]
+    data_path = str(directory / DATA_DIR)
+    store = store_of(directory.parent)
+    if store is not None:  # an s3:// warehouse: data in the bucket, the catalog here
+        store.configure(con)
+        data_path = store.join(directory.name, DATA_DIR)
+        fetch_catalog(store, directory)
+    options = [f"DATA_PATH '{_sql_str(data_path)}/'", "OVERRIDE_DATA_PATH true"]
     if read_only:
         options.append("READ_ONLY")
     else:
@@ -91,6 +99,36 @@ def attach(con: duckdb.DuckDBPyConnection, directory: Path, *, alias: str = "lak
                 raise MemsynthError(f"cannot open the catalog in {directory}: "
                                     f"{str(exc).splitlines()[0]}") from exc
             time.sleep(0.1)
+
+
+def fetch_catalog(store: ObjectStore, directory: Path) -> None:
+    """Bring the bucket's copy of a dataset's catalog here when it changed since this
+    machine last fetched or shared it (another machine published)."""
+    catalog = directory / CATALOG_FILE
+    remote = store.stamp(store.join(directory.name, CATALOG_FILE))
+    if remote is not None and remote != _synced_stamp(directory):
+        store.download(store.join(directory.name, CATALOG_FILE), catalog)
+        _record_stamp(directory, remote)
+
+
+def share_catalog(directory: Path) -> None:
+    """After a publish (connection closed): put the catalog's copy in the bucket, if any."""
+    directory = Path(directory).resolve()
+    store = store_of(directory.parent)
+    if store is not None:
+        url = store.join(directory.name, CATALOG_FILE)
+        store.upload(directory / CATALOG_FILE, url)
+        _record_stamp(directory, store.stamp(url))
+
+
+def _synced_stamp(directory: Path) -> str | None:
+    path = directory / SYNCED_FILE
+    return path.read_text(encoding="utf-8").strip() if path.is_file() else None
+
+
+def _record_stamp(directory: Path, stamp: str | None) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / SYNCED_FILE).write_text(f"{stamp}\n", encoding="utf-8")
 
 
 def _sql_str(value: str) -> str:

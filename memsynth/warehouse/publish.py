@@ -15,7 +15,7 @@ from memsynth.errors import MemsynthError
 from memsynth.integrity import dangling
 from memsynth.provenance import Artifact
 from memsynth.tables import Table
-from memsynth.warehouse.ducklake import attach, dataset_dir
+from memsynth.warehouse.ducklake import attach, dataset_dir, share_catalog
 
 VERSIONS_DDL = """
 CREATE TABLE IF NOT EXISTS lake.versions (
@@ -163,8 +163,8 @@ def publish(root: Path, dataset: str, files: dict[str, list[Path]], info: Versio
         if [r[0] for r in committed] != [snapshot]:
             raise MemsynthError(f"version {version} was committed as snapshot {committed}, "
                                 f"not {snapshot}: was the catalog written concurrently?")
-        return {"version": version, "snapshot_id": snapshot, "row_counts": row_counts,
-                "parent_version": parent}
+        published = {"version": version, "snapshot_id": snapshot, "row_counts": row_counts,
+                     "parent_version": parent}
     except BaseException as exc:
         try:
             con.execute("ROLLBACK")
@@ -176,6 +176,12 @@ def publish(root: Path, dataset: str, files: dict[str, list[Path]], info: Versio
         raise
     finally:
         con.close()
+    try:
+        share_catalog(directory)
+    except OSError as exc:
+        raise MemsynthError(f"{dataset} version {published['version']} is published, but its catalog could not "
+                            f"be copied to the bucket ({exc}); the next publish copies it again") from exc
+    return published
 
 
 def _store_artifacts(con: duckdb.DuckDBPyConnection, artifacts: Sequence[Artifact]) -> None:

@@ -10,6 +10,7 @@ import pyarrow.parquet as pq
 from pydantic import BaseModel
 
 from memsynth.tables import Table
+from memsynth.warehouse.objectstore import ObjectStore
 
 STAGING_DIR = "_staging"
 
@@ -45,12 +46,23 @@ def _alive(pid: int) -> bool:
 
 
 class StagingArea:
-    """`<dataset>/_staging/<build_id>/<table>/<shard>.parquet`, each file written whole or not at all."""
+    """`<dataset>/_staging/<build_id>/<table>/<shard>.parquet`, each file written whole or not at all.
 
-    def __init__(self, dataset_dir: Path, build_id: str):
+    With an s3:// warehouse (`store`) the folder is in the bucket, where any worker can
+    write it; an object appears whole when its upload completes.
+    """
+
+    def __init__(self, dataset_dir: Path, build_id: str, store: ObjectStore | None = None):
         self.path = dataset_dir / STAGING_DIR / build_id
+        self.store = store
+        self.url = store.join(dataset_dir.name, STAGING_DIR, build_id) if store is not None else None
 
-    def write(self, table: Table, shard: str, rows: list[BaseModel]) -> Path:
+    def write(self, table: Table, shard: str, rows: list[BaseModel]) -> Path | str:
+        if self.store is not None:
+            url = f"{self.url}/{table.name}/{shard}.parquet"
+            pq.write_table(table.to_arrow(rows), self.store.key(url), filesystem=self.store.filesystem(),
+                           compression="zstd")
+            return url
         folder = self.path / table.name
         folder.mkdir(parents=True, exist_ok=True)
         final = folder / f"{shard}.parquet"
@@ -61,11 +73,17 @@ class StagingArea:
         os.replace(tmp, final)
         return final
 
-    def files(self, table_name: str) -> list[Path]:
+    def files(self, table_name: str) -> list[Path] | list[str]:
+        if self.store is not None:
+            return sorted(f"{self.url}/{table_name}/{name}"
+                          for name in self.store.sizes(f"{self.url}/{table_name}") if name.endswith(".parquet"))
         folder = self.path / table_name
         return sorted(folder.glob("*.parquet")) if folder.is_dir() else []
 
     def discard(self) -> None:
+        if self.store is not None:
+            self.store.delete_dir(self.url)
+            return
         shutil.rmtree(self.path, ignore_errors=True)
         parent = self.path.parent
         if parent.is_dir() and not any(parent.iterdir()):
