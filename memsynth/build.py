@@ -90,6 +90,7 @@ class BuildSession:
     remote: bool = False  # shards run in other processes (Dask workers)
     synthesis: dict[str, int] = field(default_factory=dict)
     flow_run_id: str | None = None  # the Prefect run the build's report is attached to
+    futures: list[Any] = field(default_factory=list)  # the shard tasks, while the flow waits
     # Each worker process's latest report (remote shards): the build's totals add them up.
     workers: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -101,6 +102,15 @@ class BuildSession:
         return {"workers": sum(w != WORKER_ID for w in self.workers), "share": asdict(self.plan.share) if self.plan.share else None,
                 "backoffs": sum(w["backoffs"] - w["heard"] for w in self.workers.values()),
                 "backoffs_heard": sum(w["heard"] for w in self.workers.values())}
+
+    def stop(self) -> None:
+        """A signal: start no more shards, cancel the queued ones, and cancel every call in
+        flight (answers already received stay cached)."""
+        self.runtime.stopped = True
+        for future in list(self.futures):
+            with contextlib.suppress(Exception):
+                future.wrapped_future.cancel()  # a queued shard never starts; a running one goes on
+        self.runtime.loop.cancel_running()
 
     def task_done(self, result: dict[str, Any], personas: int) -> None:
         """Count a finished task's personas and calls when they ran in another process."""
@@ -186,6 +196,8 @@ def _numbered(personas: list[Any]) -> list[Any]:
 def run_shard(plan: ShardPlan, index: int, personas: list[Any], label: str = "") -> dict[str, Any]:
     """Run one batch of personas through every stage and stage its rows as Parquet."""
     runtime = runtime_for(plan)
+    if runtime.stopped:  # queued before a signal stopped the build
+        return {"error": "cancelled"}
     output = runtime.loop.run(runtime.run_personas(personas))
     return runtime.stage(f"shard-{index:05d}", output)
 
@@ -216,9 +228,13 @@ def build_flow(build_id: str, dataset: str) -> list[dict[str, Any]]:
     shown = create_progress_artifact(0.0, description=f"shards of {dataset} finished")
     position = {id(f): i for i, f in enumerate(futures)}
     results: dict[int, dict[str, Any]] = {}
+    session.futures = list(futures)
     for future in as_completed(futures):
         i = position[id(future)]
-        results[i] = future.result()
+        try:
+            results[i] = future.result()
+        except concurrent.futures.CancelledError:  # never started: the build was stopped
+            results[i] = {"error": "cancelled"}
         session.task_done(results[i], len(batches[i]))
         update_progress_artifact(shown, 100.0 * len(results) / len(futures))
     return [results[i] for i in range(len(futures))] + ([synthesis_stats] if synthesis_stats else [])
@@ -316,7 +332,7 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
             else:
                 runner = ThreadPoolTaskRunner(max_workers=config.max_workers)
             run_flow = build_flow.with_options(task_runner=runner, flow_run_name=f"{config.dataset}-{build_id}")
-            with progress, stop_on_signals(loop.cancel_running) as stop, temporary_settings(
+            with progress, stop_on_signals(session.stop) as stop, temporary_settings(
                     updates={PREFECT_API_URL: api_url} if api_url else {}):
                 shard_stats = run_in_thread(lambda: run_flow(build_id=build_id, dataset=config.dataset))
         loop.run(engine.aclose())

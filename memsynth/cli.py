@@ -427,6 +427,17 @@ def _cache_dir(warehouse: str | None, cache_dir: str | None) -> Path:
     return Path(cache_dir) if cache_dir else _warehouse(warehouse) / CACHE_DIR_NAME
 
 
+def _local_cache_dir(warehouse: str | None, cache_dir: str | None) -> Path:
+    """The cache folder to rewrite: never an s3:// warehouse's, whose logs other machines
+    share through the bucket and would bring back."""
+    from memsynth.warehouse.objectstore import store_of
+
+    if not cache_dir and store_of(_warehouse(warehouse)) is not None:
+        raise MemsynthError("compact and gc rewrite a local cache; an s3:// warehouse's cache is "
+                            "shared through its bucket, where logs are only ever added")
+    return _cache_dir(warehouse, cache_dir)
+
+
 def _rewrite_cache(run: Any, directory: Path, progress: bool, fmt: str) -> None:
     """Run a cache rewrite with a progress bar over the logs' bytes, then print its figures."""
     from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
@@ -455,7 +466,7 @@ def cache_compact_cmd(warehouse: str | None, cache_dir: str | None, no_progress:
     dropped), and rebuild its index. Refused while a build or eval holds the cache."""
     from memsynth.llm.maintenance import compact
 
-    directory = _cache_dir(warehouse, cache_dir)
+    directory = _local_cache_dir(warehouse, cache_dir)
     _rewrite_cache(lambda **kw: compact(directory, **kw), directory, not no_progress, fmt)
 
 
@@ -474,7 +485,7 @@ def cache_gc_cmd(keep_versions: int, warehouse: str | None, cache_dir: str | Non
     from memsynth.llm.maintenance import gc
 
     root = _warehouse(warehouse)
-    directory = _cache_dir(warehouse, cache_dir)
+    directory = _local_cache_dir(warehouse, cache_dir)
     _rewrite_cache(lambda **kw: gc(directory, root, keep_versions, **kw), directory, not no_progress, fmt)
 
 

@@ -97,6 +97,7 @@ class ShardRuntime:
     on_persona_done: Callable[[], None] | None = None
     # Built here from a plan (a worker's): closed here too. The build's own is closed by it.
     owned: bool = False
+    stopped: bool = False  # the build was stopped by a signal: run no more shards
     _listener: Any = None
 
     async def run_personas(self, personas: list[Any]) -> ShardOutput:

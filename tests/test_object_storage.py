@@ -68,6 +68,11 @@ def test_build_query_and_rebuild_on_s3(tmp_path: Path, s3):
     versions = cli_json("versions", "t", "--warehouse", "s3://lab/benchmarks", "--format", "json", env=machine_a)
     assert [v["version"] for v in versions] == [1, 2]  # machine A fetched the newer catalog
 
+    # compact/gc would rewrite logs that the bucket's other readers bring back: refused.
+    refused = memsynth_cli("cache", "gc", "--keep-versions", "1", "--warehouse", "s3://lab/benchmarks",
+                           env=machine_a)
+    assert refused.returncode != 0 and "shared through its bucket" in refused.stderr
+
     # The secret key went nowhere: not in a local file, not in an object.
     for path in [*(tmp_path / "machine-a").rglob("*"), *(tmp_path / "machine-b").rglob("*")]:
         if path.is_file():
