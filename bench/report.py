@@ -88,6 +88,24 @@ def main() -> None:
                        f"{r['miss_median_ms']:.3f} / {r['miss_p99_ms']:.3f} | {r['rss_after_imports_mb']:.0f} | "
                        f"{r['peak_rss_mb']:.0f} |")
         out.append("")
+    plan = load("scale-build")
+    if plan:
+        m, rss, rate, proj = plan["machine"], plan["rss_mb"], plan["calls_per_s"], plan["projection"]
+        out += ["## A 10,000-persona build plan (`bench/scale_build.py`)", "",
+                f"`{plan['command']}` — enpmr, served simulator ({plan['latency_ms']:.0f} ms an answer), "
+                f"concurrency {plan['concurrency']}; {plan['calls_per_persona']} calls a persona (measured on "
+                f"8), so {plan['planned_calls']:,} calls planned. Ran {plan['ran_s']:.0f} s "
+                f"({plan['calls_done']:,} calls), then stopped with SIGINT ({plan['stopped_with']}); "
+                f"{m['cores']} cores, {m['when']}. Steady = after the first quarter of the samples.", "",
+                "| build RSS MB: first sample | steady min | steady max | last | calls/s steady mean (min–max) | "
+                f"whole plan at {proj['rpm']:,.0f} RPM | at the simulator's rate |",
+                "|---|---|---|---|---|---|---|",
+                f"| {rss['first']:.0f} | {rss['steady_min']:.0f} | {rss['steady_max']:.0f} | {rss['last']:.0f} | "
+                f"{rate['steady_mean']:.0f} ({rate['steady_min']:.0f}–{rate['steady_max']:.0f}) | "
+                f"{proj['hours_at_rpm']} h | {proj['hours_at_simulator_rate']} h |", "",
+                "| t s | RSS MB | calls/s in the window |", "|---|---|---|"]
+        out += [f"| {s['t_s']:.0f} | {s['rss_mb']:.0f} | {s['calls_per_s']:.0f} |" for s in plan["samples"]]
+        out.append("")
     (BENCH / "RESULTS.md").write_text("\n".join(out))
     print((BENCH / "RESULTS.md").read_text())
 
