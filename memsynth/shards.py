@@ -49,6 +49,7 @@ class ShardPlan:
 
     build_id: str
     config: BuildConfig
+    warehouse: str  # the local warehouse root (a recipe may read its source there)
     dataset_dir: str  # the staging area's root
     cache_dir: str
     cache_read: bool
@@ -172,9 +173,13 @@ def runtime_for(plan: ShardPlan) -> ShardRuntime:
         return runtime
 
 
-def open_runtime(plan: ShardPlan, engine: LLMEngine, *, owned: bool = False) -> ShardRuntime:
-    """A runtime on `engine` for the plan's recipe, staging and sampling settings."""
-    recipe = recipe_for(plan.config)
+def open_runtime(plan: ShardPlan, engine: LLMEngine, *, recipe: Recipe | None = None,
+                 owned: bool = False) -> ShardRuntime:
+    """A runtime on `engine` for the plan's recipe (the build's own instance, or a new one
+    that has read its source as the build's did), staging and sampling settings."""
+    if recipe is None:
+        recipe = recipe_for(plan.config)
+        recipe.source_personas(plan.config, Path(plan.warehouse))  # stratmem keeps its conversations
     runner = StageRunner(engine, prompts_for(recipe), generation_settings(
         plan.config, plan.model, simulated=plan.simulated, regenerate=plan.regenerations))
     return ShardRuntime(plan, recipe, runner, engine, LoopThread(),
