@@ -303,14 +303,13 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
                                            model=model)
     build_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{secrets.token_hex(3)}"
     sweep_stale(dataset_dir(warehouse, config.dataset))
-    plan = ShardPlan(build_id=build_id, config=config, warehouse=str(warehouse), dataset_dir=str(dataset_dir(warehouse, config.dataset)),
+    plan = ShardPlan(build_id=build_id, config=config, warehouse=str(warehouse),
+                     dataset_dir=str(dataset_dir(warehouse, config.dataset)),
                      cache_dir=str(cache.directory), cache_read=not options.no_cache,
                      base_url=engine.settings.base_url, model=model, simulated=simulator is not None,
-                     regenerations=derivation.regenerations,
-                     store=store, mirror_cache=mirrored)
+                     regenerations=derivation.regenerations, store=store, mirror_cache=mirrored)
     runtime = open_runtime(plan, engine, recipe=recipe)
-    recipe, prompts, staging, tables, loop = runtime.recipe, runtime.runner.prompts, runtime.staging, \
-        runtime.tables, runtime.loop
+    prompts, staging, tables, loop = runtime.runner.prompts, runtime.staging, runtime.tables, runtime.loop
     progress = BuildProgress(len(chosen), engine.counters, enabled=options.progress)
     runtime.on_persona_done = progress.persona_done
     session = BuildSession(plan, runtime, {p.persona_id: p for p in chosen}, progress,
