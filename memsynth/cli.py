@@ -89,11 +89,14 @@ def cli() -> None:
                    "lists them)")
 @click.option("--add-personas", type=click.IntRange(min=1),
               help="grow the dataset by N personas; the existing ones' rows stay as they are")
+@click.option("--estimate", is_flag=True,
+              help="call no endpoint and publish nothing: print the calls, tokens and cost (online and "
+                   "batch) the build would take, from a dry run of a few personas on the built-in simulator")
 @click.option("-v", "--verbose", is_flag=True, help="show Prefect's flow and task logs")
 def build(config_path: str, llm: str, personas: int | None, concurrency: int | None,
           warehouse: str | None, no_cache: bool, simulator_latency_ms: float, no_progress: bool,
           fmt: str, regenerate_ids: str | None, regenerate_file: str | None, where_sql: str | None,
-          from_stage: str | None, add_personas: int | None, verbose: bool) -> None:
+          from_stage: str | None, add_personas: int | None, estimate: bool, verbose: bool) -> None:
     """Build CONFIG and publish it as the dataset's next version."""
     if add_personas and personas:
         raise click.UsageError("give --personas or --add-personas, not both")
@@ -108,6 +111,11 @@ def build(config_path: str, llm: str, personas: int | None, concurrency: int | N
     from memsynth.config import load_config
 
     config = load_config(config_path)  # a bad config is one line before Prefect is imported
+    if estimate:
+        from memsynth.estimate import estimate_build
+
+        _print_estimate(estimate_build(config, personas=personas, warehouse=warehouse), fmt)
+        return
     from memsynth.build import BuildOptions, run_build
     from memsynth.regenerate import RegenerationRequest
 
@@ -142,6 +150,24 @@ def serve(config_path: str, cron: str | None, interval: float | None, name: str 
 
     serve_config(config_path, cron=cron, interval=interval, name=name, llm=llm, personas=personas,
                  warehouse=warehouse)
+
+
+def _print_estimate(e: dict[str, Any], fmt: str) -> None:
+    if fmt == "json":
+        click.echo(json.dumps(e, indent=2))
+        return
+    table = RichTable("stage", "calls", "prompt tokens", "completion tokens")
+    for s in e["stages"]:
+        table.add_row(s["stage"], f"{s['calls']:,}", f"{s['prompt_tokens']:,}", f"{s['completion_tokens']:,}")
+    table.add_row("total", f"{e['calls']:,}", f"{e['prompt_tokens']:,}", f"{e['completion_tokens']:,}")
+    out.print(f"estimate for {e['dataset']}: {e['personas']} personas, scaled from a dry run of "
+              f"{e['dry_run_personas']} on the simulator ({e['dry_run_seconds']}s)")
+    out.print(table)
+    cost = e["cost_usd"]
+    out.print(f"model {e['model']}: " + (f"${cost['online']:,.2f} online, ${cost['batch']:,.2f} in batch mode"
+                                         if cost else "no price in llm.prices, so no cost"))
+    if e["personas_to_write"]:
+        out.print(f"plus writing {e['personas_to_write']} new personas first (not in these figures)")
 
 
 def _print_summary(s: dict[str, Any]) -> None:

@@ -2,7 +2,7 @@
 
 Each worker process builds its own engine from the shard's plan (see memsynth.shards), so
 the limits a config sets for the build are divided: every worker gets `concurrency // W`
-requests in flight and `rpm / W`, `tpm / W`, where W is the number of workers. A 429 seen
+requests in flight and `rpm / W`, `tpm / W` (and `budget_usd / W`), where W is the number of workers. A 429 seen
 by one worker halves its own ceiling and is announced on a Dask Variable; the others halve
 theirs when they hear it, so the build backs off as one and no worker's full ceiling
 undoes another's back-off.
@@ -92,6 +92,7 @@ def limit_share(config: BuildConfig, workers: int, build_id: str) -> LimitShare:
     return LimitShare(concurrency=llm.concurrency // workers,
                       rpm=llm.rpm / workers if llm.rpm else None,
                       tpm=llm.tpm / workers if llm.tpm else None,
+                      budget_usd=llm.budget_usd / workers if llm.budget_usd else None,
                       backoff_channel=f"memsynth-backoff-{build_id}")
 
 

@@ -32,6 +32,14 @@ class Price(_Strict):
 
     input_per_1m: float = Field(ge=0)
     output_per_1m: float = Field(ge=0)
+    # The provider's batch price; unset: half the online price (OpenAI's and most others' discount).
+    batch_input_per_1m: float | None = Field(None, ge=0)
+    batch_output_per_1m: float | None = Field(None, ge=0)
+
+    def batch(self) -> tuple[float, float]:
+        """(input, output) dollars per million tokens in batch mode."""
+        return (self.input_per_1m / 2 if self.batch_input_per_1m is None else self.batch_input_per_1m,
+                self.output_per_1m / 2 if self.batch_output_per_1m is None else self.batch_output_per_1m)
 
 
 class LLMConfig(_Strict):
@@ -57,6 +65,15 @@ class LLMConfig(_Strict):
     # (`--llm simulator` turns it on), which answers from them instead of the prompt.
     stage_variables: bool = False
     prices: dict[str, Price] = Field(default_factory=dict)
+    # Stop the build (nothing published, every answer cached) before the estimated cost of
+    # what it sent would pass this; needs the model's price in `prices`.
+    budget_usd: float | None = Field(None, gt=0)
+
+    @model_validator(mode="after")
+    def _budget_needs_a_price(self) -> LLMConfig:
+        if self.budget_usd is not None and self.model not in self.prices:
+            raise ValueError(f"budget_usd needs the price of {self.model} in llm.prices")
+        return self
 
 
 class PersonasConfig(_Strict):

@@ -39,6 +39,7 @@ class LimitShare:
     concurrency: int
     rpm: float | None = None
     tpm: float | None = None
+    budget_usd: float | None = None
     backoff_channel: str | None = None  # a Dask Variable's name (see memsynth.cluster)
 
 
@@ -195,7 +196,8 @@ def _build_runtime(plan: ShardPlan) -> ShardRuntime:
     try:
         engine = LLMEngine(engine_settings(
             plan.config, plan.base_url, concurrency=share.concurrency if share else None,
-            rpm=share.rpm if share else None, tpm=share.tpm if share else None), cache, api_key=plan.api_key)
+            rpm=share.rpm if share else None, tpm=share.tpm if share else None,
+            budget_usd=share.budget_usd if share else None), cache, api_key=plan.api_key)
     except BaseException:
         cache.close()
         raise

@@ -49,6 +49,10 @@ class EngineSettings:
     # The most max_tokens a cut-off answer is asked again with (doubling each time);
     # None: asked again with the request's own.
     max_tokens_ceiling: int | None = None
+    # Stop before the cost of what was sent could pass this (US dollars), by `prices`:
+    # model -> (input, output) dollars per million tokens.
+    budget_usd: float | None = None
+    prices: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
 @dataclass
@@ -96,6 +100,8 @@ class LLMEngine:
         self._unreachable = 0
         self.gate = OutageGate(settings.outage_wait_s, self._probe)
         self.failure_rate = FailureRate()
+        self.spent_usd = 0.0  # by the tokens answered so far, at `settings.prices`
+        self._reserved_usd = 0.0  # the most the requests in flight can still cost
 
     def _openai(self) -> openai.AsyncOpenAI:
         # Created lazily so it binds to the event loop that runs the calls.
@@ -159,7 +165,37 @@ class LLMEngine:
         finally:
             del self._inflight_keys[key]
 
+    def _cost(self, model: str, prompt: int, completion: int) -> float:
+        price_in, price_out = self.settings.prices.get(model, (0.0, 0.0))
+        return (prompt * price_in + completion * price_out) / 1e6
+
+    def _reserve(self, request: Any) -> float:
+        """Hold the most this request can cost against the budget, or stop the build."""
+        if self.settings.budget_usd is None:
+            return 0.0
+        chars = (len(request.text) if isinstance(request, EmbeddingRequest)
+                 else sum(len(m.get("content", "")) for m in request.messages))
+        # A token is at least one character; the answer at most its max_tokens (or the ceiling).
+        most_out = 0 if isinstance(request, EmbeddingRequest) else int(
+            self.settings.max_tokens_ceiling or request.params.get("max_tokens") or 4096)
+        worst = self._cost(request.model, chars, most_out)
+        if self.spent_usd + self._reserved_usd + worst > self.settings.budget_usd:
+            raise BuildFailed(f"the budget of ${self.settings.budget_usd:g} is reached (${self.spent_usd:.4f} "
+                              f"spent, ${self._reserved_usd:.4f} in flight); nothing was published. Every "
+                              "answer so far is cached: raise llm.budget_usd and re-run to go on")
+        self._reserved_usd += worst
+        return worst
+
     async def _fetch(self, request: Any, send: Any) -> LLMResponse:
+        reserved = self._reserve(request)
+        try:
+            response = await self._fetch_within_budget(request, send)
+        finally:
+            self._reserved_usd -= reserved
+        self.spent_usd += self._cost(request.model, response.prompt_tokens, response.completion_tokens)
+        return response
+
+    async def _fetch_within_budget(self, request: Any, send: Any) -> LLMResponse:
         estimate = _estimate_tokens(request)
         started = time.monotonic()
         attempts = 0

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from memsynth.config import BuildConfig
+from memsynth.errors import ConfigError
 from memsynth.llm.cache import CACHE_DIR_NAME, ResponseCache
 from memsynth.llm.engine import EngineSettings, LLMEngine
 from memsynth.llm.loop import LoopThread
@@ -22,15 +23,17 @@ LLMMode = Literal["simulator", "openai"]
 
 
 def engine_settings(config: BuildConfig, base_url: str | None, *, concurrency: int | None = None,
-                    rpm: float | None = None, tpm: float | None = None) -> EngineSettings:
-    """The config's transport settings; a Dask worker passes its share of the three limits."""
+                    rpm: float | None = None, tpm: float | None = None,
+                    budget_usd: float | None = None) -> EngineSettings:
+    """The config's transport settings; a Dask worker passes its share of the limits."""
     llm = config.llm
     return EngineSettings(
         base_url=base_url, api_key_env=llm.api_key_env,
         concurrency=concurrency or llm.concurrency, rpm=rpm or llm.rpm, tpm=tpm or llm.tpm,
         timeout_s=llm.timeout_s, max_attempts=llm.max_attempts,
         backoff_base_s=llm.retry_base_s, outage_wait_s=llm.outage_wait_s,
-        rate_limit_wait_s=llm.rate_limit_wait_s, max_tokens_ceiling=llm.max_tokens_ceiling)
+        rate_limit_wait_s=llm.rate_limit_wait_s, max_tokens_ceiling=llm.max_tokens_ceiling,
+        budget_usd=budget_usd or llm.budget_usd, prices={m: (p.input_per_1m, p.output_per_1m) for m, p in llm.prices.items()})
 
 
 def generation_settings(config: BuildConfig, model: str, *, simulated: bool,
@@ -53,6 +56,8 @@ def open_engine(config: BuildConfig, llm: LLMMode, cache: ResponseCache, *, late
     if llm == "simulator":
         simulator = SimulatorThread(Simulator(latency_ms=latency_ms)).start()
         base_url, api_key, model = simulator.base_url, "simulator", MODEL_ID
+    elif config.llm.budget_usd is not None and model not in config.llm.prices:
+        raise ConfigError(f"llm.budget_usd needs the price of {model} in llm.prices ($MEMSYNTH_MODEL names it)")
     try:
         engine = LLMEngine(engine_settings(config, base_url), cache, api_key=api_key)
     except BaseException:

@@ -1,0 +1,64 @@
+"""`memsynth build CONFIG --estimate`: calls, tokens and cost before spending anything.
+
+A dry run builds a few of the config's personas on the built-in simulator (no endpoint is
+called, nothing is published where the config points), and its `llm_calls` per stage are
+scaled to the whole build. The simulator's prompts are the real rendered prompts, so
+prompt tokens are close to an endpoint's count; its answers are stand-ins, so completion
+tokens are the rougher half of the figure.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from memsynth.config import BuildConfig, Price, resolve_warehouse
+
+DRY_PERSONAS = 4
+
+
+def estimate_build(config: BuildConfig, *, personas: int | None = None, warehouse: str | None = None,
+                   model: str | None = None) -> dict[str, Any]:
+    """Per-stage calls and tokens for `config`'s build, and its cost online and in batch."""
+    import os
+
+    from memsynth.build import BuildOptions, run_build
+    from memsynth.personas import persona_pool
+    from memsynth.shards import recipe_for
+    from memsynth.warehouse.catalog import run_query
+
+    wanted = personas or config.personas.count
+    root = resolve_warehouse(warehouse, config)
+    recipe = recipe_for(config)
+    pool = recipe.source_personas(config, root)
+    if pool is None:
+        pool = persona_pool(config, root)
+    dry = min(wanted, len(pool), DRY_PERSONAS) or 1
+    dry_config = config.model_copy(deep=True)
+    dry_config.personas.count = dry
+    dry_config.cache_dir = None
+    with tempfile.TemporaryDirectory(prefix="memsynth-estimate-") as scratch:
+        summary = run_build(dry_config, BuildOptions(llm="simulator", warehouse=scratch, progress=False))
+        _, rows, _ = run_query(Path(scratch), config.dataset,
+                               "SELECT stage, count(*), sum(prompt_tokens), sum(completion_tokens) "
+                               "FROM llm_calls GROUP BY stage ORDER BY min(started_at)")
+    scale = wanted / dry
+    stages = [{"stage": stage, "calls": round(calls * scale), "prompt_tokens": round(prompt * scale),
+               "completion_tokens": round(completion * scale)} for stage, calls, prompt, completion in rows]
+    prompt = sum(s["prompt_tokens"] for s in stages)
+    completion = sum(s["completion_tokens"] for s in stages)
+    model = model or os.environ.get("MEMSYNTH_MODEL") or config.llm.model
+    price: Price | None = config.llm.prices.get(model)
+    return {
+        "dataset": config.dataset, "personas": wanted, "dry_run_personas": dry,
+        # A build with fewer personas available than asked writes the rest first: those
+        # calls (one or a few per persona) are not in the figures.
+        "personas_to_write": max(0, wanted - len(pool)),
+        "stages": stages, "calls": sum(s["calls"] for s in stages),
+        "prompt_tokens": prompt, "completion_tokens": completion, "model": model,
+        "cost_usd": None if price is None else {
+            "online": round((prompt * price.input_per_1m + completion * price.output_per_1m) / 1e6, 2),
+            "batch": round((prompt * price.batch()[0] + completion * price.batch()[1]) / 1e6, 2)},
+        "dry_run_seconds": summary["seconds"],
+    }
