@@ -32,16 +32,25 @@ def folder_mb(path: Path, exclude: str | None = None) -> float:
     return round(total / 1e6, 1)
 
 
-def run_build(config: Path, warehouse: Path, prefect_home: Path, extra: tuple[str, ...] = ()) -> dict:
+def run_build(config: Path, warehouse: Path, prefect_home: Path, extra: tuple[str, ...] = (),
+              profile: Path | None = None) -> dict:
     env = {**os.environ, "OPENAI_API_KEY": "bench", "PREFECT_HOME": str(prefect_home)}
-    out = subprocess.run([sys.executable, str(ROOT / "bench" / "measured_cli.py"), "build", str(config),
-                          "--warehouse", str(warehouse), "--format", "json", "--no-progress", *extra],
+    command = [sys.executable, str(ROOT / "bench" / "measured_cli.py"), "build", str(config),
+               "--warehouse", str(warehouse), "--format", "json", "--no-progress", *extra]
+    if profile:
+        # py-spy samples from outside (--nonblocking: the build is never paused), so the
+        # build's own CPU and wall figures stay comparable with an unprofiled run.
+        spy = Path(sys.executable).with_name("py-spy")
+        command = [str(spy), "record", "--nonblocking", "--rate", "100", "--format", "raw",
+                   "--output", str(profile), "--", *command]
+    out = subprocess.run(command,
                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=6 * 3600)
     measured = [json.loads(line)["measured"] for line in out.stderr.splitlines()
                 if line.startswith('{"measured"')]
     if out.returncode != 0:
         raise SystemExit(f"build failed: {out.stderr[-2000:]}")
-    return {"summary": json.loads(out.stdout), "measured": measured[-1]}
+    summary = "\n".join(line for line in out.stdout.splitlines() if not line.startswith("py-spy>"))
+    return {"summary": json.loads(summary), "measured": measured[-1]}
 
 
 def task_runs(prefect_home: Path) -> int:
@@ -60,6 +69,9 @@ def main() -> None:
     ap.add_argument("--keep", help="keep the warehouse in this folder (for bench/query.py)")
     ap.add_argument("--cached-only", action="store_true",
                     help="skip the first build: rebuild a warehouse kept with --keep from its cache")
+    ap.add_argument("--profile", metavar="FILE",
+                    help="record the first build with py-spy (collapsed stacks to FILE; "
+                         "summarise and draw them with bench/profile.py)")
     ap.add_argument("--regenerate-share", type=float,
                     help="only regenerate this share of the personas of --keep DIR (every stage), "
                          "as `build --where` picks them")
@@ -85,7 +97,8 @@ def main() -> None:
             home = work / f"prefect-{run}"
             home.mkdir()
             sim.reset()
-            result = run_build(config, warehouse, home, ("--where", where) if run == "regenerate" else ())
+            result = run_build(config, warehouse, home, ("--where", where) if run == "regenerate" else (),
+                               Path(args.profile) if args.profile and run == "first" else None)
             s, m = result["summary"], result["measured"]
             requests = s["llm"]["requests"]
             limit = args.concurrency / (args.latency_ms / 1000) if args.latency_ms else float("inf")

@@ -9,18 +9,20 @@ from memsynth.llm.engine import EngineCounters
 from memsynth.simulator.server import MODEL_ID as SIMULATOR_MODEL
 
 
-def estimated_cost(by_model: dict[str, list[int]], prices: dict[str, Price]) -> float:
-    """US dollars for the tokens actually sent upstream, by the config's price table."""
+def estimated_cost(by_model: dict[str, list[int]], prices: dict[str, Price], *, batch: bool = False) -> float:
+    """US dollars for the tokens actually sent upstream, by the config's price table (its
+    batch prices for a build in batch mode)."""
     total = 0.0
     for model, (prompt, completion) in by_model.items():
         price = prices.get(model)
         if price is not None:
-            total += prompt / 1e6 * price.input_per_1m + completion / 1e6 * price.output_per_1m
+            per_in, per_out = price.batch() if batch else (price.input_per_1m, price.output_per_1m)
+            total += prompt / 1e6 * per_in + completion / 1e6 * per_out
     return round(total, 6)
 
 
 def llm_totals(calls: int, cache_hits: int, counters: EngineCounters,
-               prices: dict[str, Price]) -> dict[str, Any]:
+               prices: dict[str, Price], *, batch: bool = False) -> dict[str, Any]:
     """Totals over the build's stage calls plus what the engine sent upstream."""
     return {
         "calls": calls,
@@ -29,7 +31,7 @@ def llm_totals(calls: int, cache_hits: int, counters: EngineCounters,
         "retries": counters.retries,
         "prompt_tokens": counters.prompt_tokens,
         "completion_tokens": counters.completion_tokens,
-        "estimated_cost_usd": estimated_cost(counters.by_model, prices),
+        "estimated_cost_usd": estimated_cost(counters.by_model, prices, batch=batch),
         # The simulator costs nothing, so it never makes a summary say "unpriced".
         "priced": all(m in prices or m == SIMULATOR_MODEL for m in counters.by_model),
     }

@@ -13,6 +13,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import logging
+import math
 import os
 import secrets
 import time
@@ -60,6 +61,9 @@ from memsynth.warehouse.lock import BuildLock
 from memsynth.warehouse.objectstore import pull_cache, push_cache, store_of
 from memsynth.warehouse.publish import VersionInfo, publish
 from memsynth.warehouse.staging import sweep_stale
+
+# The most shard threads a batch-mode build runs at once (each only waits on the loop).
+BATCH_SHARD_THREADS = 512
 
 
 @dataclass
@@ -329,7 +333,10 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
                 stack.callback(cluster.close_build, build_id, plan.share.backoff_channel)
                 runner = task_runner(cluster)
             else:
-                runner = ThreadPoolTaskRunner(max_workers=config.max_workers)
+                # In batch mode every shard runs at once, so each batch holds all personas'
+                # requests at one point of their chains rather than max_workers shards' worth.
+                runner = ThreadPoolTaskRunner(max_workers=min(BATCH_SHARD_THREADS, math.ceil(
+                    max(len(chosen), config.personas.count) / config.shard_size)) if config.llm.mode == "batch" else config.max_workers)
             run_flow = build_flow.with_options(task_runner=runner, flow_run_name=f"{config.dataset}-{build_id}")
             with progress, stop_on_signals(session.stop) as stop, temporary_settings(
                     updates={PREFECT_API_URL: api_url} if api_url else {}):
@@ -347,7 +354,8 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
             raise BuildFailed(
                 f"{failed} of {items} items failed ({failed / items:.0%}, limit "
                 f"{config.max_failure_rate:.0%}); nothing was published. First problems: {examples}")
-        totals = llm_totals(stats["calls"], stats["cache_hits"], engine.counters, config.llm.prices)
+        totals = llm_totals(stats["calls"], stats["cache_hits"], engine.counters, config.llm.prices,
+                            batch=config.llm.mode == "batch")
         artifacts = version_artifacts(recipe, prompts, config)
         info = VersionInfo(
             build_id=build_id, recipe=recipe.name,
@@ -396,6 +404,7 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
         "shards": len(shard_stats),
         "runner": config.runner,
         "dask": session.cluster_summary(),
+        "batch": None if engine.batches is None else asdict(engine.batches.counters),
     }
     with temporary_settings(updates={PREFECT_API_URL: api_url} if api_url else {}):
         _report(session, summary)

@@ -20,6 +20,7 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_WAREHOUSE = Path("data/warehouse")
 # How and where a build runs rather than what it builds: left out of the config's hash.
 EXECUTION_FIELDS = {"runner", "dask", "catalog_dir", "s3"}
+LLM_EXECUTION_FIELDS = {"mode", "batch"}
 SEED_PERSONAS = PROJECT_ROOT / "data" / "personas" / "seed_personas.jsonl"
 
 
@@ -40,6 +41,17 @@ class Price(_Strict):
         """(input, output) dollars per million tokens in batch mode."""
         return (self.input_per_1m / 2 if self.batch_input_per_1m is None else self.batch_input_per_1m,
                 self.output_per_1m / 2 if self.batch_output_per_1m is None else self.batch_output_per_1m)
+
+
+class BatchConfig(_Strict):
+    """llm.batch: how batch mode gathers requests and watches batches (see memsynth.llm.batch)."""
+
+    gather_s: float = Field(2.0, gt=0)  # send once no request has joined for this long
+    max_wait_s: float = Field(60.0, gt=0)  # or once the first has waited this long
+    max_requests: int = Field(50_000, ge=1, le=50_000)  # the API's limit per file
+    max_mb: float = Field(190, gt=0, le=200)
+    poll_s: float = Field(30.0, gt=0)  # first wait before asking about a batch; x1.5 after
+    poll_cap_s: float = Field(600.0, gt=0)
 
 
 class LLMConfig(_Strict):
@@ -68,6 +80,10 @@ class LLMConfig(_Strict):
     # Stop the build (nothing published, every answer cached) before the estimated cost of
     # what it sent would pass this; needs the model's price in `prices`.
     budget_usd: float | None = Field(None, gt=0)
+    # online: one POST per request; batch: OpenAI Batch API files, at the batch price,
+    # within 24 hours. Same answers, same rows: not part of the config's hash.
+    mode: Literal["online", "batch"] = "online"
+    batch: BatchConfig = Field(default_factory=BatchConfig)
 
     @model_validator(mode="after")
     def _budget_needs_a_price(self) -> LLMConfig:
@@ -134,6 +150,13 @@ class BuildConfig(_Strict):
     source_dir: Path = Field(default=Path("."), exclude=True)
 
     @model_validator(mode="after")
+    def _batches_gather_in_one_process(self) -> BuildConfig:
+        if self.llm.mode == "batch" and self.runner == "dask":
+            raise ValueError("llm.mode: batch runs with runner: thread (one process gathers the batches; "
+                             "the provider does the parallel work)")
+        return self
+
+    @model_validator(mode="after")
     def _resolve_recipe_options(self, info: ValidationInfo) -> BuildConfig:
         from flows.registry import recipe_class  # recipes live above the engine
 
@@ -169,7 +192,9 @@ class BuildConfig(_Strict):
 
     def hash(self) -> str:
         """sha256 (first 16 hex) of the redacted config: same config, same hash."""
-        text = json.dumps(redacted(self.model_dump(mode="json", exclude=EXECUTION_FIELDS)), sort_keys=True)
+        excluded: dict[str, Any] = {name: True for name in EXECUTION_FIELDS}
+        excluded["llm"] = {name: True for name in LLM_EXECUTION_FIELDS}
+        text = json.dumps(redacted(self.model_dump(mode="json", exclude=excluded)), sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

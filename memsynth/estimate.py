@@ -38,6 +38,7 @@ def estimate_build(config: BuildConfig, *, personas: int | None = None, warehous
     dry_config = config.model_copy(deep=True)
     dry_config.personas.count = dry
     dry_config.cache_dir = None
+    dry_config.llm.mode = "online"  # the same calls and tokens, without waiting on batches
     with tempfile.TemporaryDirectory(prefix="memsynth-estimate-") as scratch:
         summary = run_build(dry_config, BuildOptions(llm="simulator", warehouse=scratch, progress=False))
         _, rows, _ = run_query(Path(scratch), config.dataset,

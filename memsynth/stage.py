@@ -123,7 +123,10 @@ class StageRunner:
         # Admission: only so many items are being prepared or awaited at once. A fan-out
         # of thousands otherwise renders every prompt before the first request leaves,
         # which idles the endpoint at the start and holds every prompt in memory.
-        self._admission = asyncio.Semaphore(2 * engine.settings.concurrency + 16)
+        # In batch mode the more items wait at once, the fewer batches a build takes.
+        batch = engine.settings.mode == "batch"
+        self._admission = asyncio.Semaphore(engine.settings.batch.max_requests if batch
+                                            else 2 * engine.settings.concurrency + 16)
 
     def _schema(self, model: type[BaseModel]) -> dict[str, Any]:
         if model not in self._schemas:

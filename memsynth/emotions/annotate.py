@@ -102,7 +102,8 @@ def annotate_version(warehouse: Path, dataset: str, version: int | None, *, llm:
                     rows = session.run(_score(session.runner, items, config, output, shown))
                 totals = llm_totals(len(output.rows.get(LLM_CALLS.name, [])),
                                     sum(1 for c in output.rows.get(LLM_CALLS.name, []) if c.cache_hit),
-                                    session.engine.counters, config.llm.prices)
+                                    session.engine.counters, config.llm.prices,
+                                    batch=config.llm.mode == "batch")
                 used_model = session.model
             table = emotions_table(source.refs)
             staging.write(table, "annotate", rows)

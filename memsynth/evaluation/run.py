@@ -112,7 +112,8 @@ def evaluate(task_name: str, warehouse: Path, dataset: str, version: int | None,
             from memsynth.accounting import llm_totals
 
             counters = session.engine.counters
-            totals = llm_totals(counters.done, counters.cached, counters, config.llm.prices)
+            totals = llm_totals(counters.done, counters.cached, counters, config.llm.prices,
+                                batch=config.llm.mode == "batch")
     finally:
         con.close()
     run = EvalRun(run_id=f"{task_name}-{time.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}", task=task_name,

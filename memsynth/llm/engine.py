@@ -6,7 +6,7 @@ import asyncio
 import json
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import httpx2 as httpx  # the HTTP library of openai >= 3
@@ -14,6 +14,7 @@ import openai
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
 
 from memsynth.errors import BuildFailed, ConfigError
+from memsynth.llm.batch import BatchQueue, BatchSettings, LineFailed
 from memsynth.llm.cache import ResponseCache
 from memsynth.llm.limits import RequestLimits
 from memsynth.llm.outage import OutageGate
@@ -53,6 +54,9 @@ class EngineSettings:
     # model -> (input, output) dollars per million tokens.
     budget_usd: float | None = None
     prices: dict[str, tuple[float, float]] = field(default_factory=dict)
+    # "batch": chat requests go out in OpenAI Batch API files (see memsynth.llm.batch).
+    mode: str = "online"
+    batch: BatchSettings = field(default_factory=BatchSettings)
 
 
 @dataclass
@@ -102,6 +106,8 @@ class LLMEngine:
         self.failure_rate = FailureRate()
         self.spent_usd = 0.0  # by the tokens answered so far, at `settings.prices`
         self._reserved_usd = 0.0  # the most the requests in flight can still cost
+        self.batches = (BatchQueue(self._openai, cache.directory, settings.batch, self._keep_batch_answer)
+                        if settings.mode == "batch" else None)
 
     def _openai(self) -> openai.AsyncOpenAI:
         # Created lazily so it binds to the event loop that runs the calls.
@@ -121,6 +127,8 @@ class LLMEngine:
         return self._client
 
     async def aclose(self) -> None:
+        if self.batches is not None:
+            await self.batches.aclose()
         await self.cache.drain()
         if self._client is not None:
             await self._client.close()
@@ -151,9 +159,12 @@ class LLMEngine:
         future: asyncio.Future[LLMResponse] = asyncio.get_running_loop().create_future()
         self._inflight_keys[key] = future
         try:
-            response = await self._fetch(request, send)
-            await self.cache.put(key, response.to_record(),
-                                 {"stage": stage, "model": request.model})
+            if self.batches is not None and isinstance(request, LLMRequest):
+                response = await self._fetch_batched(request, key, stage)  # cached as it lands
+            else:
+                response = await self._fetch(request, send)
+                await self.cache.put(key, response.to_record(),
+                                     {"stage": stage, "model": request.model})
             future.set_result(response)
             self.counters.done += 1
             return response
@@ -194,6 +205,61 @@ class LLMEngine:
             self._reserved_usd -= reserved
         self.spent_usd += self._cost(request.model, response.prompt_tokens, response.completion_tokens)
         return response
+
+    async def _fetch_batched(self, request: LLMRequest, key: str, stage: str) -> LLMResponse:
+        """The answer from a batch: a failed line, or a cut-off answer while max_tokens can
+        grow, is asked again in the next batch."""
+        assert self.batches is not None
+        reserved = self._reserve(request)
+        started = time.monotonic()
+        failures = truncated = 0
+        self.counters.in_flight += 1
+        try:
+            while True:
+                max_tokens = longer_max_tokens(request, self.settings.max_tokens_ceiling, truncated)
+                self.counters.requests += 1
+                try:
+                    response = await self.batches.answer(key, self._chat_body(request, max_tokens),
+                                                         stage, request.model)
+                except LineFailed as exc:
+                    failures += 1
+                    if failures >= self.settings.max_attempts:
+                        raise TransportFailure(f"{exc} (in {failures} batches)") from exc
+                    self.counters.retries += 1
+                    continue
+                if (response.finish_reason == "length"
+                        and longer_max_tokens(request, self.settings.max_tokens_ceiling, truncated + 1) != max_tokens
+                        and truncated + 1 < self.settings.max_attempts):
+                    truncated += 1
+                    self.counters.retries += 1
+                    continue
+                return replace(response, attempts=failures + truncated + 1, latency_s=time.monotonic() - started)
+        finally:
+            self.counters.in_flight -= 1
+            self._reserved_usd -= reserved
+
+    async def _keep_batch_answer(self, key: str, body: dict[str, Any], stage: str, model: str) -> LLMResponse:
+        """A batch line's chat completion, counted, priced and cached like an online answer."""
+        try:
+            raw = _Completion.parse(body)
+        except (EmptyResponse, ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
+            raise LineFailed(f"unreadable answer in a batch: {exc}") from exc
+        response = LLMResponse(content=raw.content, finish_reason=raw.finish_reason,
+                               prompt_tokens=raw.prompt_tokens, completion_tokens=raw.completion_tokens,
+                               model=raw.model or model, cached=False)
+        self._successes += 1
+        self._count_usage(model, response)
+        self.spent_usd += self._cost(model, response.prompt_tokens, response.completion_tokens)
+        await self.cache.put(key, response.to_record(), {"stage": stage, "model": model})
+        return response
+
+    def _count_usage(self, model: str, response: LLMResponse) -> None:
+        c = self.counters
+        c.prompt_tokens += response.prompt_tokens
+        c.completion_tokens += response.completion_tokens
+        per_model = c.by_model.setdefault(model, [0, 0])
+        per_model[0] += response.prompt_tokens
+        per_model[1] += response.completion_tokens
 
     async def _fetch_within_budget(self, request: Any, send: Any) -> LLMResponse:
         estimate = _estimate_tokens(request)
@@ -244,12 +310,7 @@ class LLMEngine:
             attempts=attempts,
             latency_s=time.monotonic() - started,
         )
-        c = self.counters
-        c.prompt_tokens += response.prompt_tokens
-        c.completion_tokens += response.completion_tokens
-        per_model = c.by_model.setdefault(request.model, [0, 0])
-        per_model[0] += response.prompt_tokens
-        per_model[1] += response.completion_tokens
+        self._count_usage(request.model, response)
         return response
 
     async def _probe(self) -> bool:
@@ -272,6 +333,12 @@ class LLMEngine:
                     f"{_describe(exc)}") from exc
 
     async def _send(self, request: LLMRequest, estimate: int, max_tokens: int | None) -> _Completion:
+        return await self._post("/chat/completions", self._chat_body(request, max_tokens), estimate,
+                                _Completion.parse)
+
+    @staticmethod
+    def _chat_body(request: LLMRequest, max_tokens: int | None) -> dict[str, Any]:
+        """The chat completions body for `request` (max_tokens raised when given)."""
         body: dict[str, Any] = {"model": request.model, "messages": list(request.messages),
                                 **request.params}
         if max_tokens is not None:
@@ -281,7 +348,7 @@ class LLMEngine:
             body["response_format"] = fmt
         if request.hints is not None:
             body["memsynth"] = request.hints
-        return await self._post("/chat/completions", body, estimate, _Completion.parse)
+        return body
 
     async def _send_embedding(self, request: EmbeddingRequest, estimate: int, _max_tokens: int | None
                               ) -> _Completion:
@@ -336,12 +403,7 @@ class _CallBudget:
         self.last: BaseException | None = None
 
     def max_tokens(self, request: LLMRequest) -> int | None:
-        """max_tokens for the next attempt: doubled per cut-off answer, up to the ceiling."""
-        asked = request.params.get("max_tokens")
-        ceiling = self.settings.max_tokens_ceiling
-        if not self.truncated or asked is None or ceiling is None or ceiling <= asked:
-            return None  # the request's own
-        return min(ceiling, int(asked) * 2 ** self.truncated)
+        return longer_max_tokens(request, self.settings.max_tokens_ceiling, self.truncated)
 
     @property
     def counted(self) -> int:
@@ -434,6 +496,15 @@ class _Completion:
         return cls(content=json.dumps(vector), finish_reason="stop",
                    prompt_tokens=int(usage.get("prompt_tokens") or 0), completion_tokens=0,
                    model=str(data.get("model") or ""))
+
+
+def longer_max_tokens(request: LLMRequest, ceiling: int | None, truncated: int) -> int | None:
+    """max_tokens after `truncated` cut-off answers: doubled each time, up to the ceiling
+    (None: the request's own)."""
+    asked = request.params.get("max_tokens")
+    if not truncated or asked is None or ceiling is None or ceiling <= asked:
+        return None
+    return min(ceiling, int(asked) * 2 ** truncated)
 
 
 def _estimate_tokens(request: LLMRequest | EmbeddingRequest) -> int:

@@ -11,6 +11,7 @@ from typing import Any, Literal, TypeVar
 
 from memsynth.config import BuildConfig
 from memsynth.errors import ConfigError
+from memsynth.llm.batch import BatchSettings
 from memsynth.llm.cache import CACHE_DIR_NAME, ResponseCache
 from memsynth.llm.engine import EngineSettings, LLMEngine
 from memsynth.llm.loop import LoopThread
@@ -27,13 +28,18 @@ def engine_settings(config: BuildConfig, base_url: str | None, *, concurrency: i
                     budget_usd: float | None = None) -> EngineSettings:
     """The config's transport settings; a Dask worker passes its share of the limits."""
     llm = config.llm
+    batch = llm.mode == "batch"
     return EngineSettings(
         base_url=base_url, api_key_env=llm.api_key_env,
         concurrency=concurrency or llm.concurrency, rpm=rpm or llm.rpm, tpm=tpm or llm.tpm,
         timeout_s=llm.timeout_s, max_attempts=llm.max_attempts,
         backoff_base_s=llm.retry_base_s, outage_wait_s=llm.outage_wait_s,
         rate_limit_wait_s=llm.rate_limit_wait_s, max_tokens_ceiling=llm.max_tokens_ceiling,
-        budget_usd=budget_usd or llm.budget_usd, prices={m: (p.input_per_1m, p.output_per_1m) for m, p in llm.prices.items()})
+        budget_usd=budget_usd or llm.budget_usd,
+        prices={m: p.batch() if batch else (p.input_per_1m, p.output_per_1m) for m, p in llm.prices.items()},
+        mode=llm.mode, batch=BatchSettings(
+            gather_s=llm.batch.gather_s, max_wait_s=llm.batch.max_wait_s, max_requests=llm.batch.max_requests,
+            max_bytes=int(llm.batch.max_mb * 1e6), poll_s=llm.batch.poll_s, poll_cap_s=llm.batch.poll_cap_s))
 
 
 def generation_settings(config: BuildConfig, model: str, *, simulated: bool,

@@ -21,6 +21,7 @@ import aiohttp
 from aiohttp import web
 
 from memsynth.simulator.answers import StageAnswer, recipe_answers
+from memsynth.simulator.batches import BatchDesk, BatchFaults, DeskCounters
 from memsynth.simulator.fake import SchemaFaker
 from memsynth.simulator.text import TextMaker
 
@@ -61,7 +62,8 @@ class Simulator:
     """Request handling, independent of how the server is run."""
 
     def __init__(self, *, latency_ms: float = 0.0, faults: Faults | None = None,
-                 upstream: str | None = None, answers: dict[str, StageAnswer] | None = None):
+                 upstream: str | None = None, answers: dict[str, StageAnswer] | None = None,
+                 batch_faults: BatchFaults | None = None):
         self.latency_s = latency_ms / 1000.0
         self.faults = faults or Faults()
         self.upstream = upstream.rstrip("/") if upstream else None
@@ -72,6 +74,7 @@ class Simulator:
         self.answers = answers if answers is not None else recipe_answers()
         self._rng = random.Random(self.faults.seed)
         self._session: aiohttp.ClientSession | None = None
+        self.desk = BatchDesk(self.complete, batch_faults)
 
     def script(self, schema_name: str, contents: list[Any]) -> None:
         """Answer the next requests for `schema_name` with these contents, in order (tests).
@@ -88,6 +91,7 @@ class Simulator:
         app.router.add_get("/v1/models", self.models)
         app.router.add_get("/stats", self.stats)
         app.router.add_post("/stats/reset", self.reset)
+        self.desk.routes(app)
         app.on_cleanup.append(self._close_session)
         return app
 
@@ -124,10 +128,12 @@ class Simulator:
     async def stats(self, _request: web.Request) -> web.Response:
         c = self.counters
         return web.json_response({"requests": c.requests, "in_flight": c.in_flight,
-                                  "peak_in_flight": c.peak_in_flight, "by_outcome": c.by_outcome})
+                                  "peak_in_flight": c.peak_in_flight, "by_outcome": c.by_outcome,
+                                  **self.desk.stats()})
 
     async def reset(self, _request: web.Request) -> web.Response:
         self.counters = Counters(in_flight=self.counters.in_flight)
+        self.desk.counters = DeskCounters()
         return web.json_response({"ok": True})
 
     async def chat_completions(self, request: web.Request) -> web.Response:
