@@ -669,12 +669,19 @@ def simulator() -> None:
               help="extra delay of a slow answer")
 @click.option("--seed", type=int, default=0, show_default=True, help="seed of the fault draws")
 @click.option("--upstream", help="act as a fault-injecting proxy in front of this OpenAI-compatible /v1 URL")
+@click.option("--batch-delay-s", type=click.FloatRange(min=0), default=0.0, show_default=True,
+              help="how long a batch takes from creation to completed")
+@click.option("--batch-failed-rate", type=click.FloatRange(0, 1), default=0.0,
+              help="share of batch lines written to the error file instead of answered")
 def simulator_serve(host: str, port: int, latency_ms: float, rate_429: float, rate_500: float,
                     rate_dropped: float, rate_malformed: float, rate_truncated: float,
-                    rate_slow: float, slow_ms: float, seed: int, upstream: str | None) -> None:
-    """Serve POST /v1/chat/completions, GET /v1/models and GET /stats until interrupted."""
+                    rate_slow: float, slow_ms: float, seed: int, upstream: str | None,
+                    batch_delay_s: float, batch_failed_rate: float) -> None:
+    """Serve POST /v1/chat/completions, the Files and Batch API (/v1/files, /v1/batches),
+    GET /v1/models and GET /stats until interrupted."""
     import asyncio
 
+    from memsynth.simulator.batches import BatchFaults
     from memsynth.simulator.server import Faults, Simulator, serve_forever
 
     if rate_429 + rate_500 + rate_dropped > 1 or rate_malformed + rate_truncated + rate_slow > 1:
@@ -683,7 +690,8 @@ def simulator_serve(host: str, port: int, latency_ms: float, rate_429: float, ra
     sim = Simulator(latency_ms=latency_ms, upstream=upstream, faults=Faults(
         rate_429=rate_429, rate_500=rate_500, rate_dropped=rate_dropped,
         rate_malformed=rate_malformed, rate_truncated=rate_truncated, rate_slow=rate_slow,
-        slow_ms=slow_ms, seed=seed))
+        slow_ms=slow_ms, seed=seed),
+        batch_faults=BatchFaults(delay_s=batch_delay_s, failed_line_rate=batch_failed_rate, seed=seed))
     try:
         asyncio.run(serve_forever(sim, host, port))
     except OSError as exc:

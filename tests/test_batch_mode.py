@@ -117,3 +117,59 @@ def test_batch_mode_refuses_the_dask_runner(tmp_path: Path):
     config = write_config(tmp_path / "c.yaml", runner="dask", llm={"mode": "batch"})
     with pytest.raises(ConfigError, match="runner: thread"):
         load_config(config)
+
+
+def test_a_batch_uploaded_but_not_recorded_as_created_is_found_by_its_file(tmp_path: Path):
+    # A build killed between creating a batch and recording it: the next run lists the
+    # provider's batches, adopts the one made from its file, and sends nothing again.
+    import asyncio
+
+    import openai
+
+    from memsynth.llm.batch import BatchQueue, BatchSettings
+    from memsynth.llm.request import LLMResponse
+
+    simulator = start_simulator(batch_faults=BatchFaults(delay_s=0.1))
+    kept: dict[str, dict] = {}
+
+    async def keep(custom_id: str, body: dict, stage: str, model: str) -> LLMResponse:
+        kept[custom_id] = body
+        return LLMResponse(content=body["choices"][0]["message"]["content"], finish_reason="stop",
+                           prompt_tokens=1, completion_tokens=1, model=model)
+
+    def body(text: str) -> dict:
+        return {"model": "m", "messages": [{"role": "user", "content": text}]}
+
+    async def scenario() -> tuple[str, str]:
+        client = openai.AsyncOpenAI(api_key="test", base_url=simulator.base_url)
+        settings = BatchSettings(gather_s=0.05, poll_s=0.05)
+        killed = BatchQueue(lambda: client, tmp_path, settings, keep)
+        line = json.dumps({"custom_id": "k1", "method": "POST", "url": "/v1/chat/completions", "body": body("one")})
+        adopted = await client.files.create(file=("b.jsonl", line.encode(), "application/jsonl"), purpose="batch")
+        await client.batches.create(input_file_id=adopted.id, endpoint="/v1/chat/completions",
+                                    completion_window="24h")
+        killed.journal.uploaded(adopted.id, [("k1", "s", "m")])
+        # And one whose batch was never created: its line is asked again.
+        line = json.dumps({"custom_id": "k2", "method": "POST", "url": "/v1/chat/completions", "body": body("two")})
+        orphan = await client.files.create(file=("b.jsonl", line.encode(), "application/jsonl"), purpose="batch")
+        killed.journal.uploaded(orphan.id, [("k2", "s", "m")])
+        killed.journal.close()
+
+        queue = BatchQueue(lambda: client, tmp_path, settings, keep)
+        one, two = await asyncio.gather(queue.answer("k1", body("one"), "s", "m"),
+                                        queue.answer("k2", body("two"), "s", "m"))
+        counters = queue.counters
+        await queue.aclose()
+        await client.close()
+        assert counters.resumed == 1 and counters.submitted == 1
+        return one.content, two.content
+
+    try:
+        one, two = asyncio.run(scenario())
+        stats = _stats(simulator)
+    finally:
+        simulator.stop()
+    assert one and two and set(kept) == {"k1", "k2"}
+    assert stats["batches_created"] == 2 and stats["batch_lines"] == 2 and stats["batch_paid_twice"] == 0
+    with sqlite3.connect(tmp_path / "batches.sqlite") as journal:
+        assert journal.execute("SELECT count(*) FROM batches").fetchone()[0] == 0
