@@ -13,11 +13,10 @@ def estimated_cost(by_model: dict[str, list[int]], prices: dict[str, Price], *, 
     """US dollars for the tokens actually sent upstream, by the config's price table (its
     batch prices for a build in batch mode)."""
     total = 0.0
-    for model, (prompt, completion) in by_model.items():
+    for model, (prompt, completion, *cached) in by_model.items():
         price = prices.get(model)
         if price is not None:
-            per_in, per_out = price.batch() if batch else (price.input_per_1m, price.output_per_1m)
-            total += prompt / 1e6 * per_in + completion / 1e6 * per_out
+            total += price.cost(prompt, completion, sum(cached), batch=batch)
     return round(total, 6)
 
 
@@ -31,6 +30,7 @@ def llm_totals(calls: int, cache_hits: int, counters: EngineCounters,
         "retries": counters.retries,
         "prompt_tokens": counters.prompt_tokens,
         "completion_tokens": counters.completion_tokens,
+        "cached_prompt_tokens": counters.cached_prompt_tokens,
         "estimated_cost_usd": estimated_cost(counters.by_model, prices, batch=batch),
         # The simulator costs nothing, so it never makes a summary say "unpriced".
         "priced": all(m in prices or m == SIMULATOR_MODEL for m in counters.by_model),

@@ -156,10 +156,10 @@ def _print_estimate(e: dict[str, Any], fmt: str) -> None:
     if fmt == "json":
         click.echo(json.dumps(e, indent=2))
         return
-    table = RichTable("stage", "calls", "prompt tokens", "completion tokens")
-    for s in e["stages"]:
-        table.add_row(s["stage"], f"{s['calls']:,}", f"{s['prompt_tokens']:,}", f"{s['completion_tokens']:,}")
-    table.add_row("total", f"{e['calls']:,}", f"{e['prompt_tokens']:,}", f"{e['completion_tokens']:,}")
+    table = RichTable("stage", "calls", "prompt tokens", "of them cached", "completion tokens")
+    for s in [*e["stages"], {**e, "stage": "total"}]:
+        table.add_row(s["stage"], f"{s['calls']:,}", f"{s['prompt_tokens']:,}", f"{s['cached_prompt_tokens']:,}",
+                      f"{s['completion_tokens']:,}")
     out.print(f"estimate for {e['dataset']}: {e['personas']} personas, scaled from a dry run of "
               f"{e['dry_run_personas']} on the simulator ({e['dry_run_seconds']}s)")
     out.print(table)

@@ -36,11 +36,28 @@ class Price(_Strict):
     # The provider's batch price; unset: half the online price (OpenAI's and most others' discount).
     batch_input_per_1m: float | None = Field(None, ge=0)
     batch_output_per_1m: float | None = Field(None, ge=0)
+    # Prompt tokens the provider read from its prompt cache; unset: the input price (no
+    # discount assumed: OpenAI's is 50-90 % depending on the model).
+    cached_input_per_1m: float | None = Field(None, ge=0)
 
     def batch(self) -> tuple[float, float]:
         """(input, output) dollars per million tokens in batch mode."""
         return (self.input_per_1m / 2 if self.batch_input_per_1m is None else self.batch_input_per_1m,
                 self.output_per_1m / 2 if self.batch_output_per_1m is None else self.batch_output_per_1m)
+
+    def rates(self, *, batch: bool = False) -> tuple[float, float, float]:
+        """(input, output, cached input) dollars per million tokens, online or in batch mode
+        (where cached input is counted at the batch input price)."""
+        if batch:
+            per_in, per_out = self.batch()
+            return per_in, per_out, per_in
+        cached = self.input_per_1m if self.cached_input_per_1m is None else self.cached_input_per_1m
+        return self.input_per_1m, self.output_per_1m, cached
+
+    def cost(self, prompt: int, completion: int, cached: int = 0, *, batch: bool = False) -> float:
+        """US dollars for these tokens (`cached` being part of `prompt`)."""
+        per_in, per_out, per_cached = self.rates(batch=batch)
+        return ((prompt - cached) * per_in + cached * per_cached + completion * per_out) / 1e6
 
 
 class BatchConfig(_Strict):

@@ -42,13 +42,15 @@ def estimate_build(config: BuildConfig, *, personas: int | None = None, warehous
     with tempfile.TemporaryDirectory(prefix="memsynth-estimate-") as scratch:
         summary = run_build(dry_config, BuildOptions(llm="simulator", warehouse=scratch, progress=False))
         _, rows, _ = run_query(Path(scratch), config.dataset,
-                               "SELECT stage, count(*), sum(prompt_tokens), sum(completion_tokens) "
-                               "FROM llm_calls GROUP BY stage ORDER BY min(started_at)")
+                               "SELECT stage, count(*), sum(prompt_tokens), sum(completion_tokens), "
+                               "sum(cached_prompt_tokens) FROM llm_calls GROUP BY stage ORDER BY min(started_at)")
     scale = wanted / dry
     stages = [{"stage": stage, "calls": round(calls * scale), "prompt_tokens": round(prompt * scale),
-               "completion_tokens": round(completion * scale)} for stage, calls, prompt, completion in rows]
+               "completion_tokens": round(completion * scale), "cached_prompt_tokens": round(cached * scale)}
+              for stage, calls, prompt, completion, cached in rows]
     prompt = sum(s["prompt_tokens"] for s in stages)
     completion = sum(s["completion_tokens"] for s in stages)
+    cached = sum(s["cached_prompt_tokens"] for s in stages)
     model = model or os.environ.get("MEMSYNTH_MODEL") or config.llm.model
     price: Price | None = config.llm.prices.get(model)
     return {
@@ -58,8 +60,11 @@ def estimate_build(config: BuildConfig, *, personas: int | None = None, warehous
         "personas_to_write": max(0, wanted - len(pool)),
         "stages": stages, "calls": sum(s["calls"] for s in stages),
         "prompt_tokens": prompt, "completion_tokens": completion, "model": model,
+        # Of the prompt tokens, those a provider's prompt cache would serve (prompts of over
+        # 1,024 tokens sharing a prefix with an earlier one, as the simulator models it).
+        "cached_prompt_tokens": cached,
         "cost_usd": None if price is None else {
-            "online": round((prompt * price.input_per_1m + completion * price.output_per_1m) / 1e6, 2),
-            "batch": round((prompt * price.batch()[0] + completion * price.batch()[1]) / 1e6, 2)},
+            "online": round(price.cost(prompt, completion, cached), 2),
+            "batch": round(price.cost(prompt, completion, cached, batch=True), 2)},
         "dry_run_seconds": summary["seconds"],
     }

@@ -27,6 +27,9 @@ class LLMCallRow(BaseModel):
     repair_index: int
     prompt_tokens: int
     completion_tokens: int
+    # Of prompt_tokens, those the provider served from its prompt cache (usage's
+    # prompt_tokens_details.cached_tokens): billed at the cached-input price.
+    cached_prompt_tokens: int = 0
     latency_s: float
     attempts: int
     cache_hit: bool

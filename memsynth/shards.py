@@ -237,10 +237,10 @@ def merged_counters(snapshots: dict[str, dict[str, Any]], *, into: EngineCounter
     for snap in snapshots.values():
         for name, value in snap.items():
             if name == "by_model":
-                for model, (prompt, completion) in value.items():
-                    mine = total.by_model.setdefault(model, [0, 0])
-                    mine[0] += prompt
-                    mine[1] += completion
+                for model, tokens in value.items():
+                    mine = total.by_model.setdefault(model, [0, 0, 0])
+                    for i, n in enumerate(tokens):
+                        mine[i] += n
             elif name != "in_flight":
                 setattr(total, name, getattr(total, name) + value)
     for name, value in asdict(total).items():

@@ -163,7 +163,9 @@ class StageRunner:
                 localized("_schema_hint.j2", language),
                 {"schema": json.dumps(self._schema(stage.output), ensure_ascii=False),
                  "schema_name": stage.schema_name})
-            messages[-1] = {**messages[-1], "content": messages[-1]["content"] + "\n\n" + hint}
+            # In the first message (the system one), so it joins the prefix a persona's
+            # prompts of the stage share rather than following each item.
+            messages[0] = {**messages[0], "content": messages[0]["content"] + "\n\n" + hint}
         return messages
 
     async def run(self, stage: Stage, variables: Mapping[str, Any], *, item_key: str,
@@ -207,6 +209,7 @@ class StageRunner:
                 break
             call.update(prompt_tokens=response.prompt_tokens,
                         completion_tokens=response.completion_tokens,
+                        cached_prompt_tokens=response.cached_prompt_tokens,
                         latency_s=response.latency_s, attempts=response.attempts,
                         cache_hit=response.cached)
             output, problems, outcome = self._evaluate(stage, response.content,
@@ -333,5 +336,5 @@ def _validation_problems(exc: ValidationError, variables: Mapping[str, Any], lim
 
 
 def _empty_usage() -> dict[str, Any]:
-    return {"prompt_tokens": 0, "completion_tokens": 0, "latency_s": 0.0, "attempts": 0,
+    return {"prompt_tokens": 0, "completion_tokens": 0, "cached_prompt_tokens": 0, "latency_s": 0.0, "attempts": 0,
             "cache_hit": False}

@@ -72,3 +72,51 @@ def test_a_budget_without_a_price_is_refused(tmp_path: Path):
     assert "budget_usd needs the price of test-model in llm.prices" in result.stderr
     assert Price(input_per_1m=1, output_per_1m=4).batch() == (0.5, 2.0)
     assert Price(input_per_1m=1, output_per_1m=4, batch_input_per_1m=0.7).batch() == (0.7, 2.0)
+
+
+def test_the_simulator_s_prompt_cache_serves_shared_prefixes_of_long_prompts():
+    from memsynth.simulator.prompt_cache import PrefixCache
+
+    cache = PrefixCache()
+    shared = "instructions and profile " * 200  # 5,000 characters: 1,250 tokens
+    assert cache.read("m", shared + "item one") == 0  # the first sees nothing cached
+    assert cache.read("m", shared + "item two") == 1152  # 128-token steps of the shared 1,250
+    assert cache.read("other-model", shared + "item two") == 0  # per model
+    assert cache.read("m", "short prompt " + shared[:3000]) == 0  # under 1,024 tokens: never cached
+    assert cache.read("m", "x" + shared) == 0  # a different first character: a different prefix
+
+
+def test_cached_prompt_tokens_are_recorded_per_call_and_priced(tmp_path: Path):
+    from memsynth.simulator.prompt_cache import PrefixCache
+
+    prices = {"test-model": {"input_per_1m": 1.0, "output_per_1m": 4.0, "cached_input_per_1m": 0.25}}
+    # The simulator's stand-in profiles are short: cache from 256 tokens, in 64-token steps.
+    sim = start_simulator(prompt_cache=PrefixCache(min_tokens=256, step_tokens=64))
+    try:
+        env = {"OPENAI_BASE_URL": sim.base_url, "OPENAI_API_KEY": "x"}
+        config = write_config(tmp_path / "c.yaml", llm={"model": "test-model", "stage_variables": True,
+                                                        "prices": prices})
+        summary = cli_json("build", str(config), "--warehouse", str(tmp_path / "w"), "--no-progress",
+                           "--format", "json", env=env)
+        rows = cli_json("query", "SELECT stage, sum(prompt_tokens) p, sum(cached_prompt_tokens) c FROM llm_calls "
+                        "WHERE NOT cache_hit GROUP BY stage", "--dataset", "t", "--warehouse", str(tmp_path / "w"),
+                        "--format", "json")
+        estimate = cli_json("build", str(config), "--estimate", "--warehouse", str(tmp_path / "e"),
+                            "--format", "json", env=env)
+    finally:
+        sim.stop()
+    cached = {r["stage"]: r["c"] for r in rows}
+    # A persona's prompts of a stage share their instructions and profile, then differ.
+    for stage in ("enpmr.goal", "enpmr.power", "enpmr.memory_session", "enpmr.support_dialogue"):
+        assert cached[stage] > 0, rows
+    assert all(r["c"] < r["p"] for r in rows)
+    llm = summary["llm"]
+    assert llm["cached_prompt_tokens"] == sum(cached.values())
+    price = Price(**prices["test-model"])
+    expected = price.cost(llm["prompt_tokens"], llm["completion_tokens"], llm["cached_prompt_tokens"])
+    assert llm["estimated_cost_usd"] == pytest.approx(expected, rel=1e-6)
+    assert expected < price.cost(llm["prompt_tokens"], llm["completion_tokens"])
+    # The estimate's dry run is on the built-in simulator (a provider's 1,024-token floor).
+    assert estimate["cached_prompt_tokens"] == sum(s["cached_prompt_tokens"] for s in estimate["stages"])
+    assert estimate["cost_usd"]["online"] == pytest.approx(price.cost(
+        estimate["prompt_tokens"], estimate["completion_tokens"], estimate["cached_prompt_tokens"]), abs=0.01)

@@ -128,7 +128,10 @@ def test_json_object_mode_puts_the_schema_in_the_prompt(simulator, prompts, tmp_
     result = _run(runner, Stage("t", "pair", Pair))
     body = sim.recorded[0]
     assert body["response_format"] == {"type": "json_object"}
-    assert '<json-schema name="t_pair">' in body["messages"][-1]["content"]
+    # In the system message: before the item, in the prefix a stage's prompts share.
+    assert body["messages"][0]["role"] == "system"
+    assert '<json-schema name="t_pair">' in body["messages"][0]["content"]
+    assert "<json-schema" not in body["messages"][-1]["content"]
     assert result.status == "ok" and isinstance(result.output, Pair)
 
 

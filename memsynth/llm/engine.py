@@ -53,7 +53,8 @@ class EngineSettings:
     # Stop before the cost of what was sent could pass this (US dollars), by `prices`:
     # model -> (input, output) dollars per million tokens.
     budget_usd: float | None = None
-    prices: dict[str, tuple[float, float]] = field(default_factory=dict)
+    # model -> (input, output, cached input) dollars per million tokens.
+    prices: dict[str, tuple[float, float, float]] = field(default_factory=dict)
     # "batch": chat requests go out in OpenAI Batch API files (see memsynth.llm.batch).
     mode: str = "online"
     batch: BatchSettings = field(default_factory=BatchSettings)
@@ -70,8 +71,10 @@ class EngineCounters:
     retries: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_prompt_tokens: int = 0
     in_flight: int = 0
-    by_model: dict[str, list[int]] = field(default_factory=dict)  # model -> [prompt, completion]
+    # model -> [prompt, completion, cached prompt] tokens
+    by_model: dict[str, list[int]] = field(default_factory=dict)
 
 
 # Calls that must fail to connect, with no call ever answered, before a build gives up.
@@ -176,9 +179,9 @@ class LLMEngine:
         finally:
             del self._inflight_keys[key]
 
-    def _cost(self, model: str, prompt: int, completion: int) -> float:
-        price_in, price_out = self.settings.prices.get(model, (0.0, 0.0))
-        return (prompt * price_in + completion * price_out) / 1e6
+    def _cost(self, model: str, prompt: int, completion: int, cached: int = 0) -> float:
+        price_in, price_out, price_cached = self.settings.prices.get(model, (0.0, 0.0, 0.0))
+        return ((prompt - cached) * price_in + cached * price_cached + completion * price_out) / 1e6
 
     def _reserve(self, request: Any) -> float:
         """Hold the most this request can cost against the budget, or stop the build."""
@@ -203,7 +206,8 @@ class LLMEngine:
             response = await self._fetch_within_budget(request, send)
         finally:
             self._reserved_usd -= reserved
-        self.spent_usd += self._cost(request.model, response.prompt_tokens, response.completion_tokens)
+        self.spent_usd += self._cost(request.model, response.prompt_tokens, response.completion_tokens,
+                                     response.cached_prompt_tokens)
         return response
 
     async def _fetch_batched(self, request: LLMRequest, key: str, stage: str) -> LLMResponse:
@@ -246,10 +250,12 @@ class LLMEngine:
             raise LineFailed(f"unreadable answer in a batch: {exc}") from exc
         response = LLMResponse(content=raw.content, finish_reason=raw.finish_reason,
                                prompt_tokens=raw.prompt_tokens, completion_tokens=raw.completion_tokens,
-                               model=raw.model or model, cached=False)
+                               cached_prompt_tokens=raw.cached_prompt_tokens, model=raw.model or model,
+                               cached=False)
         self._successes += 1
         self._count_usage(model, response)
-        self.spent_usd += self._cost(model, response.prompt_tokens, response.completion_tokens)
+        self.spent_usd += self._cost(model, response.prompt_tokens, response.completion_tokens,
+                                     response.cached_prompt_tokens)
         await self.cache.put(key, response.to_record(), {"stage": stage, "model": model})
         return response
 
@@ -257,9 +263,11 @@ class LLMEngine:
         c = self.counters
         c.prompt_tokens += response.prompt_tokens
         c.completion_tokens += response.completion_tokens
-        per_model = c.by_model.setdefault(model, [0, 0])
+        c.cached_prompt_tokens += response.cached_prompt_tokens
+        per_model = c.by_model.setdefault(model, [0, 0, 0])
         per_model[0] += response.prompt_tokens
         per_model[1] += response.completion_tokens
+        per_model[2] += response.cached_prompt_tokens
 
     async def _fetch_within_budget(self, request: Any, send: Any) -> LLMResponse:
         estimate = _estimate_tokens(request)
@@ -305,6 +313,7 @@ class LLMEngine:
             finish_reason=raw.finish_reason,
             prompt_tokens=raw.prompt_tokens,
             completion_tokens=raw.completion_tokens,
+            cached_prompt_tokens=raw.cached_prompt_tokens,
             model=raw.model or request.model,
             cached=False,
             attempts=attempts,
@@ -474,6 +483,7 @@ class _Completion:
     prompt_tokens: int
     completion_tokens: int
     model: str
+    cached_prompt_tokens: int = 0
 
     @classmethod
     def parse(cls, data: dict[str, Any]) -> _Completion:
@@ -485,6 +495,7 @@ class _Completion:
                    finish_reason=choices[0].get("finish_reason"),
                    prompt_tokens=int(usage.get("prompt_tokens") or 0),
                    completion_tokens=int(usage.get("completion_tokens") or 0),
+                   cached_prompt_tokens=int((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0),
                    model=str(data.get("model") or ""))
 
     @classmethod
@@ -532,6 +543,7 @@ def _response_from_record(record: dict[str, Any], *, cached: bool) -> LLMRespons
         finish_reason=record.get("finish_reason"),
         prompt_tokens=record.get("prompt_tokens", 0),
         completion_tokens=record.get("completion_tokens", 0),
+        cached_prompt_tokens=record.get("cached_prompt_tokens", 0),
         model=record.get("model", ""),
         cached=cached,
         attempts=0,

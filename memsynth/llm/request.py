@@ -117,6 +117,7 @@ class LLMResponse:
     cached: bool = False
     attempts: int = 1
     latency_s: float = 0.0
+    cached_prompt_tokens: int = 0  # of prompt_tokens, read from the provider's prompt cache
 
     def to_record(self) -> dict[str, Any]:
         return {
@@ -124,5 +125,6 @@ class LLMResponse:
             "finish_reason": self.finish_reason,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
+            "cached_prompt_tokens": self.cached_prompt_tokens,
             "model": self.model,
         }

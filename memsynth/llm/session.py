@@ -36,7 +36,7 @@ def engine_settings(config: BuildConfig, base_url: str | None, *, concurrency: i
         backoff_base_s=llm.retry_base_s, outage_wait_s=llm.outage_wait_s,
         rate_limit_wait_s=llm.rate_limit_wait_s, max_tokens_ceiling=llm.max_tokens_ceiling,
         budget_usd=budget_usd or llm.budget_usd,
-        prices={m: p.batch() if batch else (p.input_per_1m, p.output_per_1m) for m, p in llm.prices.items()},
+        prices={m: p.rates(batch=batch) for m, p in llm.prices.items()},
         mode=llm.mode, batch=BatchSettings(
             gather_s=llm.batch.gather_s, max_wait_s=llm.batch.max_wait_s, max_requests=llm.batch.max_requests,
             max_bytes=int(llm.batch.max_mb * 1e6), poll_s=llm.batch.poll_s, poll_cap_s=llm.batch.poll_cap_s))

@@ -23,6 +23,7 @@ from aiohttp import web
 from memsynth.simulator.answers import StageAnswer, recipe_answers
 from memsynth.simulator.batches import BatchDesk, BatchFaults, DeskCounters
 from memsynth.simulator.fake import SchemaFaker
+from memsynth.simulator.prompt_cache import PrefixCache
 from memsynth.simulator.text import TextMaker
 
 MODEL_ID = "memsynth-simulator"
@@ -63,7 +64,7 @@ class Simulator:
 
     def __init__(self, *, latency_ms: float = 0.0, faults: Faults | None = None,
                  upstream: str | None = None, answers: dict[str, StageAnswer] | None = None,
-                 batch_faults: BatchFaults | None = None):
+                 batch_faults: BatchFaults | None = None, prompt_cache: PrefixCache | None = None):
         self.latency_s = latency_ms / 1000.0
         self.faults = faults or Faults()
         self.upstream = upstream.rstrip("/") if upstream else None
@@ -75,6 +76,7 @@ class Simulator:
         self._rng = random.Random(self.faults.seed)
         self._session: aiohttp.ClientSession | None = None
         self.desk = BatchDesk(self.complete, batch_faults)
+        self.prompt_cache = prompt_cache or PrefixCache()
 
     def script(self, schema_name: str, contents: list[Any]) -> None:
         """Answer the next requests for `schema_name` with these contents, in order (tests).
@@ -251,6 +253,7 @@ class Simulator:
             content = json.dumps(draft, ensure_ascii=False)
         prompt_tokens = max(1, len(prompt) // 4)
         completion_tokens = max(1, len(content) // 4)
+        cached_tokens = self.prompt_cache.read(str(body.get("model")), prompt)
         return {
             "id": "chatcmpl-sim-" + seed.hex()[:24],
             "object": "chat.completion",
@@ -259,7 +262,8 @@ class Simulator:
             "choices": [{"index": 0, "finish_reason": "stop",
                          "message": {"role": "assistant", "content": content}}],
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens},
+                      "total_tokens": prompt_tokens + completion_tokens,
+                      "prompt_tokens_details": {"cached_tokens": cached_tokens}},
         }
 
 

@@ -112,8 +112,10 @@ def _options(recipe: str, language: str) -> dict[str, Any]:
     return GOLDEN_OPTIONS[recipe]
 
 
-def record_variables(recipes: Any = None) -> None:
-    """Run each recipe for one persona on the simulator and keep each stage's first variables."""
+def recorded_requests(recipe_name: str, language: str, options: dict[str, Any] | None = None
+                      ) -> tuple[Any, Any, list[dict[str, Any]]]:
+    """Run `recipe_name` for one persona on a recording simulator: the recipe, the persona's
+    context, and every request body it sent (with the stage and its variables under `memsynth`)."""
     from memsynth.config import BuildConfig
     from memsynth.llm.cache import ResponseCache
     from memsynth.llm.engine import EngineSettings, LLMEngine
@@ -122,33 +124,40 @@ def record_variables(recipes: Any = None) -> None:
     from memsynth.simulator.server import Simulator, SimulatorThread
     from memsynth.stage import GenerationSettings, StageRunner
 
+    with SimulatorThread(Simulator()) as sim, tempfile.TemporaryDirectory() as cache:
+        sim.simulator.record = True
+        config = BuildConfig(dataset="golden", recipe=recipe_name, language=language, seed=1,
+                             recipe_options={**_options(recipe_name, language), **(options or {})})
+        engine = LLMEngine(EngineSettings(base_url=sim.base_url, api_key_env="X"), ResponseCache(cache),
+                           api_key="k")
+        runner = StageRunner(engine, PromptLibrary(), GenerationSettings(model="m", stage_variables=True))
+        recipe = recipe_class(recipe_name)(config.recipe_options)
+        persona = (recipe.source_personas(config, Path(cache)) or [
+            PersonaRow(persona_id="0042", description=PERSONAS[language], source="golden")])[0]
+        ctx = PersonaContext(persona, config, runner, ShardOutput(), persona_rng(1, "0042"))
+        asyncio.run(_generate(recipe, ctx, engine))
+        return recipe, ctx, list(sim.simulator.recorded)
+
+
+def record_variables(recipes: Any = None) -> None:
+    """Run each recipe for one persona on the simulator and keep each stage's first variables."""
+    from memsynth.recipe import persona_rng
+
     for recipe_name in recipes or [r for r in RECIPES if recipe_class(r).stages]:
         for language in LANGUAGES:
-            with SimulatorThread(Simulator()) as sim, tempfile.TemporaryDirectory() as cache:
-                sim.simulator.record = True
-                config = BuildConfig(dataset="golden", recipe=recipe_name, language=language, seed=1,
-                                     recipe_options=_options(recipe_name, language))
-                engine = LLMEngine(EngineSettings(base_url=sim.base_url, api_key_env="X"), ResponseCache(cache),
-                                   api_key="k")
-                runner = StageRunner(engine, PromptLibrary(), GenerationSettings(model="m", stage_variables=True))
-                recipe = recipe_class(recipe_name)(config.recipe_options)
-                persona = (recipe.source_personas(config, Path(cache)) or [
-                    PersonaRow(persona_id="0042", description=PERSONAS[language], source="golden")])[0]
-                ctx = PersonaContext(persona, config, runner, ShardOutput(), persona_rng(1, "0042"))
-
-                asyncio.run(_generate(recipe, ctx, engine))
-                captured: dict[str, Any] = {}
-                for body in sim.simulator.recorded:
-                    hints = body["memsynth"]
-                    captured.setdefault(hints["stage"].split(".", 1)[1], hints["variables"])
-                persona_stage = recipe.persona_stage
-                if persona_stage is not None:  # runs only when personas are synthesized
-                    captured[persona_stage.name] = {**ctx.common_variables(),
-                                                    **recipe.persona_variables(persona_rng(1, "golden"), language)}
-                missing = {s.name for s in recipe.stages} - set(captured)
-                if missing:
-                    raise RuntimeError(f"{recipe_name}/{language}: no request recorded for {sorted(missing)}")
-                _keep(recipe_name, language, {s.name: captured[s.name] for s in recipe.stages})
+            recipe, ctx, recorded = recorded_requests(recipe_name, language)
+            captured: dict[str, Any] = {}
+            for body in recorded:
+                hints = body["memsynth"]
+                captured.setdefault(hints["stage"].split(".", 1)[1], hints["variables"])
+            persona_stage = recipe.persona_stage
+            if persona_stage is not None:  # runs only when personas are synthesized
+                captured[persona_stage.name] = {**ctx.common_variables(),
+                                                **recipe.persona_variables(persona_rng(1, "golden"), language)}
+            missing = {s.name for s in recipe.stages} - set(captured)
+            if missing:
+                raise RuntimeError(f"{recipe_name}/{language}: no request recorded for {sorted(missing)}")
+            _keep(recipe_name, language, {s.name: captured[s.name] for s in recipe.stages})
 
 
 def _keep(group: str, language: str, variables: dict[str, Any]) -> None:
