@@ -39,6 +39,12 @@ class SimulatorProcess:
         with urllib.request.urlopen(self.base_url.removesuffix("/v1") + "/stats", timeout=10) as r:
             return json.loads(r.read())
 
+    def cpu_seconds(self) -> float:
+        """CPU time (user + system) the simulator process has used so far."""
+        assert self.proc is not None
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def reset(self) -> None:
         req = urllib.request.Request(self.base_url.removesuffix("/v1") + "/stats/reset", method="POST")
         urllib.request.urlopen(req, timeout=10).read()

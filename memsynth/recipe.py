@@ -24,7 +24,7 @@ from memsynth.records import (
     StageFailureRow,
 )
 from memsynth.stage import ItemResult, Stage, StageRunner
-from memsynth.tables import Table
+from memsynth.tables import Table, trusted_row
 
 if TYPE_CHECKING:
     from memsynth.emotions import EmotionSource
@@ -164,8 +164,8 @@ class ShardOutput:
         stats = self.stage_stats.setdefault(result.stage, Counter())
         stats["items"] += 1
         stats[result.status] += 1
-        # model_construct: these rows are assembled by the runner, not read from outside.
-        self.emit(LLM_CALLS, [LLMCallRow.model_construct(**{**c, "started_at": datetime.fromtimestamp(
+        # Trusted: these rows are assembled by the runner, not read from outside.
+        self.emit(LLM_CALLS, [trusted_row(LLMCallRow, {**c, "started_at": datetime.fromtimestamp(
             c["started_at"], UTC)}) for c in result.calls])
         if result.status in ("dropped", "flagged"):
             self.emit(STAGE_FAILURES, [StageFailureRow(

@@ -90,7 +90,7 @@ PAL_SETUP = frozenset({"pal.profile", "pal.timeline", "pal.requirement_types", "
 
 @pytest.mark.parametrize("recipe,options,every,spared", [
     ("enpmr", {"dialogues_per_persona": 4}, 9, frozenset()),
-    ("pal", {"months": [2, 3]}, 7, PAL_SETUP),
+    ("pal", {"months": [2, 3]}, 6, PAL_SETUP),
 ])
 def test_drops_at_every_stage_leave_no_dangling_id(tmp_path, recipe, options, every, spared):
     with SimulatorThread(Dropping(every, spared)) as sim:

@@ -32,7 +32,7 @@ from flows.enpmr.plan import DialoguePlan, memory_details, memory_text, plan_dia
 from memsynth.recipe import PersonaContext, Recipe
 from memsynth.records import PERSONAS, STAGE_FAILURES, StageFailureRow
 from memsynth.stage import ItemResult
-from memsynth.tables import Table
+from memsynth.tables import Table, trusted_row
 from schemas.enpmr import (
     BENCHMARK,
     LIFE_THEMES,
@@ -196,9 +196,9 @@ class EnpmrRecipe(Recipe):
         for memory, result in zip(ordered, results):
             if result.usable:
                 # Built from a validated answer: skip re-validating thousands of turn rows.
-                rows += [MemorySessionRow.model_construct(
-                    memory_id=memory.memory_id, persona_id=memory.persona_id, turn_index=i,
-                    role=t.role, content=t.content) for i, t in enumerate(result.output.turns)]
+                rows += [trusted_row(MemorySessionRow, {
+                    "memory_id": memory.memory_id, "persona_id": memory.persona_id, "turn_index": i,
+                    "role": t.role, "content": t.content}) for i, t in enumerate(result.output.turns)]
         ctx.emit(MEMORY_SESSIONS, rows)
 
     async def _dialogues(self, ctx: PersonaContext, memories: list[MemoryRow],

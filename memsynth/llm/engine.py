@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx2 as httpx  # the HTTP library of openai >= 3
 import openai
+import orjson
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
 
 from memsynth.errors import BuildFailed, ConfigError
@@ -274,25 +275,42 @@ class LLMEngine:
         started = time.monotonic()
         attempts = 0
         budget = _CallBudget(self.settings, self.gate, self.failure_rate, started)
-        retrying = AsyncRetrying(retry=retry_if_exception(is_retryable), stop=budget.exhausted,
-                                 wait=budget.wait, reraise=True)
+
+        async def attempt() -> _Completion:
+            nonlocal attempts
+            await self.gate.admit()
+            attempts += 1
+            if attempts > 1:
+                self.counters.retries += 1
+            try:
+                raw = await send(request, estimate, budget.max_tokens(request))
+                if raw.finish_reason == "length":
+                    raise Truncated(raw)
+            except Exception as exc:
+                self._never_answered(exc)
+                budget.failed(exc)
+                raise
+            self.gate.answered()
+            self.failure_rate.record(ok=True)
+            return raw
+
         try:
-            async for attempt in retrying:
-                with attempt:
-                    await self.gate.admit()
-                    attempts += 1
-                    if attempts > 1:
-                        self.counters.retries += 1
-                    try:
-                        raw = await send(request, estimate, budget.max_tokens(request))
-                        if raw.finish_reason == "length":
-                            raise Truncated(raw)
-                    except Exception as exc:
-                        self._never_answered(exc)
-                        budget.failed(exc)
-                        raise
-                    self.gate.answered()
-                    self.failure_rate.record(ok=True)
+            first: Exception | None = None
+            try:
+                # Nearly every call is answered at once: the retry machinery (a measurable
+                # share of the CPU per call) is built only for the few that are not.
+                raw = await attempt()
+            except Exception as exc:
+                first = exc
+            if first is not None:
+                retrying = AsyncRetrying(retry=retry_if_exception(is_retryable), stop=budget.exhausted,
+                                         wait=budget.wait, reraise=True)
+                async for trying in retrying:
+                    with trying:
+                        if first is not None:  # the failure above, judged as tenacity judges any
+                            failure, first = first, None
+                            raise failure
+                        raw = await attempt()
         except Truncated as exc:
             # Cut off every time: the stage runner asks for a shorter answer instead.
             raw = exc.completion
@@ -378,7 +396,8 @@ class LLMEngine:
             # The client's generic POST: same HTTP, auth, errors and timeouts as
             # `chat.completions.create`, without its per-field transform of the body (a JSON
             # schema made that most of our CPU per call) or building typed response models.
-            response = await self._openai().post(path, body=body, cast_to=httpx.Response)
+            # The body goes as bytes, encoded by orjson: the client sends bytes as they are.
+            response = await self._openai().post(path, body=orjson.dumps(body), cast_to=httpx.Response)
             try:
                 raw = parse(response.json())
             except (ValueError, KeyError, TypeError, IndexError) as exc:

@@ -68,9 +68,14 @@ class LLMRequest:
         return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
     def cache_key(self) -> str:
-        """sha256 of the canonical request, prefixed with the key version."""
-        digest = hashlib.sha256(self.canonical().encode("utf-8")).hexdigest()
-        return f"v{CACHE_KEY_VERSION}-{digest}"
+        """sha256 of the canonical request, prefixed with the key version (computed once:
+        the runner records it and the engine looks it up)."""
+        key = self.__dict__.get("_cache_key")
+        if key is None:
+            digest = hashlib.sha256(self.canonical().encode("utf-8")).hexdigest()
+            key = f"v{CACHE_KEY_VERSION}-{digest}"
+            object.__setattr__(self, "_cache_key", key)  # frozen: the fields, not this memo
+        return key
 
     def response_format(self) -> dict[str, Any] | None:
         """The `response_format` argument for the chat completions API."""
