@@ -98,8 +98,10 @@ def main() -> None:
             home.mkdir()
             sim.reset()
             sim_cpu = sim.cpu_seconds()
+            sampler = sim.sample_in_flight()
             result = run_build(config, warehouse, home, ("--where", where) if run == "regenerate" else (),
                                Path(args.profile) if args.profile and run == "first" else None)
+            in_flight = sampler.stop()
             s, m = result["summary"], result["measured"]
             requests = s["llm"]["requests"]
             limit = args.concurrency / (args.latency_ms / 1000) if args.latency_ms else float("inf")
@@ -116,6 +118,8 @@ def main() -> None:
                 # The simulator shares the machine's cores: when it needs one whole, it (not
                 # the build) bounds the rate.
                 "simulator_cpu_seconds": round(sim.cpu_seconds() - sim_cpu, 1),
+                # Time-averaged requests in flight while any were (polled twice a second).
+                "mean_in_flight": in_flight["mean_in_flight"],
                 "prefect_task_runs": task_runs(home), "row_counts": s["row_counts"],
                 "regenerated_personas": len(s["derivation"].get("regenerated", [])),
             }

@@ -45,6 +45,10 @@ class SimulatorProcess:
         fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
+    def sample_in_flight(self, every_s: float = 0.5) -> InFlightSampler:
+        """Start recording the requests in flight every `every_s` (stop() returns them)."""
+        return InFlightSampler(self, every_s)
+
     def reset(self) -> None:
         req = urllib.request.Request(self.base_url.removesuffix("/v1") + "/stats/reset", method="POST")
         urllib.request.urlopen(req, timeout=10).read()
@@ -56,6 +60,33 @@ class SimulatorProcess:
                 self.proc.wait(10)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
+
+
+class InFlightSampler:
+    """Polls the simulator's in-flight count from a thread: how full the build kept the
+    endpoint (a mean below the concurrency means too little ready work, not a slow client)."""
+
+    def __init__(self, sim: SimulatorProcess, every_s: float):
+        import threading
+
+        self.samples: list[int] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, args=(sim, every_s), daemon=True)
+        self._thread.start()
+
+    def _poll(self, sim: SimulatorProcess, every_s: float) -> None:
+        while not self._stop.wait(every_s):
+            try:
+                self.samples.append(sim.stats()["in_flight"])
+            except OSError:
+                pass
+
+    def stop(self) -> dict:
+        self._stop.set()
+        self._thread.join(5)
+        busy = [n for n in self.samples if n > 0]
+        return {"mean_in_flight": round(sum(busy) / len(busy), 1) if busy else 0,
+                "samples": len(self.samples)}
 
 
 def machine() -> dict:

@@ -397,7 +397,7 @@ class LLMEngine:
             # `chat.completions.create`, without its per-field transform of the body (a JSON
             # schema made that most of our CPU per call) or building typed response models.
             # The body goes as bytes, encoded by orjson: the client sends bytes as they are.
-            response = await self._openai().post(path, body=orjson.dumps(body), cast_to=httpx.Response)
+            response = await self._openai().post(path, content=orjson.dumps(body), cast_to=httpx.Response)
             try:
                 raw = parse(response.json())
             except (ValueError, KeyError, TypeError, IndexError) as exc:
