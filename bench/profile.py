@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import html
+import json
 import re
 from collections import Counter
 from pathlib import Path
@@ -49,6 +50,22 @@ def area_of(stack: tuple[str, ...]) -> str:
             if re.search(pattern, frame):
                 return name
     return "other"
+
+
+# Frames where a thread waits rather than computes (py-spy counts some of them as active).
+# uvloop's run_forever is C: its waits for sockets and its own (small) work both show as
+# that one frame, and go together.
+IDLE = ("EpollSelector.select", "_worker (concurrent/futures/thread.py:81)", "os.fsync", "_wait_for_tstate_lock",
+        "ResponseCache._write_batch (memsynth/llm/cache.py:282)", "LoopThread._run (memsynth/llm/loop.py")
+
+
+def area_shares(stacks: Counter[tuple[str, ...]]) -> dict[str, float]:
+    """Percent of the samples per area."""
+    total = sum(stacks.values()) or 1
+    areas: Counter[str] = Counter()
+    for stack, n in stacks.items():
+        areas[area_of(stack)] += n
+    return {a: round(100 * n / total, 1) for a, n in areas.most_common()}
 
 
 def summarise(stacks: Counter[tuple[str, ...]], top: int) -> str:
@@ -114,14 +131,20 @@ def main() -> None:
     ap.add_argument("profile", type=Path, help="collapsed stacks from py-spy --format raw")
     ap.add_argument("--top", type=int, default=25, help="how many frames to list")
     ap.add_argument("--svg", type=Path, help="also draw the flame graph here")
-    ap.add_argument("--skip", default="_bootstrap|importlib",
+    ap.add_argument("--skip", default=r"<frozen importlib",
                     help="drop stacks whose frames match this (default: imports)")
+    ap.add_argument("--json", type=Path, help="also write the area shares here (for bench/report.py)")
     args = ap.parse_args()
     stacks = read_stacks(args.profile)
     if args.skip:
         skip = re.compile(args.skip)
         stacks = Counter({s: n for s, n in stacks.items() if not any(skip.search(f) for f in s)})
+    # Waiting is not CPU: leave out stacks that end in a wait.
+    stacks = Counter({s: n for s, n in stacks.items() if not any(i in s[-1] for i in IDLE)})
     print(summarise(stacks, args.top))
+    if args.json:
+        args.json.write_text(json.dumps({"profile": args.profile.name, "samples": sum(stacks.values()),
+                                         "areas_percent": area_shares(stacks)}, indent=2))
     if args.svg:
         args.svg.write_text(flame_svg(stacks, f"{args.profile.name}: {sum(stacks.values())} samples"))
         print(f"\nwrote {args.svg}")

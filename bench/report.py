@@ -13,6 +13,43 @@ def load(name: str) -> dict | None:
     return json.loads(path.read_text()) if path.exists() else None
 
 
+# The CPU work of issue 16: the same 200-persona build before and after, and the profiles.
+CPU_RUNS = [("build-200-before", "before (commit 42e58b0, run from a worktree of it)"), ("build-200-after", "after"),
+            ("build-200-all-shards", "midway (uvloop, default collector), all 20 shards at once")]
+
+
+def cpu_section() -> list[str]:
+    runs = [(load(name), label) for name, label in CPU_RUNS]
+    runs = [(b, label) for b, label in runs if b and "simulator_cpu_seconds" in b["first"]]
+    if not runs:
+        return []
+    out = ["## CPU per call, profiled (`bench/build.py`, `bench/profile.py`)", "",
+           "A first build of 200 personas (L=200 ms, C=64, so C/L = 320 req/s). Effective latency is "
+           "mean requests in flight over requests per second: what a request took as the build "
+           "saw it, against the simulator's 200 ms.", "",
+           "| code | CPU ms/call | req/s | of C/L | mean in flight | effective latency ms | "
+           "simulator CPU s | peak RSS MB | command |", "|---|---|---|---|---|---|---|---|---|"]
+    for b, label in runs:
+        r = b["first"]
+        latency = round(1000 * r["mean_in_flight"] / r["requests_per_second"]) if r.get("mean_in_flight") else ""
+        out.append(f"| {label} | {r['cpu_ms_per_call']:.2f} | {r['requests_per_second']} | "
+                   f"{r['ratio_to_limit']:.3f} | {r.get('mean_in_flight', '')} | {latency} | "
+                   f"{r['simulator_cpu_seconds']} | {r['peak_rss_mb']} | `{b['command']}` |")
+    profiles = [(load(f"profile-{name}"), name) for name in ("before", "after")]
+    profiles = [(p, name) for p, name in profiles if p]
+    if profiles:
+        areas = list(dict.fromkeys(a for p, _ in profiles for a in p["areas_percent"]))
+        out += ["", "Where the CPU went (py-spy samples of the first build, waits left out; "
+                "`python bench/profile.py FILE --json …`; flame graphs in `bench/flame-build-200-*.svg`). "
+                "After, the event loop is uvloop's: its C work cannot be told from its waits, so it is "
+                "left out with them, and the shares are of the Python work alone:", "",
+                "| area | " + " | ".join(f"{name} (% of {p['samples']} samples)" for p, name in profiles) + " |",
+                "|---|" + "---|" * len(profiles)]
+        out += [f"| {a} | " + " | ".join(str(p["areas_percent"].get(a, 0)) for p, _ in profiles) + " |"
+                for a in areas]
+    return out + [""]
+
+
 def main() -> None:
     out = ["# Benchmark results", "",
            "Written by `python bench/report.py` from `bench/results/*.json`; each section names "
@@ -55,6 +92,7 @@ def main() -> None:
                          f"C={b['concurrency']}; warehouse {b['warehouse_mb_without_cache']} MB plus "
                          f"cache {b['cache_mb']} MB; {m['cores']} cores, {m['memory_gib']} GiB, {m['when']}.")
         out += ["", *notes, ""]
+    out += cpu_section()
     query = load("query")
     if query:
         m = query["machine"]

@@ -34,6 +34,7 @@ import memsynth
 from memsynth.accounting import llm_totals
 from memsynth.build_report import report_markdown
 from memsynth.cluster import dask_cluster, limit_share, task_runner
+from memsynth.collector import collector_for_build
 from memsynth.config import BuildConfig, redacted, resolve_warehouse
 from memsynth.errors import BuildFailed, ConfigError, MemsynthError
 from memsynth.interrupt import Interrupted, run_in_thread, stop_on_signals
@@ -277,7 +278,7 @@ def _failure_rate(stages: dict[str, dict[str, int]]) -> tuple[int, int]:
 def run_build(config: BuildConfig, options: BuildOptions) -> dict[str, Any]:
     """Build `config` and publish it as the dataset's next version; returns the summary."""
     warehouse = resolve_warehouse(options.warehouse, config)
-    with BuildLock(dataset_dir(warehouse, config.dataset), config.dataset):
+    with BuildLock(dataset_dir(warehouse, config.dataset), config.dataset), collector_for_build():
         return _build(config, options, warehouse)
 
 
