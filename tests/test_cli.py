@@ -314,7 +314,9 @@ def test_a_killed_or_stopped_build_loses_only_calls_in_flight_and_leaves_no_proc
         took = time.monotonic() - signalled
         durable = sum(f.read_bytes().count(b"\n") for f in cache.glob("*.jsonl"))
         sent_before = sim.simulator.counters.requests
-        assert durable >= 40 and sent_before - durable <= 4  # at most the calls in flight
+        # At most the calls in flight: 4 at the endpoint, and up to 4 answered whose group
+        # commit had not reached the disk (a slot frees when its answer arrives).
+        assert durable >= 40 and sent_before - durable <= 8
         # A queued shard (about 300 calls) that started after the signal would show here.
         assert sent_before - sent_at_signal <= 8, (sent_at_signal, sent_before)
         assert not (tmp_path / "wh" / "killed" / "catalog.ducklake").exists()
