@@ -337,6 +337,38 @@ def query(sql: str, dataset: str, version: int | None, warehouse: str | None, fm
     _print_rows(columns, rows, fmt)
 
 
+@cli.command("agreement")
+@click.option("--dataset", required=True, help="dataset whose judgments to compare")
+@click.option("--version", "version", type=int,
+              help="version whose LLM labels the annotators are compared with (default: latest)")
+@click.option("--warehouse", help=WAREHOUSE_HELP)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def agreement_command(dataset: str, version: int | None, warehouse: str | None, fmt: str) -> None:
+    """Agreement per criterion: value shares, Cohen's κ per pair of annotators, Fleiss' κ
+    (three or more), and κ between the LLM's labels and each annotator."""
+    from memsynth.review.agreement import dataset_agreement
+
+    result = dataset_agreement(_warehouse(warehouse), dataset, version)
+    if fmt == "json":
+        click.echo(json.dumps(result, ensure_ascii=False, indent=2))
+        return
+    if not result["criteria"]:
+        raise MemsynthError(f"no judgments recorded for {dataset} yet")
+    table = RichTable("criterion", "items", "annotators", "shares", "Cohen's κ", "Fleiss' κ", "LLM judge κ")
+    for c in result["criteria"]:
+        table.add_row(c["criterion"], str(c["items"]), ", ".join(c["annotators"]),
+                      " ".join(f"{v} {share:.0%}" for v, share in c["shares"].items()),
+                      " ".join(f"{pair} {_kappa(k)}" for pair, k in c["cohen"].items()) or "–",
+                      _kappa(c["fleiss"]) + (f" ({c['fleiss_items']} items)" if c["fleiss"] is not None else ""),
+                      " ".join(f"{name} {_kappa(j['kappa'])} ({j['items']})" for name, j in c["judge"].items()) or "–")
+    out.print(f"{dataset} version {result['version']} ({result['recipe']}): {result['judgments']} judgments")
+    out.print(table)
+
+
+def _kappa(k: float | None) -> str:
+    return "–" if k is None else f"{k:.3f}"
+
+
 @cli.group()
 def release() -> None:
     """Export a dataset version as a benchmark release; check and compare releases."""

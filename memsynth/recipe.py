@@ -58,6 +58,9 @@ class Recipe(abc.ABC):
     emotion_source: ClassVar[EmotionSource | None] = None
     # False: the recipe's versions come only from `memsynth import` (a config cannot build it).
     buildable: ClassVar[bool] = True
+    # The LLM's own labels that annotators judge again (`memsynth agreement` compares them):
+    # SQL over the recipe's tables giving (item_id, criterion, value) rows. None: none.
+    judge_labels: ClassVar[str | None] = None
 
     def __init__(self, options: BaseModel | Mapping[str, Any] | None = None):
         if isinstance(options, self.options_model):

@@ -76,6 +76,9 @@ class StratmemRecipe(Recipe):
     statistics = STATISTICS
     seed_figures = SEED_FIGURES
     emotion_source = stratmem_emotions.SOURCE
+    # The labellers' majority role of each memory, as annotators label it again in review.
+    judge_labels = ("SELECT instance_id || '#' || memory_index, 'role', role FROM stratmem_memories "
+                    "ORDER BY instance_id, memory_index")
     options: StratmemOptions
 
     def __init__(self, options: Any = None):
