@@ -365,6 +365,23 @@ def agreement_command(dataset: str, version: int | None, warehouse: str | None, 
     out.print(table)
 
 
+@cli.command("report")
+@click.option("--dataset", required=True, help="dataset to report on")
+@click.option("--version", "version", type=int, help="version to report on (default: latest)")
+@click.option("--compare", type=int, help="another version of the dataset, shown beside it in every figure")
+@click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False),
+              help="the HTML file to write (one self-contained page, plots embedded)")
+@click.option("--warehouse", help=WAREHOUSE_HELP)
+def report_command(dataset: str, version: int | None, compare: int | None, out_path: str,
+                   warehouse: str | None) -> None:
+    """A quality report of a version as one HTML page: calls, repairs, drops, tokens and time
+    per stage, the recipe's own figures, and the diversity of the generated text."""
+    from memsynth.review.report import write_report
+
+    written = write_report(_warehouse(warehouse), dataset, Path(out_path), version, compare)
+    out.print(f"wrote {written}")
+
+
 def _kappa(k: float | None) -> str:
     return "–" if k is None else f"{k:.3f}"
 

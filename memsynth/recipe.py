@@ -23,6 +23,7 @@ from memsynth.records import (
     PersonaRow,
     StageFailureRow,
 )
+from memsynth.review.report import Figure
 from memsynth.stage import ItemResult, Stage, StageRunner
 from memsynth.tables import Table, trusted_row
 
@@ -61,6 +62,10 @@ class Recipe(abc.ABC):
     # The LLM's own labels that annotators judge again (`memsynth agreement` compares them):
     # SQL over the recipe's tables giving (item_id, criterion, value) rows. None: none.
     judge_labels: ClassVar[str | None] = None
+    # `memsynth report`: the recipe's own figures, and SQL giving (persona_id, text) rows of
+    # what the model wrote, for the diversity section.
+    report_figures: ClassVar[tuple[Figure, ...]] = ()
+    report_texts: ClassVar[str | None] = None
 
     def __init__(self, options: BaseModel | Mapping[str, Any] | None = None):
         if isinstance(options, self.options_model):

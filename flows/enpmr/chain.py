@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from flows.enpmr import emotions as enpmr_emotions
+from flows.enpmr import report
 from flows.enpmr import stages as S
 from flows.enpmr.options import (
     BLRI_ITEMS,
@@ -101,6 +102,8 @@ class EnpmrRecipe(Recipe):
                                  SUPPORT_DIALOGUES, NEGATIVES, QUALITY_CHECKS, BENCHMARK)
     statistics = STATISTICS
     seed_figures = SEED_FIGURES
+    report_figures = report.FIGURES
+    report_texts = report.TEXTS
     emotion_source = enpmr_emotions.SOURCE
 
     @property

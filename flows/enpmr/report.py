@@ -1,0 +1,16 @@
+"""enpmr's figures for `memsynth report`, and the text its diversity section reads."""
+
+from memsynth.review.report import Figure
+
+FIGURES = (
+    Figure("Memories per category", "SELECT category, count(*) AS memories FROM memories GROUP BY 1 ORDER BY 1"),
+    Figure("Dialogues per need", "SELECT need, count(*) AS dialogues FROM support_dialogues GROUP BY 1 ORDER BY 1"),
+    Figure("Turns per support dialogue", "SELECT len(turns) FROM support_dialogues", "hist", "turns"),
+    Figure("Turns per memory session", "SELECT count(*) FROM memory_sessions GROUP BY memory_id", "hist", "turns"),
+    Figure("Check pass rate", "SELECT check_name, round(avg(passed::INT), 3) AS pass_rate FROM quality_checks "
+           "GROUP BY 1 ORDER BY 1"),
+    Figure("BLRI mean per dialogue", "SELECT blri_mean FROM benchmark", "hist", "BLRI mean"),
+)
+# The dialogues' turns and the memories: what the model wrote, per persona.
+TEXTS = ("SELECT persona_id, t.content FROM (SELECT persona_id, unnest(turns) AS t FROM support_dialogues) "
+         "UNION ALL SELECT persona_id, text FROM memories")

@@ -1,0 +1,14 @@
+"""pal's figures for `memsynth report`, and the text its diversity section reads."""
+
+from memsynth.review.report import Figure
+
+FIGURES = (
+    Figure("Situations per persona", "SELECT count(*) FROM situations GROUP BY persona_id", "hist", "situations"),
+    Figure("Logs per situation", "SELECT count(*) FROM logs GROUP BY situation_id", "hist", "logs"),
+    Figure("Logs per type", "SELECT log_type, count(*) AS logs FROM logs GROUP BY 1 ORDER BY 1"),
+    Figure("Turns per dialogue session", "SELECT count(*) FROM dialogue_turns GROUP BY situation_id", "hist", "turns"),
+    Figure("Dialogue actions", "SELECT speaker || ' ' || action, count(*) AS turns FROM dialogue_turns "
+           "GROUP BY 1 ORDER BY 1"),
+)
+TEXTS = ("SELECT s.persona_id, d.content FROM dialogue_turns d JOIN situations s USING (situation_id) "
+         "UNION ALL SELECT persona_id, content FROM logs")

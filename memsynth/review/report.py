@@ -1,0 +1,195 @@
+"""`memsynth report`: one self-contained HTML page of a version's figures and diversity.
+
+Figures are declared, not coded: a `Figure` is a title and a query over the version's
+tables. The engine's (calls, repairs, drops, tokens, time per stage) apply to every
+recipe; each recipe adds its own (`Recipe.report_figures`) and names its generated text
+(`Recipe.report_texts`) for the diversity section: distinct-1/2, near duplicates within
+and across personas (MinHash), and the most frequent openings, the tell of templated text.
+With `--compare M` each figure shows both versions side by side.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from memsynth.errors import MemsynthError
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A chart of a query's rows: `bar` takes (label, value, ...) rows, one series per value
+    column; `hist` takes (value,) rows."""
+
+    title: str
+    sql: str
+    kind: Literal["bar", "hist"] = "bar"
+    xlabel: str = ""
+
+
+ENGINE_FIGURES = (
+    Figure("LLM calls and repairs per stage",
+           "SELECT stage, count(*) FILTER (WHERE repair_index = 0) AS calls, "
+           "count(*) FILTER (WHERE repair_index > 0) AS repairs FROM llm_calls GROUP BY 1 ORDER BY 1"),
+    Figure("Dropped and flagged items per stage",
+           "SELECT stage, count(*) FILTER (WHERE action = 'dropped') AS dropped, "
+           "count(*) FILTER (WHERE action = 'flagged') AS flagged FROM stage_failures GROUP BY 1 ORDER BY 1"),
+    Figure("Tokens per stage",
+           "SELECT stage, sum(prompt_tokens) AS prompt, sum(completion_tokens) AS completion "
+           "FROM llm_calls GROUP BY 1 ORDER BY 1"),
+    Figure("Time per stage (summed call seconds)",
+           "SELECT stage, round(sum(latency_s), 2) AS seconds FROM llm_calls GROUP BY 1 ORDER BY 1"),
+)
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def tokens(text: str) -> list[str]:
+    """Words, or characters for Chinese text."""
+    text = text.casefold()
+    return [c for c in text if not c.isspace() and c.isalnum()] if _CJK.search(text) else _WORD.findall(text)
+
+
+def distinct_n(texts: list[str], n: int) -> float | None:
+    """Distinct n-grams over all n-grams of the texts (Li et al.'s distinct-n)."""
+    grams: Counter[tuple[str, ...]] = Counter()
+    for text in texts:
+        words = tokens(text)
+        grams.update(tuple(words[i:i + n]) for i in range(len(words) - n + 1))
+    total = sum(grams.values())
+    return round(len(grams) / total, 4) if total else None
+
+
+def near_duplicates(items: list[tuple[str, str]], threshold: float = 0.8) -> dict[str, Any]:
+    """Texts with a near twin (MinHash Jaccard ≥ threshold), split by whether the twin is
+    the same persona's or another's."""
+    from datasketch import MinHashLSH
+
+    from memsynth.persona_synthesis import NUM_PERM, minhash
+
+    lsh = MinHashLSH(threshold=threshold * 0.9, num_perm=NUM_PERM)
+    hashes = []
+    for i, (_, text) in enumerate(items):
+        m = minhash(text)
+        hashes.append(m)
+        lsh.insert(str(i), m)
+    within = across = 0
+    for i, (persona, _) in enumerate(items):
+        twins = [int(j) for j in lsh.query(hashes[i]) if int(j) != i and hashes[int(j)].jaccard(hashes[i]) >= threshold]
+        within += any(items[j][0] == persona for j in twins)
+        across += any(items[j][0] != persona for j in twins)
+    n = len(items) or 1
+    return {"texts": len(items), "threshold": threshold, "within_persona": round(within / n, 4),
+            "across_personas": round(across / n, 4)}
+
+
+def openings(texts: list[str], words: int = 3, top: int = 10) -> list[tuple[str, int]]:
+    """The most frequent first words of the texts."""
+    counts = Counter(" ".join(tokens(t)[:words]) for t in texts if t.strip())
+    return counts.most_common(top)
+
+
+def diversity(items: list[tuple[str, str]]) -> dict[str, Any]:
+    texts = [t for _, t in items]
+    return {"distinct_1": distinct_n(texts, 1), "distinct_2": distinct_n(texts, 2),
+            "near_duplicates": near_duplicates(items), "openings": openings(texts)}
+
+
+def _png(figure: Figure, columns: list[str], rows: list[tuple[Any, ...]]) -> str:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    try:
+        if figure.kind == "hist":
+            values = [r[0] for r in rows if r[0] is not None]
+            ax.hist(values, bins=min(30, max(5, len(set(values)))), color="#4878a8")
+            ax.set_ylabel("count")
+        else:
+            labels = [str(r[0]) for r in rows]
+            series = columns[1:]
+            width = 0.8 / max(1, len(series))
+            for k, name in enumerate(series):
+                ax.bar([i + k * width for i in range(len(rows))], [r[k + 1] or 0 for r in rows], width, label=name)
+            ax.set_xticks([i + width * (len(series) - 1) / 2 for i in range(len(rows))], labels,
+                          rotation=40, ha="right", fontsize=8)
+            if len(series) > 1:
+                ax.legend(fontsize=8)
+        ax.set_xlabel(figure.xlabel)
+        if not rows:
+            ax.text(0.5, 0.5, "no rows", ha="center", va="center", transform=ax.transAxes)
+        fig.tight_layout()
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=90)
+    finally:
+        plt.close(fig)
+    return base64.b64encode(buffer.getvalue()).decode()
+
+
+def build_report(warehouse: Path, dataset: str, version: int | None = None, compare: int | None = None) -> str:
+    """The HTML page for a version (and, with `compare`, another version beside it)."""
+    from flows.registry import recipe_class
+    from memsynth.warehouse.catalog import open_version, run_query
+
+    con, row = open_version(warehouse, dataset, version)
+    con.close()
+    versions = [row["version"]]
+    if compare is not None:
+        other_con, other = open_version(warehouse, dataset, compare)
+        other_con.close()
+        if other["recipe"] != row["recipe"]:
+            raise MemsynthError(f"version {compare} is a {other['recipe']} version, not {row['recipe']}")
+        versions.append(other["version"])
+    recipe = recipe_class(row["recipe"])
+    figures = (*ENGINE_FIGURES, *recipe.report_figures)
+    head = (f"{dataset} version {versions[0]}" + (f" beside version {versions[1]}" if compare is not None else ""))
+    parts = [f"<h1>{html.escape(head)}</h1>",
+             f"<p>recipe {html.escape(row['recipe'])}; rows: " + html.escape(", ".join(
+                 f"{t} {n:,}" for t, n in sorted((row.get("row_counts") or {}).items()))) + "</p>"]
+    for figure in figures:
+        cells = []
+        for v in versions:
+            columns, rows, _ = run_query(warehouse, dataset, figure.sql, v)
+            cells.append(f'<td><div class="v">version {v}</div><img alt="{html.escape(figure.title)}" '
+                         f'src="data:image/png;base64,{_png(figure, columns, rows)}"></td>')
+        parts.append(f"<h2>{html.escape(figure.title)}</h2><table><tr>{''.join(cells)}</tr></table>")
+    if recipe.report_texts:
+        parts.append("<h2>Diversity of generated text</h2>")
+        cells = []
+        for v in versions:
+            _, rows, _ = run_query(warehouse, dataset, recipe.report_texts, v)
+            d = diversity([(str(p), str(t)) for p, t in rows if t])
+            nd = d["near_duplicates"]
+            opening_rows = "".join(f"<tr><td>{html.escape(o)}</td><td>{n}</td></tr>" for o, n in d["openings"])
+            cells.append(f'<td><div class="v">version {v}</div><table class="numbers">'
+                         f"<tr><td>texts</td><td>{nd['texts']:,}</td></tr>"
+                         f"<tr><td>distinct-1</td><td>{d['distinct_1']}</td></tr>"
+                         f"<tr><td>distinct-2</td><td>{d['distinct_2']}</td></tr>"
+                         f"<tr><td>near duplicates within a persona (Jaccard ≥ {nd['threshold']})</td>"
+                         f"<td>{nd['within_persona']:.1%}</td></tr>"
+                         f"<tr><td>near duplicates across personas</td><td>{nd['across_personas']:.1%}</td></tr>"
+                         f"</table><p>Most frequent openings</p><table class=\"numbers\">{opening_rows}</table></td>")
+        parts.append(f"<table><tr>{''.join(cells)}</tr></table>")
+    style = ("body{font-family:sans-serif;margin:2em;max-width:1500px}td{vertical-align:top;padding:0 1em}"
+             "img{max-width:100%}.v{color:#666;font-size:90%}table.numbers td{border-bottom:1px solid #ddd}")
+    return (f"<!doctype html><html><head><meta charset=\"utf-8\"><title>{html.escape(head)}</title>"
+            f"<style>{style}</style></head><body>{''.join(parts)}</body></html>\n")
+
+
+def write_report(warehouse: Path, dataset: str, out: Path, version: int | None = None,
+                 compare: int | None = None) -> Path:
+    """Write the page to `out` whole (a temporary file, then a rename)."""
+    page = build_report(warehouse, dataset, version, compare)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text(page, encoding="utf-8")
+    tmp.replace(out)
+    return out

@@ -1,0 +1,78 @@
+"""`memsynth report`: one HTML page per version, every figure plotted, diversity measured."""
+
+from __future__ import annotations
+
+import base64
+import html
+import re
+from pathlib import Path
+
+import pytest
+
+from flows.registry import recipe_class
+from memsynth.review.report import ENGINE_FIGURES, distinct_n, near_duplicates, openings
+from memsynth.warehouse.catalog import run_query
+from tests.conftest import ROOT, cli_json, memsynth_cli, write_config
+
+LOCOMO_SAMPLE = ROOT / "tests" / "data" / "locomo_sample.json"
+BUILDS = {
+    "enpmr": {"dialogues_per_persona": 2},
+    "pal": {"months": [2, 2]},
+    "stratmem": {"source": f"locomo:{LOCOMO_SAMPLE}", "windows": [1], "max_sessions": 2},
+}
+
+
+def test_distinct_n_near_duplicates_and_openings_by_hand():
+    texts = ["the cat sat", "the cat ran"]
+    assert distinct_n(texts, 1) == pytest.approx(4 / 6, abs=1e-4)  # the, cat, sat, ran of six words
+    assert distinct_n(texts, 2) == pytest.approx(3 / 4, abs=1e-4)  # "the cat" twice, "cat sat", "cat ran"
+    assert distinct_n(["我们去公园"], 1) == pytest.approx(1.0)  # Chinese by character
+    long = "we walked along the river after dinner and talked about the new job offer for an hour"
+    found = near_duplicates([("p1", long), ("p1", long + " today"), ("p2", "a different sentence entirely "
+                                                                         "about gardening and tomatoes in june")])
+    assert found["within_persona"] == pytest.approx(2 / 3, abs=1e-4) and found["across_personas"] == 0
+    assert openings(["I am fine", "I am here", "so tired"], words=2)[0] == ("i am", 2)
+
+
+@pytest.mark.parametrize("recipe", sorted(BUILDS))
+def test_the_report_of_a_simulator_build_renders_every_figure(tmp_path: Path, recipe: str):
+    config = write_config(tmp_path / "c.yaml", dataset="r", recipe=recipe, personas={"count": 1},
+                          recipe_options=BUILDS[recipe])
+    wh = tmp_path / "wh"
+    compare = recipe == "enpmr"  # one recipe also builds version 2 (from the cache) to compare with
+    for _ in range(2 if compare else 1):
+        cli_json("build", str(config), "--llm", "simulator", "--warehouse", str(wh), "--no-progress", "--format", "json")
+    figures = (*ENGINE_FIGURES, *recipe_class(recipe).report_figures)
+    out = tmp_path / "report.html"
+    result = memsynth_cli("report", "--dataset", "r", "--warehouse", str(wh), "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    page = out.read_text(encoding="utf-8")
+    titles = [html.unescape(t) for t in re.findall(r"<h2>([^<]*)</h2>", page)]
+    assert titles == [f.title for f in figures] + ["Diversity of generated text"]
+    images = re.findall(r'src="data:image/png;base64,([^"]+)"', page)
+    assert len(images) == len(figures)
+    assert all(base64.b64decode(i).startswith(b"\x89PNG\r\n\x1a\n") for i in images)
+    for figure in figures:  # every recipe figure has data to plot from this build
+        if figure in ENGINE_FIGURES and "stage_failures" in figure.sql:
+            continue  # a clean build drops nothing
+        assert run_query(wh, "r", figure.sql)[1], figure.title
+    distinct = float(re.search(r"distinct-1</td><td>([0-9.]+)", page).group(1))
+    assert 0 < distinct <= 1
+    if not compare:
+        return
+    compared = tmp_path / "compared.html"
+    result = memsynth_cli("report", "--dataset", "r", "--warehouse", str(wh), "--compare", "1", "--out", str(compared))
+    assert result.returncode == 0, result.stderr
+    page = compared.read_text(encoding="utf-8")
+    assert len(re.findall(r"data:image/png;base64,", page)) == 2 * len(figures)
+    assert "r version 2 beside version 1" in page
+
+
+def test_a_missing_version_is_one_clear_line(tmp_path: Path):
+    config = write_config(tmp_path / "c.yaml", dataset="r", personas={"count": 1})
+    cli_json("build", str(config), "--llm", "simulator", "--warehouse", str(tmp_path / "wh"), "--no-progress",
+             "--format", "json")
+    result = memsynth_cli("report", "--dataset", "r", "--warehouse", str(tmp_path / "wh"), "--version", "7",
+                          "--out", str(tmp_path / "x.html"))
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "x.html").exists()
