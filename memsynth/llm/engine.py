@@ -221,6 +221,7 @@ class LLMEngine:
         self.counters.in_flight += 1
         try:
             while True:
+                self.cache.check_writable()  # an answer that could not be kept is not asked for again
                 max_tokens = longer_max_tokens(request, self.settings.max_tokens_ceiling, truncated)
                 self.counters.requests += 1
                 try:
