@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 from memsynth.review.agreement import agreement, cohen_kappa, fleiss_kappa
 from memsynth.review.annotations import AnnotationLog, Judgment
-from tests.conftest import ROOT, cli_json, memsynth_cli
+from tests.conftest import ROOT, cli_json, memsynth_cli, write_config
 
-REFERENCE = Path(os.environ.get("MEMSYNTH_REFERENCE_DATA", ROOT.parent / "shared" / "reference-data"))
-STRATMEM = REFERENCE / "stratmem" / "StratMemBench.json"
+# A stratmem build from the test conversation: 30 memories with their labellers' roles.
+STRATMEM_OPTIONS = {"source": f"locomo:{ROOT / 'tests' / 'data' / 'locomo_sample.json'}",
+                    "windows": [1, 2], "max_sessions": 6}
+
+
+@pytest.fixture(scope="module")
+def stratmem_build(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("agreement")
+    config = write_config(folder / "c.yaml", dataset="smb", recipe="stratmem", personas={"count": 1},
+                          recipe_options=STRATMEM_OPTIONS)
+    cli_json("build", str(config), "--llm", "simulator", "--warehouse", str(folder / "wh"), "--no-progress",
+             "--format", "json")
+    return folder / "wh"
 
 
 def test_cohen_kappa_matches_the_textbook_two_by_two():
@@ -48,9 +58,8 @@ def test_judgments_of_two_annotators_never_collide_and_the_latest_counts(tmp_pat
         log.record(Judgment("i1", "relevant", "yes", "../escape"))
 
 
-def test_two_annotators_label_20_items_and_agreement_prints_the_hand_computed_kappas(tmp_path: Path):
-    wh = tmp_path / "wh"
-    cli_json("import", "stratmem", str(STRATMEM), "--dataset", "smb", "--warehouse", str(wh), "--format", "json")
+def test_two_annotators_label_20_items_and_agreement_prints_the_hand_computed_kappas(stratmem_build: Path):
+    wh = stratmem_build
     memories = cli_json("query", "SELECT instance_id || '#' || memory_index AS item, role FROM stratmem_memories "
                         "ORDER BY instance_id, memory_index LIMIT 20", "--dataset", "smb",
                         "--warehouse", str(wh), "--format", "json")
@@ -62,9 +71,10 @@ def test_two_annotators_label_20_items_and_agreement_prints_the_hand_computed_ka
     for item, a, b in zip(items, ann, bo):
         log.record(Judgment(item, "appropriate", a, "ann"))
         log.record(Judgment(item, "appropriate", b, "bo"))
-    # "role": ann gives the labellers' role except on 4 items, where she says irr.
+    # "role": ann gives the labellers' role except on the first 4 items, where she differs.
     roles = [m["role"] for m in memories]
-    ann_roles = [("irr" if i < 4 else r) for i, r in enumerate(roles)]
+    other = {"must": "irr", "nice": "irr", "irr": "must"}
+    ann_roles = [other[r] if i < 4 else r for i, r in enumerate(roles)]
     for item, role in zip(items, ann_roles):
         log.record(Judgment(item, "role", role, "ann"))
 
@@ -73,12 +83,11 @@ def test_two_annotators_label_20_items_and_agreement_prints_the_hand_computed_ka
     # By hand: p_o = 15/20; p_e = (12/20)(11/20) + (8/20)(9/20) = 0.51; κ = 0.24 / 0.49.
     assert by["appropriate"]["cohen"]["ann~bo"] == pytest.approx(0.24 / 0.49, abs=1e-4)
     assert by["appropriate"]["items"] == 20 and by["appropriate"]["shares"] == {"no": 0.425, "yes": 0.575}
-    # The judge (the file's roles) against ann, by hand from the label counts.
+    # The judge (the build's roles) against ann, by hand from the label counts.
     n = 20
     p_o = sum(a == r for a, r in zip(ann_roles, roles)) / n
     p_e = sum(ann_roles.count(k) * roles.count(k) for k in set(roles) | set(ann_roles)) / (n * n)
-    changed = sum(r != "irr" for r in roles[:4])  # an item already irr is not a disagreement
-    assert changed >= 1 and p_o == (n - changed) / n
+    assert p_o == 16 / 20
     assert by["role"]["judge"]["ann"]["items"] == 20
     assert by["role"]["judge"]["ann"]["kappa"] == pytest.approx((p_o - p_e) / (1 - p_e), abs=1e-4)
     assert result["judge_labels"] > 20
@@ -101,8 +110,9 @@ def test_three_annotators_give_fleiss_kappa_over_the_items_all_judged():
 
 
 def test_agreement_without_judgments_is_one_clear_line(tmp_path: Path):
+    config = write_config(tmp_path / "c.yaml", dataset="smb", personas={"count": 1})
     wh = tmp_path / "wh"
-    cli_json("import", "stratmem", str(STRATMEM), "--dataset", "smb", "--warehouse", str(wh), "--format", "json")
+    cli_json("build", str(config), "--llm", "simulator", "--warehouse", str(wh), "--no-progress", "--format", "json")
     result = memsynth_cli("agreement", "--dataset", "smb", "--warehouse", str(wh))
     assert result.returncode != 0 and "no judgments recorded for smb" in result.stderr
     empty = cli_json("agreement", "--dataset", "smb", "--warehouse", str(wh), "--format", "json")
