@@ -41,6 +41,8 @@ def run_build(config: Path, warehouse: Path, prefect_home: Path, extra: tuple[st
         # py-spy samples from outside (--nonblocking: the build is never paused), so the
         # build's own CPU and wall figures stay comparable with an unprofiled run.
         spy = Path(sys.executable).with_name("py-spy")
+        if not spy.exists():
+            raise SystemExit(f"--profile needs py-spy beside {sys.executable}: pip install py-spy")
         command = [str(spy), "record", "--nonblocking", "--rate", "100", "--format", "raw",
                    "--output", str(profile), "--", *command]
     out = subprocess.run(command,
