@@ -58,17 +58,23 @@ class Dropping(Simulator):
     """Answers one item in `every` of each recipe stage with prose, every time it is asked:
     with no repairs the item is dropped, at every stage."""
 
-    def __init__(self, every: int, spared: frozenset[str]):
+    def __init__(self, every: int, spared: frozenset[str], and_first: bool = False):
         super().__init__()
+        self.and_first = and_first
         self.every = every
         self.spared = spared
         self.poisoned: dict[str, int] = {}
+        self.first: dict[str, int] = {}
 
     def complete(self, body: dict[str, Any]) -> dict[str, Any]:
         payload = super().complete(body)
         stage = (body.get("memsynth") or {}).get("stage", "")
         prompt = "".join(str(m.get("content", "")) for m in body["messages"][:2])
-        if stage and stage not in self.spared and int(hashlib.sha256(prompt.encode()).hexdigest(), 16) % self.every == 0:
+        digest = int(hashlib.sha256(prompt.encode()).hexdigest(), 16)
+        # With and_first, each stage's first item is poisoned too: every stage then drops
+        # something however its few prompts happen to hash.
+        first = self.first.setdefault(stage, digest)
+        if stage and stage not in self.spared and (digest % self.every == 0 or (self.and_first and digest == first)):
             self.poisoned[stage] = self.poisoned.get(stage, 0) + 1
             payload["choices"][0]["message"]["content"] = "Sorry, not today."
         return payload
@@ -90,10 +96,10 @@ PAL_SETUP = frozenset({"pal.profile", "pal.timeline", "pal.requirement_types", "
 
 @pytest.mark.parametrize("recipe,options,every,spared", [
     ("enpmr", {"dialogues_per_persona": 4}, 9, frozenset()),
-    ("pal", {"months": [2, 3]}, 6, PAL_SETUP),
+    ("pal", {"months": [2, 3]}, 7, PAL_SETUP),
 ])
 def test_drops_at_every_stage_leave_no_dangling_id(tmp_path, recipe, options, every, spared):
-    with SimulatorThread(Dropping(every, spared)) as sim:
+    with SimulatorThread(Dropping(every, spared, and_first=recipe == "pal")) as sim:
         config = write_config(tmp_path / "c.yaml", dataset="drops", recipe=recipe, personas={"count": 4},
                               shard_size=2, max_failure_rate=1.0, recipe_options=options,
                               llm={"model": "m", "stage_variables": True, "concurrency": 8, "repairs": 0})
