@@ -337,6 +337,52 @@ def query(sql: str, dataset: str, version: int | None, warehouse: str | None, fm
     _print_rows(columns, rows, fmt)
 
 
+@cli.command("review")
+@click.option("--dataset", required=True, help="dataset whose items to judge")
+@click.option("--version", "version", type=int, help="version to draw items from (default: latest)")
+@click.option("--annotator", required=True,
+              help="your name; your judgments go to your own file and never touch anyone else's")
+@click.option("--task", help="the recipe's review task (enpmr: dialogues, pal: sessions, stratmem: pools; "
+                             "default: the recipe's first)")
+@click.option("--sample", "size", type=click.IntRange(min=1), default=20, show_default=True,
+              help="items to judge, stratified (enpmr by need, pal by user, stratmem by instance type)")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="sampling seed: annotators with the same task, sample and seed see the same items")
+@click.option("--port", type=click.IntRange(1, 65535), default=8501, show_default=True, help="port for the app")
+@click.option("--address", default="127.0.0.1", show_default=True,
+              help="address to serve on; 0.0.0.0 lets annotators on other machines in")
+@click.option("--warehouse", help=WAREHOUSE_HELP)
+def review_command(dataset: str, version: int | None, annotator: str, task: str | None, size: int, seed: int,
+                   port: int, address: str, warehouse: str | None) -> None:
+    """Judge a sample of a version's items in a local web app (Streamlit); every answer is
+    saved as it is clicked. `memsynth agreement` compares the annotators afterwards."""
+    import subprocess
+
+    from memsynth.review.annotations import check_annotator
+    from memsynth.review.items import APP, APP_SETTINGS, ReviewSource
+
+    check_annotator(annotator)
+    root = _warehouse(warehouse)
+    source = ReviewSource(root, dataset, version)
+    try:  # refuse a bad dataset, version or task here, in one line, not in the browser
+        items = source.sample(source.task(task), size, seed)
+    finally:
+        source.close()
+    settings = {"warehouse": str(root.resolve()), "dataset": dataset, "version": source.version,
+                "annotator": annotator, "task": task, "size": size, "seed": seed}
+    out.print(f"{dataset} version {source.version}: {len(items)} items for {annotator}; "
+              f"open http://{'localhost' if address == '127.0.0.1' else address}:{port} (Ctrl+C stops the app)")
+    command = [sys.executable, "-m", "streamlit", "run", str(APP), "--server.headless", "true",
+               "--server.port", str(port), "--server.address", address, "--browser.gatherUsageStats", "false",
+               "--client.toolbarMode", "viewer"]
+    try:
+        code = subprocess.call(command, env={**os.environ, APP_SETTINGS: json.dumps(settings)})
+    except KeyboardInterrupt:
+        code = 0
+    if code:
+        raise SystemExit(code)
+
+
 @cli.command("agreement")
 @click.option("--dataset", required=True, help="dataset whose judgments to compare")
 @click.option("--version", "version", type=int,

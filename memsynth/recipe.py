@@ -23,6 +23,7 @@ from memsynth.records import (
     PersonaRow,
     StageFailureRow,
 )
+from memsynth.review.items import ReviewTask
 from memsynth.review.report import Figure
 from memsynth.stage import ItemResult, Stage, StageRunner
 from memsynth.tables import Table, trusted_row
@@ -66,6 +67,8 @@ class Recipe(abc.ABC):
     # what the model wrote, for the diversity section.
     report_figures: ClassVar[tuple[Figure, ...]] = ()
     report_texts: ClassVar[str | None] = None
+    # `memsynth review`: what annotators can judge (the first is the default task).
+    review_tasks: ClassVar[tuple[ReviewTask, ...]] = ()
 
     def __init__(self, options: BaseModel | Mapping[str, Any] | None = None):
         if isinstance(options, self.options_model):

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from flows.enpmr import emotions as enpmr_emotions
-from flows.enpmr import report
+from flows.enpmr import report, review
 from flows.enpmr import stages as S
 from flows.enpmr.options import (
     BLRI_ITEMS,
@@ -104,6 +104,8 @@ class EnpmrRecipe(Recipe):
     seed_figures = SEED_FIGURES
     report_figures = report.FIGURES
     report_texts = report.TEXTS
+    review_tasks = review.TASKS
+    judge_labels = review.JUDGE_LABELS
     emotion_source = enpmr_emotions.SOURCE
 
     @property

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flows.pal import emotions as pal_emotions
-from flows.pal import report
+from flows.pal import report, review
 from flows.pal import stages as S
 from flows.pal.checks import parse_span, profile_problems
 from flows.pal.options import LOG_TYPES, PalOptions
@@ -121,6 +121,7 @@ class PalRecipe(Recipe):
     seed_figures = SEED_FIGURES
     report_figures = report.FIGURES
     report_texts = report.TEXTS
+    review_tasks = review.TASKS
     emotion_source = pal_emotions.SOURCE
 
     async def prepare_shard(self, contexts: Sequence[PersonaContext]) -> None:

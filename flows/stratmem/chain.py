@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from flows.stratmem import emotions as stratmem_emotions
-from flows.stratmem import report
+from flows.stratmem import report, review
 from flows.stratmem import stages as S
 from flows.stratmem.options import (
     EMPTY_HISTORY_SHARE,
@@ -78,6 +78,7 @@ class StratmemRecipe(Recipe):
     seed_figures = SEED_FIGURES
     report_figures = report.FIGURES
     report_texts = report.TEXTS
+    review_tasks = review.TASKS
     emotion_source = stratmem_emotions.SOURCE
     # The labellers' majority role of each memory, as annotators label it again in review.
     judge_labels = ("SELECT instance_id || '#' || memory_index, 'role', role FROM stratmem_memories "

@@ -59,7 +59,8 @@ def agreement(judgments: Sequence[Judgment], judge: Sequence[Judgment] = ()) -> 
     more annotators) and the judge's Cohen's κ with each annotator."""
     by_criterion: dict[str, dict[str, dict[str, str]]] = defaultdict(lambda: defaultdict(dict))
     for j in judgments:
-        by_criterion[j.criterion][j.annotator][j.item_id] = j.value
+        if not j.criterion.startswith("_"):  # "_comment" and the like are notes, not labels
+            by_criterion[j.criterion][j.annotator][j.item_id] = j.value
     judged: dict[str, dict[str, str]] = defaultdict(dict)
     for j in judge:
         judged[j.criterion][j.item_id] = j.value

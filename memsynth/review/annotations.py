@@ -17,6 +17,7 @@ import re
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from memsynth.errors import MemsynthError
 
@@ -64,10 +65,12 @@ class AnnotationLog:
             os.close(fd)
         return stamped
 
-    def judgments(self) -> list[Judgment]:
-        """Every annotator's latest judgment per (item, criterion); a torn last line is skipped."""
+    def judgments(self, annotator: str | None = None) -> list[Judgment]:
+        """Every annotator's (or one's) latest judgment per (item, criterion); a torn last
+        line is skipped."""
         latest: dict[tuple[str, str, str], Judgment] = {}
-        for path in sorted(self.folder.glob("*.jsonl")) if self.folder.is_dir() else []:
+        pattern = f"{check_annotator(annotator)}.jsonl" if annotator else "*.jsonl"
+        for path in sorted(self.folder.glob(pattern)) if self.folder.is_dir() else []:
             for line in path.read_text(encoding="utf-8").splitlines():
                 try:
                     j = Judgment(**json.loads(line))
@@ -78,3 +81,18 @@ class AnnotationLog:
 
     def annotators(self) -> list[str]:
         return sorted({j.annotator for j in self.judgments()})
+
+
+def attach_annotations(con: Any, dataset_dir: Path) -> None:
+    """Make `annotations` (each annotator's latest judgment per item and criterion) readable
+    by name on `con`, when any judgment exists."""
+    files = sorted((Path(dataset_dir) / FOLDER).glob("*.jsonl"))
+    if not files:
+        return
+    listed = ", ".join("'" + str(f).replace("'", "''") + "'" for f in files)
+    con.execute(
+        "CREATE OR REPLACE TEMP VIEW annotations AS SELECT item_id, criterion, value, annotator, version, comment, "
+        "to_timestamp(\"at\") AS \"at\" FROM read_json([" + listed + "], format = 'newline_delimited', ignore_errors = true, "
+        "columns = {item_id: 'VARCHAR', criterion: 'VARCHAR', value: 'VARCHAR', annotator: 'VARCHAR', "
+        "version: 'BIGINT', comment: 'VARCHAR', \"at\": 'DOUBLE'}) WHERE item_id IS NOT NULL "
+        "QUALIFY row_number() OVER (PARTITION BY annotator, item_id, criterion ORDER BY \"at\" DESC) = 1")

@@ -105,8 +105,10 @@ def open_version(root: Path, dataset: str, version: int | None = None
         attach(con, dataset_dir(root, dataset), read_only=True, snapshot=row["snapshot_id"])
         con.execute("USE lake")
         from memsynth.evaluation.store import attach_results
+        from memsynth.review.annotations import attach_annotations
 
         attach_results(con, root, dataset)
+        attach_annotations(con, dataset_dir(root, dataset))
     except BaseException:
         con.close()
         raise

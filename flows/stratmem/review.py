@@ -1,0 +1,33 @@
+"""stratmem in `memsynth review`: the annotator labels each memory of a query's pool
+must / nice / irr, without seeing the labellers' roles (which `agreement` compares after)."""
+
+from __future__ import annotations
+
+from memsynth.review.items import Item, Query, Question, ReviewTask, Text, Turns
+
+ROLES = ("must", "nice", "irr")
+
+
+def show_pool(query: Query, instance_id: str) -> Item:
+    """The query with its time and history, and one question per memory of the pool."""
+    i = query("SELECT * FROM stratmem_instances WHERE instance_id = ?", instance_id)[0]
+    pool = query("SELECT memory_index, fact FROM stratmem_memories WHERE instance_id = ? ORDER BY memory_index",
+                 instance_id)
+    history = tuple((line.partition(": ")[0], line.partition(": ")[2] or line) for line in i["history"])
+    return Item(
+        item_id=instance_id, stratum=i["given_type"],
+        sections=(
+            Text(f"Query ({i['query_time']}) — {i['human']} asks {i['virtual_person']}", i["query"]),
+            Turns("History before the query", history),
+        ),
+        questions=tuple(Question(f"{instance_id}#{m['memory_index']}", "role",
+                                 f"{m['memory_index']}. {m['fact']}  — must (needed to answer well) · "
+                                 "nice (helps) · irr (irrelevant)", ROLES) for m in pool),
+    )
+
+
+TASKS = (
+    ReviewTask("pools", "query pools, stratified by instance type",
+               "SELECT instance_id AS item_id, given_type AS stratum FROM stratmem_instances", show_pool,
+               criteria=("role",)),
+)
