@@ -63,10 +63,12 @@ class Recipe(abc.ABC):
     # The LLM's own labels that annotators judge again (`memsynth agreement` compares them):
     # SQL over the recipe's tables giving (item_id, criterion, value) rows. None: none.
     judge_labels: ClassVar[str | None] = None
-    # `memsynth report`: the recipe's own figures, and SQL giving (persona_id, text) rows of
-    # what the model wrote, for the diversity section.
+    # `memsynth report` (and the release card): the recipe's own figures, and SQL giving
+    # (persona_id, text) rows of what the model wrote, for the diversity section ...
     report_figures: ClassVar[tuple[Figure, ...]] = ()
     report_texts: ClassVar[str | None] = None
+    # ... and SQL giving (persona_id, attribute, value) rows: how evenly personas cover each.
+    report_personas: ClassVar[str | None] = None
     # `memsynth review`: what annotators can judge (the first is the default task).
     review_tasks: ClassVar[tuple[ReviewTask, ...]] = ()
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from flows.registry import recipe_class
-from memsynth.review.report import ENGINE_FIGURES, distinct_n, near_duplicates, openings
+from memsynth.review.report import ENGINE_FIGURES, distinct_n, near_duplicates, openings, persona_coverage
 from memsynth.warehouse.catalog import run_query
 from tests.conftest import ROOT, cli_json, memsynth_cli, write_config
 
@@ -34,6 +34,18 @@ def test_distinct_n_near_duplicates_and_openings_by_hand():
     assert openings(["I am fine", "I am here", "so tired"], words=2)[0] == ("i am", 2)
 
 
+def test_persona_coverage_by_hand():
+    rows = [("p1", "gender", "female"), ("p2", "gender", "male"), ("p3", "gender", "female"),
+            ("p4", "gender", "male"), ("p1", "age", "30s"), ("p2", "age", "30s"), ("p3", "age", "30s"),
+            ("p4", "age", "40s")]
+    got = {c["attribute"]: c for c in persona_coverage(rows)}
+    assert got["gender"] == {"attribute": "gender", "personas": 4, "distinct": 2, "top": "female",
+                             "top_share": 0.5, "evenness": 1.0}
+    # 3:1 over two values: entropy -(.75 ln .75 + .25 ln .25) = 0.5623, over ln 2 = 0.8113
+    assert got["age"]["top"] == "30s" and got["age"]["top_share"] == 0.75
+    assert got["age"]["evenness"] == pytest.approx(0.8113, abs=1e-4)
+
+
 @pytest.mark.parametrize("recipe", sorted(BUILDS))
 def test_the_report_of_a_simulator_build_renders_every_figure(tmp_path: Path, recipe: str):
     config = write_config(tmp_path / "c.yaml", dataset="r", recipe=recipe, personas={"count": 1},
@@ -48,7 +60,8 @@ def test_the_report_of_a_simulator_build_renders_every_figure(tmp_path: Path, re
     assert result.returncode == 0, result.stderr
     page = out.read_text(encoding="utf-8")
     titles = [html.unescape(t) for t in re.findall(r"<h2>([^<]*)</h2>", page)]
-    assert titles == [f.title for f in figures] + ["Diversity of generated text"]
+    coverage = ["Persona attribute coverage"] if recipe_class(recipe).report_personas else []
+    assert titles == [f.title for f in figures] + ["Diversity of generated text"] + coverage
     images = re.findall(r'src="data:image/png;base64,([^"]+)"', page)
     assert len(images) == len(figures)
     assert all(base64.b64decode(i).startswith(b"\x89PNG\r\n\x1a\n") for i in images)
@@ -58,6 +71,10 @@ def test_the_report_of_a_simulator_build_renders_every_figure(tmp_path: Path, re
         assert run_query(wh, "r", figure.sql)[1], figure.title
     distinct = float(re.search(r"distinct-1</td><td>([0-9.]+)", page).group(1))
     assert 0 < distinct <= 1
+    if coverage:  # one row per attribute, counting the build's one persona
+        attributes = {r[1] for r in run_query(wh, "r", recipe_class(recipe).report_personas)[1]}
+        rows = re.findall(r"<tr><td>([a-z]+)</td><td>1</td><td>1</td>", page)
+        assert attributes and sorted(rows) == sorted(attributes)
     if not compare:
         return
     compared = tmp_path / "compared.html"

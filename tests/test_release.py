@@ -287,6 +287,14 @@ def test_the_card_says_how_the_release_was_made(builds, name, plots):
         assert heading in body, heading
     for plot in plots:
         assert f"](plots/{plot}.png)" in body and (folder / "plots" / f"{plot}.png").read_bytes()[:4] == b"\x89PNG"
+    # The quality report's figures, diversity and persona coverage, reused.
+    recipe = __import__(f"flows.{name.split('-v')[0]}", fromlist=["RECIPE"]).RECIPE
+    quality = body.split("## Quality", 1)[1].split("## Splits", 1)[0]
+    drawn = re.findall(r"\]\(plots/(quality_[a-z0-9_]+)\.png\)", quality)
+    titles = {t.casefold() for t in re.findall(r"^### (.+)$", body, re.M)}
+    assert len(drawn) == sum(f.title.casefold() not in titles for f in recipe.report_figures) > 0
+    assert all((folder / "plots" / f"{n}.png").read_bytes()[:4] == b"\x89PNG" for n in drawn)
+    assert "| distinct-1 |" in quality and "| persona attribute |" in quality
     dataset = name.split("-v")[0]
     version = cli_json("versions", dataset, "--warehouse", str(warehouse), "--format", "json")[1]
     for digest in (version["config_hash"], *version["prompt_hashes"].values(), *version["schema_hashes"].values()):

@@ -104,6 +104,7 @@ class EnpmrRecipe(Recipe):
     seed_figures = SEED_FIGURES
     report_figures = report.FIGURES
     report_texts = report.TEXTS
+    report_personas = report.PERSONAS
     review_tasks = review.TASKS
     judge_labels = review.JUDGE_LABELS
     emotion_source = enpmr_emotions.SOURCE

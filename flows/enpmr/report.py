@@ -14,3 +14,8 @@ FIGURES = (
 # The dialogues' turns and the memories: what the model wrote, per persona.
 TEXTS = ("SELECT persona_id, t.content FROM (SELECT persona_id, unnest(turns) AS t FROM support_dialogues) "
          "UNION ALL SELECT persona_id, text FROM memories")
+# Who the personas are: age by decade, gender, occupation, education.
+PERSONAS = ("SELECT persona_id, 'age', (age // 10 * 10)::VARCHAR || 's' FROM profiles "
+            "UNION ALL SELECT persona_id, 'gender', lower(gender) FROM profiles "
+            "UNION ALL SELECT persona_id, 'occupation', lower(occupation) FROM profiles "
+            "UNION ALL SELECT persona_id, 'education', lower(education) FROM profiles")

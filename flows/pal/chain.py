@@ -121,6 +121,7 @@ class PalRecipe(Recipe):
     seed_figures = SEED_FIGURES
     report_figures = report.FIGURES
     report_texts = report.TEXTS
+    report_personas = report.PERSONAS
     review_tasks = review.TASKS
     emotion_source = pal_emotions.SOURCE
 

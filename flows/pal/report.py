@@ -12,3 +12,8 @@ FIGURES = (
 )
 TEXTS = ("SELECT s.persona_id, d.content FROM dialogue_turns d JOIN situations s USING (situation_id) "
          "UNION ALL SELECT persona_id, content FROM logs")
+# Who the personas are: age by decade, gender, occupation, and the Big Five levels.
+PERSONAS = ("SELECT persona_id, 'age', (age // 10 * 10)::VARCHAR || 's' FROM pal_profiles UNION ALL "
+            "SELECT persona_id, attribute, lower(value) FROM (UNPIVOT (SELECT persona_id, gender, occupation, "
+            "openness, conscientiousness, extraversion, agreeableness, neuroticism FROM pal_profiles) "
+            "ON COLUMNS(* EXCLUDE (persona_id)) INTO NAME attribute VALUE value)")

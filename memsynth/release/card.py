@@ -10,6 +10,7 @@ import jinja2
 import yaml
 
 from memsynth.release.plots import bar_chart
+from memsynth.review.report import card_quality
 
 if TYPE_CHECKING:
     from memsynth.release.create import VersionTables
@@ -72,6 +73,7 @@ def render_card(source: VersionTables, folder: Path, name: str, tag: str, splits
                   [float(d[1]) for d in data], plot.xlabel, plot.ylabel)
         plots.append({"name": plot.name, "title": plot.title, "xlabel": plot.xlabel, "ylabel": plot.ylabel,
                       "rows": data})
+    quality = card_quality(source.con, recipe, folder / "plots", {p["title"].casefold() for p in plots})
     seed = recipe.seed_figures
     figures = [{"name": figure, "value": _scalar(source, sql), "seed": seed.get(figure, "")}
                for figure, sql in recipe.statistics.items()]
@@ -83,7 +85,7 @@ def render_card(source: VersionTables, folder: Path, name: str, tag: str, splits
         stages=[s.name for s in recipe.all_stages()], seed_format=source.spec.seed_format,
         temperature=version["config"].get("llm", {}).get("temperature", ""),
         config_yaml=yaml.safe_dump(redact(version["config"]), sort_keys=True, allow_unicode=True),
-        plots=plots, figures=figures,
+        plots=plots, figures=figures, quality=quality,
         split_seed=version["split_seed"], persona_counts=persona_counts,
         proportions=", ".join(f"{s} {p:g}" for s, p in splits.items()),
         seed_split=source.spec.seed_split)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import math
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -101,7 +102,8 @@ def diversity(items: list[tuple[str, str]]) -> dict[str, Any]:
             "near_duplicates": near_duplicates(items), "openings": openings(texts)}
 
 
-def _png(figure: Figure, columns: list[str], rows: list[tuple[Any, ...]]) -> str:
+def figure_png(figure: Figure, columns: list[str], rows: list[tuple[Any, ...]]) -> bytes:
+    """The figure as PNG bytes that depend on its rows only (no software version or time)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -128,10 +130,50 @@ def _png(figure: Figure, columns: list[str], rows: list[tuple[Any, ...]]) -> str
             ax.text(0.5, 0.5, "no rows", ha="center", va="center", transform=ax.transAxes)
         fig.tight_layout()
         buffer = io.BytesIO()
-        fig.savefig(buffer, format="png", dpi=90)
+        fig.savefig(buffer, format="png", dpi=90, metadata={"Software": None})
     finally:
         plt.close(fig)
-    return base64.b64encode(buffer.getvalue()).decode()
+    return buffer.getvalue()
+
+
+def persona_coverage(rows: list[tuple[str, str, Any]]) -> list[dict[str, Any]]:
+    """Per attribute of the (persona_id, attribute, value) rows: personas, distinct values, the
+    commonest value and its share, and evenness (entropy over its maximum; 1 is perfectly even)."""
+    by_attribute: dict[str, Counter[str]] = {}
+    for _, attribute, value in rows:
+        by_attribute.setdefault(attribute, Counter())[str(value)] += 1
+    out = []
+    for attribute, counts in by_attribute.items():
+        n = sum(counts.values())
+        top, top_n = counts.most_common(1)[0]
+        entropy = -sum(c / n * math.log(c / n) for c in counts.values())
+        evenness = entropy / math.log(len(counts)) if len(counts) > 1 else 0.0
+        out.append({"attribute": attribute, "personas": n, "distinct": len(counts), "top": top,
+                    "top_share": round(top_n / n, 4), "evenness": round(evenness, 4)})
+    return out
+
+
+def _png(figure: Figure, columns: list[str], rows: list[tuple[Any, ...]]) -> str:
+    return base64.b64encode(figure_png(figure, columns, rows)).decode()
+
+
+def card_quality(con: Any, recipe: Any, plots_dir: Path, skip_titles: set[str]) -> dict[str, Any]:
+    """The report's recipe figures, diversity and persona coverage for a release card: each
+    figure (but those the card already draws under the same title) as a PNG in `plots_dir`."""
+    figures = []
+    for figure in recipe.report_figures:
+        if figure.title.casefold() in skip_titles:
+            continue
+        cur = con.execute(figure.sql)
+        name = "quality_" + re.sub(r"[^a-z0-9]+", "_", figure.title.casefold()).strip("_")
+        plots_dir.mkdir(parents=True, exist_ok=True)
+        (plots_dir / f"{name}.png").write_bytes(figure_png(figure, [d[0] for d in cur.description], cur.fetchall()))
+        figures.append({"name": name, "title": figure.title})
+    texts = [(str(p), str(t)) for p, t in con.execute(recipe.report_texts).fetchall() if t] \
+        if recipe.report_texts else []
+    return {"figures": figures, "diversity": diversity(texts) if texts else None,
+            "coverage": persona_coverage(con.execute(recipe.report_personas).fetchall())
+            if recipe.report_personas else []}
 
 
 def build_report(warehouse: Path, dataset: str, version: int | None = None, compare: int | None = None) -> str:
@@ -177,6 +219,19 @@ def build_report(warehouse: Path, dataset: str, version: int | None = None, comp
                          f"<td>{nd['within_persona']:.1%}</td></tr>"
                          f"<tr><td>near duplicates across personas</td><td>{nd['across_personas']:.1%}</td></tr>"
                          f"</table><p>Most frequent openings</p><table class=\"numbers\">{opening_rows}</table></td>")
+        parts.append(f"<table><tr>{''.join(cells)}</tr></table>")
+    if recipe.report_personas:
+        parts.append("<h2>Persona attribute coverage</h2>")
+        cells = []
+        for v in versions:
+            _, rows, _ = run_query(warehouse, dataset, recipe.report_personas, v)
+            body = "".join(
+                f"<tr><td>{html.escape(c['attribute'])}</td><td>{c['personas']:,}</td><td>{c['distinct']:,}</td>"
+                f"<td>{html.escape(c['top'][:60])} ({c['top_share']:.0%})</td><td>{c['evenness']:.2f}</td></tr>"
+                for c in persona_coverage(rows))
+            cells.append(f'<td><div class="v">version {v}</div><table class="numbers"><tr><th>attribute</th>'
+                         "<th>personas</th><th>distinct values</th><th>most common</th><th>evenness</th></tr>"
+                         f"{body}</table></td>")
         parts.append(f"<table><tr>{''.join(cells)}</tr></table>")
     style = ("body{font-family:sans-serif;margin:2em;max-width:1500px}td{vertical-align:top;padding:0 1em}"
              "img{max-width:100%}.v{color:#666;font-size:90%}table.numbers td{border-bottom:1px solid #ddd}")
