@@ -111,7 +111,11 @@ def figure_png(figure: Figure, columns: list[str], rows: list[tuple[Any, ...]]) 
 
     fig, ax = plt.subplots(figsize=(7, 3.6))
     try:
-        if figure.kind == "hist":
+        if not rows:
+            ax.axis("off")
+            ax.text(0.5, 0.5, "nothing to plot: no rows", ha="center", va="center", transform=ax.transAxes,
+                    color="#666")
+        elif figure.kind == "hist":
             values = [r[0] for r in rows if r[0] is not None]
             ax.hist(values, bins=min(30, max(5, len(set(values)))), color="#4878a8")
             ax.set_ylabel("count")
@@ -126,8 +130,6 @@ def figure_png(figure: Figure, columns: list[str], rows: list[tuple[Any, ...]]) 
             if len(series) > 1:
                 ax.legend(fontsize=8)
         ax.set_xlabel(figure.xlabel)
-        if not rows:
-            ax.text(0.5, 0.5, "no rows", ha="center", va="center", transform=ax.transAxes)
         fig.tight_layout()
         buffer = io.BytesIO()
         fig.savefig(buffer, format="png", dpi=90, metadata={"Software": None})
@@ -196,13 +198,17 @@ def build_report(warehouse: Path, dataset: str, version: int | None = None, comp
     parts = [f"<h1>{html.escape(head)}</h1>",
              f"<p>recipe {html.escape(row['recipe'])}; rows: " + html.escape(", ".join(
                  f"{t} {n:,}" for t, n in sorted((row.get("row_counts") or {}).items()))) + "</p>"]
+    charts = []
     for figure in figures:
         cells = []
         for v in versions:
             columns, rows, _ = run_query(warehouse, dataset, figure.sql, v)
             cells.append(f'<td><div class="v">version {v}</div><img alt="{html.escape(figure.title)}" '
                          f'src="data:image/png;base64,{_png(figure, columns, rows)}"></td>')
-        parts.append(f"<h2>{html.escape(figure.title)}</h2><table><tr>{''.join(cells)}</tr></table>")
+        charts.append(f"<section><h2>{html.escape(figure.title)}</h2><table><tr>{''.join(cells)}</tr></table>"
+                      "</section>")
+    # One version: two charts a row; two versions: a row per chart, the versions side by side.
+    parts.append(f'<div class="{"wide" if compare is not None else "grid"}">{"".join(charts)}</div>')
     if recipe.report_texts:
         parts.append("<h2>Diversity of generated text</h2>")
         cells = []
@@ -234,7 +240,9 @@ def build_report(warehouse: Path, dataset: str, version: int | None = None, comp
                          f"{body}</table></td>")
         parts.append(f"<table><tr>{''.join(cells)}</tr></table>")
     style = ("body{font-family:sans-serif;margin:2em;max-width:1500px}td{vertical-align:top;padding:0 1em}"
-             "img{max-width:100%}.v{color:#666;font-size:90%}table.numbers td{border-bottom:1px solid #ddd}")
+             "img{max-width:100%}.v{color:#666;font-size:90%}table.numbers td{border-bottom:1px solid #ddd}"
+             ".grid{display:flex;flex-wrap:wrap;gap:0 2em}.grid section{flex:1 1 640px;max-width:720px}"
+             "h2{font-size:1.2em;margin-top:1.5em}")
     return (f"<!doctype html><html><head><meta charset=\"utf-8\"><title>{html.escape(head)}</title>"
             f"<style>{style}</style></head><body>{''.join(parts)}</body></html>\n")
 
