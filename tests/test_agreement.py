@@ -110,7 +110,8 @@ def test_three_annotators_give_fleiss_kappa_over_the_items_all_judged():
 
 
 def test_agreement_without_judgments_is_one_clear_line(tmp_path: Path):
-    config = write_config(tmp_path / "c.yaml", dataset="smb", personas={"count": 1})
+    config = write_config(tmp_path / "c.yaml", dataset="smb", recipe="stratmem", personas={"count": 1},
+                          recipe_options={**STRATMEM_OPTIONS, "windows": [1], "max_sessions": 2})
     wh = tmp_path / "wh"
     cli_json("build", str(config), "--llm", "simulator", "--warehouse", str(wh), "--no-progress", "--format", "json")
     result = memsynth_cli("agreement", "--dataset", "smb", "--warehouse", str(wh))

@@ -294,6 +294,7 @@ def test_a_killed_or_stopped_build_loses_only_calls_in_flight_and_leaves_no_proc
         config = write_config(tmp_path / "c.yaml", dataset="killed", personas={"count": 3}, max_workers=1,
                               llm={"model": "m", "stage_variables": True, "concurrency": 4})
         env = {**os.environ, "OPENAI_BASE_URL": sim.base_url, "OPENAI_API_KEY": "x"}
+        env.pop("PREFECT_API_URL", None)  # the build starts its own server: it must die with the build
         exe = Path(sys.executable).parent / "memsynth"
         proc = subprocess.Popen([str(exe), "build", str(config), "--warehouse", str(tmp_path / "wh"),
                                  "--no-progress"], env=env, cwd=ROOT,

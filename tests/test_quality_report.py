@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 
 from flows.registry import recipe_class
-from memsynth.review.report import ENGINE_FIGURES, distinct_n, near_duplicates, openings, persona_coverage
+from memsynth.review.report import (
+    ENGINE_FIGURES,
+    cost_figure,
+    distinct_n,
+    near_duplicates,
+    openings,
+    persona_coverage,
+)
 from memsynth.warehouse.catalog import run_query
 from tests.conftest import ROOT, cli_json, memsynth_cli, write_config
 
@@ -48,13 +55,18 @@ def test_persona_coverage_by_hand():
 
 @pytest.mark.parametrize("recipe", sorted(BUILDS))
 def test_the_report_of_a_simulator_build_renders_every_figure(tmp_path: Path, recipe: str):
+    # One recipe's config prices its model: the report then adds cost per stage.
+    llm = {"model": "test-model", "stage_variables": True, "concurrency": 8, "retry_base_s": 0.01,
+           **({"prices": {"memsynth-simulator": {"input_per_1m": 0.15, "output_per_1m": 0.6}}}
+              if recipe == "pal" else {})}
     config = write_config(tmp_path / "c.yaml", dataset="r", recipe=recipe, personas={"count": 1},
-                          recipe_options=BUILDS[recipe])
+                          recipe_options=BUILDS[recipe], llm=llm)
     wh = tmp_path / "wh"
     compare = recipe == "enpmr"  # one recipe also builds version 2 (from the cache) to compare with
     for _ in range(2 if compare else 1):
         cli_json("build", str(config), "--llm", "simulator", "--warehouse", str(wh), "--no-progress", "--format", "json")
-    figures = (*ENGINE_FIGURES, *recipe_class(recipe).report_figures)
+    cost = [cost_figure({"llm": llm})] if recipe == "pal" else []
+    figures = (*ENGINE_FIGURES[:3], *cost, *ENGINE_FIGURES[3:], *recipe_class(recipe).report_figures)
     out = tmp_path / "report.html"
     result = memsynth_cli("report", "--dataset", "r", "--warehouse", str(wh), "--out", str(out))
     assert result.returncode == 0, result.stderr
@@ -69,6 +81,10 @@ def test_the_report_of_a_simulator_build_renders_every_figure(tmp_path: Path, re
         if figure in ENGINE_FIGURES and "stage_failures" in figure.sql:
             continue  # a clean build drops nothing
         assert run_query(wh, "r", figure.sql)[1], figure.title
+    if cost:  # by hand: every call of a first build is paid, at 0.15 and 0.6 dollars per million
+        paid = run_query(wh, "r", "SELECT sum(prompt_tokens), sum(completion_tokens) FROM llm_calls")[1][0]
+        usd = sum(r[1] for r in run_query(wh, "r", cost[0].sql)[1])
+        assert usd == pytest.approx((paid[0] * 0.15 + paid[1] * 0.6) / 1e6, rel=1e-3) and usd > 0
     distinct = float(re.search(r"distinct-1</td><td>([0-9.]+)", page).group(1))
     assert 0 < distinct <= 1
     if coverage:  # one row per attribute, counting the build's one persona
@@ -86,7 +102,8 @@ def test_the_report_of_a_simulator_build_renders_every_figure(tmp_path: Path, re
 
 
 def test_a_missing_version_is_one_clear_line(tmp_path: Path):
-    config = write_config(tmp_path / "c.yaml", dataset="r", personas={"count": 1})
+    config = write_config(tmp_path / "c.yaml", dataset="r", recipe="stratmem", personas={"count": 1},
+                          recipe_options=BUILDS["stratmem"])
     cli_json("build", str(config), "--llm", "simulator", "--warehouse", str(tmp_path / "wh"), "--no-progress",
              "--format", "json")
     result = memsynth_cli("report", "--dataset", "r", "--warehouse", str(tmp_path / "wh"), "--version", "7",

@@ -23,7 +23,7 @@ from tests.conftest import ROOT, cli_json, memsynth_cli, write_config
 
 LOCOMO_SAMPLE = ROOT / "tests" / "data" / "locomo_sample.json"
 BUILDS = {
-    "enpmr": ({"count": 3}, {"dialogues_per_persona": 3}),
+    "enpmr": ({"count": 2}, {"dialogues_per_persona": 3}),
     "pal": ({"count": 2}, {"months": [2, 2]}),
     "stratmem": ({"count": 1}, {"source": f"locomo:{LOCOMO_SAMPLE}", "windows": [1], "max_sessions": 2}),
 }

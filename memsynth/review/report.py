@@ -47,6 +47,27 @@ ENGINE_FIGURES = (
     Figure("Time per stage (summed call seconds)",
            "SELECT stage, round(sum(latency_s), 2) AS seconds FROM llm_calls GROUP BY 1 ORDER BY 1"),
 )
+
+
+def cost_figure(config: dict[str, Any]) -> Figure | None:
+    """US dollars per stage at the build's `llm.prices` (batch rates in batch mode; a cache
+    hit costs nothing), or None when the config prices none of the models."""
+    from memsynth.config import Price
+
+    llm = config.get("llm") or {}
+    prices = {model: Price.model_validate(p) for model, p in (llm.get("prices") or {}).items()}
+    if not prices:
+        return None
+    batch = llm.get("mode") == "batch"
+    values = ", ".join("('" + m.replace("'", "''") + "', {:.6f}, {:.6f}, {:.6f})".format(*p.rates(batch=batch))
+                       for m, p in sorted(prices.items()))
+    return Figure("Cost per stage (USD at llm.prices" + (", batch rates" if batch else "") + ")",
+                  "SELECT stage, round(sum(CASE WHEN cache_hit THEN 0 ELSE ((prompt_tokens - cached_prompt_tokens) "
+                  "* p.input + cached_prompt_tokens * p.cached + completion_tokens * p.output) / 1e6 END), 6) AS usd "
+                  f"FROM llm_calls JOIN (VALUES {values}) p(model, input, output, cached) USING (model) "
+                  "GROUP BY 1 ORDER BY 1")
+
+
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -193,7 +214,8 @@ def build_report(warehouse: Path, dataset: str, version: int | None = None, comp
             raise MemsynthError(f"version {compare} is a {other['recipe']} version, not {row['recipe']}")
         versions.append(other["version"])
     recipe = recipe_class(row["recipe"])
-    figures = (*ENGINE_FIGURES, *recipe.report_figures)
+    cost = cost_figure(row.get("config") or {})
+    figures = (*ENGINE_FIGURES[:3], *([cost] if cost else []), *ENGINE_FIGURES[3:], *recipe.report_figures)
     head = (f"{dataset} version {versions[0]}" + (f" beside version {versions[1]}" if compare is not None else ""))
     parts = [f"<h1>{html.escape(head)}</h1>",
              f"<p>recipe {html.escape(row['recipe'])}; rows: " + html.escape(", ".join(
