@@ -15,7 +15,10 @@ def load(name: str) -> dict | None:
 
 # The CPU work of issue 16: the same 200-persona build before and after, and the profiles.
 CPU_RUNS = [("build-200-before", "before (commit 42e58b0, run from a worktree of it)"), ("build-200-after", "after"),
-            ("build-200-all-shards", "midway (uvloop, default collector), all 20 shards at once")]
+            ("build-200-all-shards", "midway (uvloop, default collector), all 20 shards at once"),
+            ("exp-head-baseline", "after, measured again in session 11 (commit 823a50b)"),
+            ("exp-direct-post", "experiment, not in the code: chat POSTs on a bare aiohttp session instead of "
+                                "the openai client (a worktree of 823a50b, patched)")]
 
 
 def cpu_section() -> list[str]:
