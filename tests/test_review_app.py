@@ -55,8 +55,8 @@ def open_app(warehouse: Path, monkeypatch, dataset: str = "enpmr", annotator: st
 def judgments_table(app: AppTest) -> list[tuple[str, str, str]]:
     if not app.table:
         return []
-    frame = app.table[-1].value
-    return [tuple(r) for r in frame[["item", "criterion", "value"]].itertuples(index=False)]
+    frame = app.table[-1].value  # item, criterion, value (headed in the dataset's language)
+    return [tuple(r) for r in frame.iloc[:, :3].itertuples(index=False)]
 
 
 def test_the_sample_is_stratified_seeded_and_covers_every_stratum():
@@ -129,6 +129,20 @@ def test_every_recipe_has_items_to_judge(warehouse: Path, monkeypatch, dataset, 
         shown = " ".join(str(m.value) for m in app.markdown)
         assert judged.item_id.startswith(app.caption[0].value.split(" · ")[0] + "#")
         assert not any(f"role: {r}" in shown for r in roles)
+
+
+def test_a_chinese_dataset_is_reviewed_in_chinese(tmp_path: Path, monkeypatch):
+    config = write_config(tmp_path / "zh.yaml", dataset="zh", recipe="enpmr", language="zh", personas={"count": 1},
+                          recipe_options={"dialogues_per_persona": 2})
+    cli_json("build", str(config), "--llm", "simulator", "--warehouse", str(tmp_path / "wh"), "--no-progress",
+             "--format", "json")
+    app = open_app(tmp_path / "wh", monkeypatch, dataset="zh", annotator="zhou", size=2)
+    assert app.title[0].value == "第 1 条，共 2 条"
+    prompts = " ".join(str(m.value) for m in app.markdown)
+    assert "记忆轮次的语气" in prompts and "Is the memory turn" not in prompts
+    assert any("场景——未被满足的需求" in h.value for h in app.subheader)
+    app.button(key="q0-yes").click().run()
+    assert [r[1:] for r in judgments_table(app)] == [("appropriateness", "yes")]  # criteria keep their names
 
 
 def test_enpmr_judge_labels_meet_the_annotators_in_agreement(warehouse: Path):

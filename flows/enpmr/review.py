@@ -8,14 +8,32 @@ from memsynth.review.items import Item, Query, Question, ReviewTask, Rows, Text,
 
 YES_NO = ("yes", "no")
 # The seed's human evaluation: two annotators, 0/1 per criterion.
-CRITERIA = (
-    ("appropriateness", "Is the memory turn suitable in tone, style and content for this dialogue?"),
-    ("relevance", "Does the recalled memory fit what the user is going through?"),
-    ("correctness", "Is the target memory a better fit here than every negative below?"),
-)
+CRITERIA = ("appropriateness", "relevance", "correctness")
+WORDS = {
+    "en": {
+        "appropriateness": "Is the memory turn suitable in tone, style and content for this dialogue?",
+        "relevance": "Does the recalled memory fit what the user is going through?",
+        "correctness": "Is the target memory a better fit here than every negative below?",
+        "scene": "Scene — unmet need: {need} ({code})", "dialogue": "Dialogue (the memory turn is marked)",
+        "profile": "Profile", "target": "Target memory", "session": "The session the target memory comes from",
+        "negatives": "Negatives (memories that should not be recalled here)",
+        "person": "{name}, {age}, {gender}; {occupation}; {education}. Personality: {personality}. "
+                  "Emotional pattern: {emotional_pattern}.", "sep": ", ",
+    },
+    "zh": {
+        "appropriateness": "记忆轮次的语气、风格和内容是否适合这段对话？",
+        "relevance": "被唤起的记忆是否贴合用户此刻的处境？",
+        "correctness": "在这里，目标记忆是否比下面每一条负例记忆都更合适？",
+        "scene": "场景——未被满足的需求：{need}（{code}）", "dialogue": "对话（已标出唤起记忆的一轮）",
+        "profile": "用户画像", "target": "目标记忆", "session": "目标记忆所在的会话",
+        "negatives": "负例（此处不应唤起的记忆）",
+        "person": "{name}，{age}岁，{gender}；{occupation}；{education}。性格：{personality}。情绪模式：{emotional_pattern}。",
+        "sep": "、",
+    },
+}
 
 
-def show_dialogue(query: Query, dialogue_id: str) -> Item:
+def show_dialogue(query: Query, dialogue_id: str, language: str = "en") -> Item:
     """The scene, the dialogue with its memory turn marked, the profile, the target memory
     with the session it came from, and the negatives."""
     d = query("SELECT * FROM benchmark WHERE dialogue_id = ?", dialogue_id)[0]
@@ -25,31 +43,30 @@ def show_dialogue(query: Query, dialogue_id: str) -> Item:
                     d["target_memory_id"])
     negatives = query("SELECT n.rank, m.category, m.date, m.name, m.text FROM negatives n "
                       "JOIN memories m USING (memory_id) WHERE n.dialogue_id = ? ORDER BY n.rank", dialogue_id)
-    need = NEEDS["en"].get(d["need"], (d["need"], ""))[0]
+    w = WORDS.get(language, WORDS["en"])
+    need = NEEDS.get(language, NEEDS["en"]).get(d["need"], (d["need"], ""))[0]
     profile = ""
     if p:
         p = p[0]
-        profile = (f"{p['name']}, {p['age']}, {p['gender']}; {p['occupation']}; {p['education']}. "
-                   f"Personality: {', '.join(p['personality'])}. Emotional pattern: {', '.join(p['emotional_pattern'])}.")
+        profile = w["person"].format(**{**p, "personality": w["sep"].join(p["personality"]),
+                                        "emotional_pattern": w["sep"].join(p["emotional_pattern"])})
     return Item(
         item_id=dialogue_id, stratum=d["need"],
         sections=(
-            Text(f"Scene — unmet need: {need} ({d['need']})", d["scene"]),
-            Turns("Dialogue (the memory turn is marked)", tuple((t["role"], t["content"]) for t in d["turns"]),
-                  highlight=d["memory_turn"] - 1),
-            Text("Profile", profile),
-            Rows("Target memory", tuple(target)),
-            Turns("The session the target memory comes from", tuple((t["role"], t["content"]) for t in session)),
-            Rows("Negatives (memories that should not be recalled here)", tuple(negatives)),
+            Text(w["scene"].format(need=need, code=d["need"]), d["scene"]),
+            Turns(w["dialogue"], tuple((t["role"], t["content"]) for t in d["turns"]), highlight=d["memory_turn"] - 1),
+            Text(w["profile"], profile),
+            Rows(w["target"], tuple(target)),
+            Turns(w["session"], tuple((t["role"], t["content"]) for t in session)),
+            Rows(w["negatives"], tuple(negatives)),
         ),
-        questions=tuple(Question(dialogue_id, name, prompt, YES_NO) for name, prompt in CRITERIA),
+        questions=tuple(Question(dialogue_id, name, w[name], YES_NO) for name in CRITERIA),
     )
 
 
 TASKS = (
     ReviewTask("dialogues", "released support dialogues, stratified by unmet need",
-               "SELECT dialogue_id AS item_id, need AS stratum FROM benchmark", show_dialogue,
-               criteria=tuple(name for name, _ in CRITERIA)),
+               "SELECT dialogue_id AS item_id, need AS stratum FROM benchmark", show_dialogue, criteria=CRITERIA),
 )
 
 # The LLM's verdict on each criterion, from the build's own judges: the BLRI empathy check

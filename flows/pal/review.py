@@ -6,14 +6,25 @@ from __future__ import annotations
 from memsynth.review.items import Item, Query, Question, ReviewTask, Rows, Text, Turns
 
 RATINGS = ("1", "2", "3")  # 1 does not match what was set out, 2 basically matches, 3 fully matches
-CRITERIA = (
-    ("logs", "Do the logs reflect the key events of the experience? (1 no · 2 basically · 3 fully)"),
-    ("dialogue", "Do the user's words agree with the profile, requirements and preferences? "
-                 "(1 contradict · 2 basically · 3 fully)"),
-)
+CRITERIA = ("logs", "dialogue")
+WORDS = {
+    "en": {
+        "logs": "Do the logs reflect the key events of the experience? (1 no · 2 basically · 3 fully)",
+        "dialogue": "Do the user's words agree with the profile, requirements and preferences? "
+                    "(1 contradict · 2 basically · 3 fully)",
+        "profile": "Profile", "wants": "Requirements and preferences in this situation",
+        "experience": "Experience ({month})", "log": "Logs", "topics": "Topics", "turns": "Dialogue",
+    },
+    "zh": {
+        "logs": "日志是否反映了这段经历中的关键事件？（1 不符合 · 2 基本符合 · 3 完全符合）",
+        "dialogue": "用户的话语是否与其画像、需求和偏好一致？（1 有矛盾 · 2 基本一致 · 3 完全一致）",
+        "profile": "用户画像", "wants": "此情境涉及的需求与偏好", "experience": "经历（{month}）",
+        "log": "日志", "topics": "话题", "turns": "对话",
+    },
+}
 
 
-def show_session(query: Query, situation_id: str) -> Item:
+def show_session(query: Query, situation_id: str, language: str = "en") -> Item:
     """The profile, requirements and preferences, the experience, its logs and its dialogue."""
     s = query("SELECT * FROM situations WHERE situation_id = ?", situation_id)[0]
     profile = query("SELECT * EXCLUDE (persona_id) FROM pal_profiles WHERE persona_id = ?", s["persona_id"])
@@ -27,22 +38,23 @@ def show_session(query: Query, situation_id: str) -> Item:
     topics = query("SELECT user_query, requirement FROM topics WHERE situation_id = ? ORDER BY topic_id", situation_id)
     turns = query("SELECT speaker, action, content FROM dialogue_turns WHERE situation_id = ? ORDER BY turn_index",
                   situation_id)
+    w = WORDS.get(language, WORDS["en"])
     return Item(
         item_id=situation_id, stratum=s["persona_id"],
         sections=(
-            Rows("Profile", tuple(profile)),
-            Rows("Requirements and preferences in this situation", tuple(wants)),
-            Text(f"Experience ({s['month']})", experience[0]["text"] if experience else s["text"]),
-            Rows("Logs", tuple(logs)),
-            Rows("Topics", tuple(topics)),
-            Turns("Dialogue", tuple((f"{t['speaker']} · {t['action']}", t["content"]) for t in turns)),
+            Rows(w["profile"], tuple(profile)),
+            Rows(w["wants"], tuple(wants)),
+            Text(w["experience"].format(month=s["month"]), experience[0]["text"] if experience else s["text"]),
+            Rows(w["log"], tuple(logs)),
+            Rows(w["topics"], tuple(topics)),
+            Turns(w["turns"], tuple((f"{t['speaker']} · {t['action']}", t["content"]) for t in turns)),
         ),
-        questions=tuple(Question(situation_id, name, prompt, RATINGS) for name, prompt in CRITERIA),
+        questions=tuple(Question(situation_id, name, w[name], RATINGS) for name in CRITERIA),
     )
 
 
 TASKS = (
     ReviewTask("sessions", "sessions with a dialogue, drawn evenly from every user",
                "SELECT situation_id AS item_id, persona_id AS stratum FROM situations WHERE has_dialogue",
-               show_session, criteria=tuple(name for name, _ in CRITERIA)),
+               show_session, criteria=CRITERIA),
 )

@@ -20,6 +20,23 @@ from memsynth.review.annotations import AnnotationLog, Judgment, check_annotator
 from memsynth.review.items import APP_SETTINGS, COMMENT, Item, Question, ReviewSource, Rows, Text, Turns
 from memsynth.warehouse.ducklake import dataset_dir
 
+# The app's own words; a zh dataset is reviewed in Chinese throughout.
+WORDS = {
+    "en": {"item": "Item {n} of {total}", "stratum": "stratum", "judgment": "Your judgment",
+           "comment": "Comment (optional)", "previous": "← Previous", "next": "Next →",
+           "mine": "Your judgments in this sample", "none": "none yet", "memory_turn": "⟵ memory turn",
+           "version": "version", "task": "task", "annotator": "annotator", "progress": "{done} of {total} items judged",
+           "keys": "Keys: the letter or number on an answer answers the marked question; ← and → move between "
+                   "items. Answers are saved as you click.",
+           "columns": ("item", "criterion", "value")},
+    "zh": {"item": "第 {n} 条，共 {total} 条", "stratum": "分层", "judgment": "你的判断",
+           "comment": "备注（可选）", "previous": "← 上一条", "next": "下一条 →",
+           "mine": "你在本样本中的判断", "none": "暂无", "memory_turn": "⟵ 唤起记忆的一轮",
+           "version": "版本", "task": "任务", "annotator": "标注者", "progress": "已判断 {done} / {total} 条",
+           "keys": "快捷键：答案上标出的字母或数字回答带 ▶ 的问题；← 和 → 切换条目。点击即保存。",
+           "columns": ("条目", "标准", "取值")},
+}
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -78,7 +95,7 @@ def record_comment(log: AnnotationLog, s: Settings, version: int, item_id: str, 
     record(log, s, version, item_id, COMMENT, st.session_state[key].strip())
 
 
-def draw_section(section: Text | Turns | Rows) -> None:
+def draw_section(section: Text | Turns | Rows, w: dict) -> None:
     st.subheader(section.title)
     if isinstance(section, Text):
         st.write(section.body or "—")
@@ -86,7 +103,7 @@ def draw_section(section: Text | Turns | Rows) -> None:
         for i, (speaker, text) in enumerate(section.turns):
             line = f"**{speaker}**: {text}"
             if i == section.highlight:
-                st.success(f"{line}  ⟵ memory turn")
+                st.success(f"{line}  {w['memory_turn']}")
             else:
                 st.markdown(line)
         if not section.turns:
@@ -102,11 +119,11 @@ def _cell(value: object) -> str:
 
 
 def draw_questions(item: Item, answers: dict[tuple[str, str], str], log: AnnotationLog, s: Settings,
-                   version: int) -> None:
+                   version: int, w: dict) -> None:
     """A row of buttons per question; the first unanswered question takes the shortcuts."""
     open_questions = [q for q in item.questions if (q.item_id, q.criterion) not in answers]
     current: Question | None = open_questions[0] if open_questions else None
-    st.subheader("Your judgment")
+    st.subheader(w["judgment"])
     for n, q in enumerate(item.questions):
         chosen = answers.get((q.item_id, q.criterion))
         st.markdown(f"{'▶ ' if q is current else ''}**{q.criterion}** — {q.prompt}")
@@ -118,7 +135,7 @@ def draw_questions(item: Item, answers: dict[tuple[str, str], str], log: Annotat
     key = f"comment-{item.item_id}"
     if key not in st.session_state:
         st.session_state[key] = answers.get((item.item_id, COMMENT), "")
-    st.text_input("Comment (optional)", key=key, on_change=record_comment, args=(log, s, version, item.item_id, key))
+    st.text_input(w["comment"], key=key, on_change=record_comment, args=(log, s, version, item.item_id, key))
 
 
 def main() -> None:
@@ -141,35 +158,36 @@ def main() -> None:
     item, stratum = shown[position], items[position][1]
     judged = sum(done)
 
+    w = WORDS.get(source.language, WORDS["en"])
     with st.sidebar:
         st.header("memsynth review")
-        st.write(f"**{s.dataset}** version {source.version} ({source.recipe})")
-        st.write(f"task **{task.name}**: {task.description}")
-        st.write(f"annotator **{s.annotator}**")
-        st.progress(judged / len(items), text=f"{judged} of {len(items)} items judged")
-        st.caption("Keys: the letter or number on an answer answers the marked question; "
-                   "← and → move between items. Answers are saved as you click.")
+        st.write(f"**{s.dataset}** {w['version']} {source.version} ({source.recipe})")
+        st.write(f"{w['task']} **{task.name}**: {task.description}")
+        st.write(f"{w['annotator']} **{s.annotator}**")
+        st.progress(judged / len(items), text=w["progress"].format(done=judged, total=len(items)))
+        st.caption(w["keys"])
 
-    st.title(f"Item {position + 1} of {len(items)}")
-    st.caption(f"{item.item_id} · stratum {stratum}")
+    st.title(w["item"].format(n=position + 1, total=len(items)))
+    st.caption(f"{item.item_id} · {w['stratum']} {stratum}")
     reading, judging = st.columns([3, 2], gap="large")
     with reading:
         for section in item.sections:
-            draw_section(section)
+            draw_section(section, w)
     with judging:
-        draw_questions(item, answers, log, s, source.version)
+        draw_questions(item, answers, log, s, source.version, w)
         back, forward = st.columns(2)
-        back.button("← Previous", key="previous", shortcut="Left", disabled=position == 0,
+        back.button(w["previous"], key="previous", shortcut="Left", disabled=position == 0,
                     on_click=lambda: st.session_state.update(position=position - 1))
-        forward.button("Next →", key="next", shortcut="Right", disabled=position == len(items) - 1,
+        forward.button(w["next"], key="next", shortcut="Right", disabled=position == len(items) - 1,
                        on_click=lambda: st.session_state.update(position=position + 1))
-        st.subheader("Your judgments in this sample")
+        st.subheader(w["mine"])
         in_sample = {i for i, _ in items}
-        rows = [{"item": j.item_id, "criterion": j.criterion, "value": j.value}
+        rows = [dict(zip(w["columns"], (j.item_id, j.criterion, j.value)))
                 for j in sorted(mine, key=lambda j: j.at) if j.item_id.split("#")[0] in in_sample]
         if rows:
             st.table(rows)
         else:
-            st.write("none yet")
+            st.write(w["none"])
+
 
 main()

@@ -72,12 +72,13 @@ Query = Callable[..., list[dict[str, Any]]]
 @dataclass(frozen=True)
 class ReviewTask:
     """A kind of review a recipe offers: which items (SQL of `(item_id, stratum)` rows), and
-    how one is shown (`show(query, item_id)`, with `query(sql, *params)` over the version)."""
+    how one is shown (`show(query, item_id, language)`, with `query(sql, *params)` over the
+    version, in the version's language: a zh dataset is reviewed in Chinese)."""
 
     name: str
     description: str
     items_sql: str
-    show: Callable[[Query, str], Item]
+    show: Callable[[Query, str, str], Item]
     criteria: tuple[str, ...] = field(default=())
 
 
@@ -119,6 +120,7 @@ class ReviewSource:
         self._con, row = open_version(self.warehouse, dataset, version)
         self.version: int = row["version"]
         self.recipe: str = row["recipe"]
+        self.language: str = (row.get("config") or {}).get("language", "en")
         self.tasks = {t.name: t for t in recipe_class(self.recipe).review_tasks}
         self._lock = threading.Lock()
 
@@ -147,7 +149,7 @@ class ReviewSource:
         return stratified_sample(rows, size, seed)
 
     def item(self, task: ReviewTask, item_id: str, stratum: str = "") -> Item:
-        shown = task.show(self.query, item_id)
+        shown = task.show(self.query, item_id, self.language)
         return Item(shown.item_id, stratum or shown.stratum, shown.sections, shown.questions)
 
     def close(self) -> None:
