@@ -420,8 +420,9 @@ def agreement_command(dataset: str, version: int | None, warehouse: str | None, 
 @click.option("--warehouse", help=WAREHOUSE_HELP)
 def report_command(dataset: str, version: int | None, compare: int | None, out_path: str,
                    warehouse: str | None) -> None:
-    """A quality report of a version as one HTML page: calls, repairs, drops, tokens and time
-    per stage, the recipe's own figures, and the diversity of the generated text."""
+    """A quality report of a version as one HTML page: calls, repairs, drops, tokens, cost and
+    time per stage, the recipe's own figures, the diversity of the generated text and the
+    personas' attribute coverage."""
     from memsynth.review.report import write_report
 
     written = write_report(_warehouse(warehouse), dataset, Path(out_path), version, compare)

@@ -232,41 +232,46 @@ def build_report(warehouse: Path, dataset: str, version: int | None = None, comp
     # One version: two charts a row; two versions: a row per chart, the versions side by side.
     parts.append(f'<div class="{"wide" if compare is not None else "grid"}">{"".join(charts)}</div>')
     if recipe.report_texts:
-        parts.append("<h2>Diversity of generated text</h2>")
-        cells = []
-        for v in versions:
-            _, rows, _ = run_query(warehouse, dataset, recipe.report_texts, v)
-            d = diversity([(str(p), str(t)) for p, t in rows if t])
-            nd = d["near_duplicates"]
-            opening_rows = "".join(f"<tr><td>{html.escape(o)}</td><td>{n}</td></tr>" for o, n in d["openings"])
-            cells.append(f'<td><div class="v">version {v}</div><table class="numbers">'
-                         f"<tr><td>texts</td><td>{nd['texts']:,}</td></tr>"
-                         f"<tr><td>distinct-1</td><td>{d['distinct_1']}</td></tr>"
-                         f"<tr><td>distinct-2</td><td>{d['distinct_2']}</td></tr>"
-                         f"<tr><td>near duplicates within a persona (Jaccard ≥ {nd['threshold']})</td>"
-                         f"<td>{nd['within_persona']:.1%}</td></tr>"
-                         f"<tr><td>near duplicates across personas</td><td>{nd['across_personas']:.1%}</td></tr>"
-                         f"</table><p>Most frequent openings</p><table class=\"numbers\">{opening_rows}</table></td>")
-        parts.append(f"<table><tr>{''.join(cells)}</tr></table>")
+        parts.append(_beside("Diversity of generated text", versions, lambda v: _diversity_cell(
+            run_query(warehouse, dataset, recipe.report_texts, v)[1])))
     if recipe.report_personas:
-        parts.append("<h2>Persona attribute coverage</h2>")
-        cells = []
-        for v in versions:
-            _, rows, _ = run_query(warehouse, dataset, recipe.report_personas, v)
-            body = "".join(
-                f"<tr><td>{html.escape(c['attribute'])}</td><td>{c['personas']:,}</td><td>{c['distinct']:,}</td>"
-                f"<td>{html.escape(c['top'][:60])} ({c['top_share']:.0%})</td><td>{c['evenness']:.2f}</td></tr>"
-                for c in persona_coverage(rows))
-            cells.append(f'<td><div class="v">version {v}</div><table class="numbers"><tr><th>attribute</th>'
-                         "<th>personas</th><th>distinct values</th><th>most common</th><th>evenness</th></tr>"
-                         f"{body}</table></td>")
-        parts.append(f"<table><tr>{''.join(cells)}</tr></table>")
+        parts.append(_beside("Persona attribute coverage", versions, lambda v: _coverage_cell(
+            run_query(warehouse, dataset, recipe.report_personas, v)[1])))
     style = ("body{font-family:sans-serif;margin:2em;max-width:1500px}td{vertical-align:top;padding:0 1em}"
              "img{max-width:100%}.v{color:#666;font-size:90%}table.numbers td{border-bottom:1px solid #ddd}"
              ".grid{display:flex;flex-wrap:wrap;gap:0 2em}.grid section{flex:1 1 640px;max-width:720px}"
              "h2{font-size:1.2em;margin-top:1.5em}")
     return (f"<!doctype html><html><head><meta charset=\"utf-8\"><title>{html.escape(head)}</title>"
             f"<style>{style}</style></head><body>{''.join(parts)}</body></html>\n")
+
+
+def _beside(title: str, versions: list[int], cell: Any) -> str:
+    """A section with `cell(version)` for each version, side by side."""
+    cells = "".join(f'<td><div class="v">version {v}</div>{cell(v)}</td>' for v in versions)
+    return f"<h2>{html.escape(title)}</h2><table><tr>{cells}</tr></table>"
+
+
+def _diversity_cell(rows: list[tuple[Any, ...]]) -> str:
+    d = diversity([(str(p), str(t)) for p, t in rows if t])
+    nd = d["near_duplicates"]
+    opening_rows = "".join(f"<tr><td>{html.escape(o)}</td><td>{n}</td></tr>" for o, n in d["openings"])
+    return ('<table class="numbers">'
+            f"<tr><td>texts</td><td>{nd['texts']:,}</td></tr>"
+            f"<tr><td>distinct-1</td><td>{d['distinct_1']}</td></tr>"
+            f"<tr><td>distinct-2</td><td>{d['distinct_2']}</td></tr>"
+            f"<tr><td>near duplicates within a persona (Jaccard ≥ {nd['threshold']})</td>"
+            f"<td>{nd['within_persona']:.1%}</td></tr>"
+            f"<tr><td>near duplicates across personas</td><td>{nd['across_personas']:.1%}</td></tr>"
+            f"</table><p>Most frequent openings</p><table class=\"numbers\">{opening_rows}</table>")
+
+
+def _coverage_cell(rows: list[tuple[Any, ...]]) -> str:
+    body = "".join(
+        f"<tr><td>{html.escape(c['attribute'])}</td><td>{c['personas']:,}</td><td>{c['distinct']:,}</td>"
+        f"<td>{html.escape(c['top'][:60])} ({c['top_share']:.0%})</td><td>{c['evenness']:.2f}</td></tr>"
+        for c in persona_coverage(rows))
+    return ('<table class="numbers"><tr><th>attribute</th><th>personas</th><th>distinct values</th>'
+            f"<th>most common</th><th>evenness</th></tr>{body}</table>")
 
 
 def write_report(warehouse: Path, dataset: str, out: Path, version: int | None = None,
