@@ -84,9 +84,11 @@ def _rows(warehouse: Path, dataset: str, sql: str) -> list:
     return cli_json("query", sql, "--dataset", dataset, "--warehouse", str(warehouse), "--format", "json")
 
 
-def test_the_quickstart_through_every_fault_gives_every_row_and_a_rerun_sends_nothing(tmp_path):
+@pytest.mark.parametrize("client", ["openai", "direct"])
+def test_the_quickstart_through_every_fault_gives_every_row_and_a_rerun_sends_nothing(tmp_path, client):
     """20% 429, 10% 500, 5% malformed bodies, 5% cut-off answers, 2% dropped connections and
-    2% slow answers over the whole quickstart build: not one item lost or changed."""
+    2% slow answers over the whole quickstart build, through either client: not one item lost
+    or changed."""
     import yaml
 
     upstream = start_simulator(latency_ms=10)
@@ -100,6 +102,9 @@ def test_the_quickstart_through_every_fault_gives_every_row_and_a_rerun_sends_no
         clean = _build(config, tmp_path / "clean",
                        env={"OPENAI_BASE_URL": upstream.base_url, "OPENAI_API_KEY": SECRET})
         env = {"OPENAI_BASE_URL": proxy.base_url, "OPENAI_API_KEY": SECRET}
+        quickstart["llm"]["client"] = client  # how calls are sent is not hashed: same cache keys
+        config = tmp_path / "faulty.yaml"
+        config.write_text(yaml.safe_dump(quickstart))
         faulty = _build(config, tmp_path / "faulty", env=env)
         faults = proxy.simulator.counters.by_outcome
         assert all(faults.get(k) for k in FAULT_MIX.schedule), faults

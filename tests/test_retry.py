@@ -67,6 +67,12 @@ def test_backoff_grows_and_is_capped():
     assert waits[0] <= 1 and 2 < waits[1] <= 4 and waits[2] <= 8
 
 
+@pytest.fixture(params=["openai", "direct"])
+def client(request) -> str:
+    """Each engine test runs through the openai client and through `llm.client: direct`."""
+    return request.param
+
+
 def _engine(base_url: str, tmp_path, **settings) -> LLMEngine:
     return LLMEngine(EngineSettings(base_url=base_url, api_key_env="UNUSED", backoff_base_s=0.01,
                                     **settings), ResponseCache(tmp_path), api_key="test-key")
@@ -94,10 +100,10 @@ def test_a_flaky_endpoint_allows_longer_runs_of_failures_than_a_healthy_one():
     assert down.attempts_needed(6) == FailureRate.MOST
 
 
-def test_engine_rides_out_429_and_500(tmp_path):
+def test_engine_rides_out_429_and_500(tmp_path, client):
     sim = start_simulator(faults=Faults(rate_429=0.3, rate_500=0.2, seed=1))
     try:
-        engine = _engine(sim.base_url, tmp_path, concurrency=8, max_attempts=12)
+        engine = _engine(sim.base_url, tmp_path, concurrency=8, max_attempts=12, client=client)
 
         async def main():
             out = await asyncio.gather(*(engine.complete(_req(i)) for i in range(60)))
@@ -137,9 +143,9 @@ class _Poisoned(Simulator):
         return await super().chat_completions(request)  # aiohttp keeps the body for a second read
 
 
-def test_a_request_that_keeps_failing_stops_the_build_instead_of_dropping_the_item(tmp_path):
+def test_a_request_that_keeps_failing_stops_the_build_instead_of_dropping_the_item(tmp_path, client):
     with SimulatorThread(_Poisoned(latency_ms=20)) as sim:
-        engine = _engine(sim.base_url, tmp_path, max_attempts=3, concurrency=4)
+        engine = _engine(sim.base_url, tmp_path, max_attempts=3, concurrency=4, client=client)
         poison = LLMRequest(model="m", messages=({"role": "user", "content": "poison"},))
         outcomes = _run(engine, [poison, *(_req(i) for i in range(30))])
     assert isinstance(outcomes[0], BuildFailed), outcomes[0]
@@ -149,9 +155,9 @@ def test_a_request_that_keeps_failing_stops_the_build_instead_of_dropping_the_it
     assert all(not isinstance(o, BaseException) for o in outcomes[1:])
 
 
-def test_an_endpoint_that_stays_away_stops_the_build_after_outage_wait_s(tmp_path):
+def test_an_endpoint_that_stays_away_stops_the_build_after_outage_wait_s(tmp_path, client):
     sim = start_simulator()
-    engine = _engine(sim.base_url, tmp_path, max_attempts=20, outage_wait_s=1.0, concurrency=8, timeout_s=2)
+    engine = _engine(sim.base_url, tmp_path, max_attempts=20, outage_wait_s=1.0, concurrency=8, timeout_s=2, client=client)
 
     async def main():
         try:
@@ -170,10 +176,10 @@ def test_an_endpoint_that_stays_away_stops_the_build_after_outage_wait_s(tmp_pat
     assert engine.gate.outages == 1 and took < 15
 
 
-def test_an_outage_is_waited_out_and_no_item_is_lost(tmp_path):
+def test_an_outage_is_waited_out_and_no_item_is_lost(tmp_path, client):
     sim = start_simulator(latency_ms=50)
     port = sim.port
-    engine = _engine(sim.base_url, tmp_path, concurrency=4, max_attempts=2, outage_wait_s=60, timeout_s=5)
+    engine = _engine(sim.base_url, tmp_path, concurrency=4, max_attempts=2, outage_wait_s=60, timeout_s=5, client=client)
     restarted = []
 
     def outage():
@@ -195,14 +201,14 @@ def test_an_outage_is_waited_out_and_no_item_is_lost(tmp_path):
     assert restarted and restarted[0].simulator.counters.requests > 0
 
 
-def test_rate_limits_are_waited_out_on_a_time_budget_not_a_count(tmp_path):
+def test_rate_limits_are_waited_out_on_a_time_budget_not_a_count(tmp_path, client):
     sim = start_simulator(faults=Faults(rate_429=0.6, seed=3))
     try:
-        engine = _engine(sim.base_url, tmp_path, concurrency=8, max_attempts=1)
+        engine = _engine(sim.base_url, tmp_path, concurrency=8, max_attempts=1, client=client)
         outcomes = _run(engine, [_req(i) for i in range(40)])
         assert all(not isinstance(o, BaseException) for o in outcomes)
         assert sim.simulator.counters.by_outcome.get("429", 0) > 20
-        budget = _engine(sim.base_url, tmp_path / "b", max_attempts=1, rate_limit_wait_s=0.3)
+        budget = _engine(sim.base_url, tmp_path / "b", max_attempts=1, rate_limit_wait_s=0.3, client=client)
         sim.simulator.faults = Faults(rate_429=1.0)
         (outcome,) = _run(budget, [_req(99)])
         assert isinstance(outcome, BuildFailed) and "rate_limit_wait_s" in str(outcome)
@@ -210,7 +216,7 @@ def test_rate_limits_are_waited_out_on_a_time_budget_not_a_count(tmp_path):
         sim.stop()
 
 
-def test_fatal_status_stops_the_build(tmp_path):
+def test_fatal_status_stops_the_build(tmp_path, client):
     from aiohttp import web
 
     from memsynth.simulator.server import Simulator, SimulatorThread
@@ -221,7 +227,7 @@ def test_fatal_status_stops_the_build(tmp_path):
             return web.json_response({"error": {"message": "bad key"}}, status=401)
 
     with SimulatorThread(Refusing()) as sim:
-        engine = _engine(sim.base_url, tmp_path)
+        engine = _engine(sim.base_url, tmp_path, client=client)
 
         async def main():
             try:
@@ -270,8 +276,8 @@ def test_identical_concurrent_requests_share_one_call(tmp_path, simulator):
     assert simulator.simulator.counters.requests == 1
 
 
-def test_an_endpoint_that_never_answers_stops_the_build(tmp_path):
-    engine = _engine("http://127.0.0.1:9/v1", tmp_path, max_attempts=1, timeout_s=2)
+def test_an_endpoint_that_never_answers_stops_the_build(tmp_path, client):
+    engine = _engine("http://127.0.0.1:9/v1", tmp_path, max_attempts=1, timeout_s=2, client=client)
 
     async def main():
         try:

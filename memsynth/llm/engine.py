@@ -17,6 +17,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
 from memsynth.errors import BuildFailed, ConfigError
 from memsynth.llm.batch import BatchQueue, BatchSettings, LineFailed
 from memsynth.llm.cache import ResponseCache
+from memsynth.llm.http import Client, DirectPoster, OpenAIPoster, Poster, openai_client
 from memsynth.llm.limits import RequestLimits
 from memsynth.llm.outage import OutageGate
 from memsynth.llm.request import EmbeddingRequest, LLMRequest, LLMResponse
@@ -59,6 +60,8 @@ class EngineSettings:
     # "batch": chat requests go out in OpenAI Batch API files (see memsynth.llm.batch).
     mode: str = "online"
     batch: BatchSettings = field(default_factory=BatchSettings)
+    # How chat and embedding POSTs are sent (see memsynth.llm.http).
+    client: Client = "openai"
 
 
 @dataclass
@@ -103,6 +106,7 @@ class LLMEngine:
             )
         self._api_key = key
         self._client: openai.AsyncOpenAI | None = None
+        self._poster: Poster | None = None
         self._inflight_keys: dict[str, asyncio.Future[LLMResponse]] = {}
         self._successes = 0
         self._unreachable = 0
@@ -116,24 +120,25 @@ class LLMEngine:
     def _openai(self) -> openai.AsyncOpenAI:
         # Created lazily so it binds to the event loop that runs the calls.
         if self._client is None:
-            self._client = openai.AsyncOpenAI(
-                api_key=self._api_key,
-                base_url=self.settings.base_url,
-                timeout=self.settings.timeout_s,
-                max_retries=0,  # retries are ours: tenacity, with AIMD feedback
-                # The transport pools 100 connections by default: size it to our ceiling
-                # so the in-flight limit is ours alone.
-                http_client=openai.DefaultAioHttpClient(
-                    timeout=self.settings.timeout_s,
-                    limits=httpx.Limits(max_connections=self.settings.concurrency,
-                                        max_keepalive_connections=self.settings.concurrency)),
-            )
+            self._client = openai_client(self._api_key, self.settings.base_url,
+                                         timeout_s=self.settings.timeout_s,
+                                         connections=self.settings.concurrency)
         return self._client
+
+    def _http(self) -> Poster:
+        if self._poster is None:
+            self._poster = (DirectPoster(self._openai(), self._api_key, timeout_s=self.settings.timeout_s,
+                                         connections=self.settings.concurrency)
+                            if self.settings.client == "direct" else OpenAIPoster(self._openai()))
+        return self._poster
 
     async def aclose(self) -> None:
         if self.batches is not None:
             await self.batches.aclose()
         await self.cache.drain()
+        if self._poster is not None:
+            await self._poster.aclose()
+            self._poster = None
         if self._client is not None:
             await self._client.close()
             self._client = None
@@ -394,13 +399,9 @@ class LLMEngine:
         self.counters.requests += 1
         actual: int | None = None
         try:
-            # The client's generic POST: same HTTP, auth, errors and timeouts as
-            # `chat.completions.create`, without its per-field transform of the body (a JSON
-            # schema made that most of our CPU per call) or building typed response models.
-            # The body goes as bytes, encoded by orjson: the client sends bytes as they are.
-            response = await self._openai().post(path, content=orjson.dumps(body), cast_to=httpx.Response)
+            content = orjson.dumps(body)
             try:
-                raw = parse(response.json())
+                raw = parse(await self._http().post(path, content))
             except (ValueError, KeyError, TypeError, IndexError) as exc:
                 raise EmptyResponse(f"unreadable answer from {path}: {exc}") from exc
             actual = raw.prompt_tokens + raw.completion_tokens

@@ -37,7 +37,7 @@ def engine_settings(config: BuildConfig, base_url: str | None, *, concurrency: i
         rate_limit_wait_s=llm.rate_limit_wait_s, max_tokens_ceiling=llm.max_tokens_ceiling,
         budget_usd=budget_usd or llm.budget_usd,
         prices={m: p.rates(batch=batch) for m, p in llm.prices.items()},
-        mode=llm.mode, batch=BatchSettings(
+        mode=llm.mode, client=llm.client, batch=BatchSettings(
             gather_s=llm.batch.gather_s, max_wait_s=llm.batch.max_wait_s, max_requests=llm.batch.max_requests,
             max_bytes=int(llm.batch.max_mb * 1e6), poll_s=llm.batch.poll_s, poll_cap_s=llm.batch.poll_cap_s))
 

@@ -70,6 +70,7 @@ class Simulator:
         self.upstream = upstream.rstrip("/") if upstream else None
         self.counters = Counters()
         self.recorded: list[dict[str, Any]] = []  # request bodies, when record=True
+        self.recorded_headers: list[dict[str, str]] = []  # and their headers
         self.record = False
         self._scripts: dict[str, list[Any]] = {}
         self.answers = answers if answers is not None else recipe_answers()
@@ -152,6 +153,7 @@ class Simulator:
                 return _error(400, "request body is not JSON")
             if self.record:
                 self.recorded.append(body)
+                self.recorded_headers.append(dict(request.headers))
             if self.latency_s:
                 await asyncio.sleep(self.latency_s)
             fault = self._pick_fault(number)

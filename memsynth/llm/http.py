@@ -1,0 +1,138 @@
+"""How a chat or embedding request reaches the endpoint (`llm.client`).
+
+`openai`: the openai client's generic POST. `direct`: a plain POST on one aiohttp session,
+with the headers the openai client would send. The client's request building (options,
+header merging, URL parsing, the httpx-to-aiohttp bridge) costs about 0.6 ms of CPU a call,
+a third of a whole build's (bench/RESULTS.md, "CPU per call"). Either way failures are
+raised as openai's exception types, so retries, rate limits and outages read them alike.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+import urllib.request
+from typing import Any, Literal, Protocol
+
+import aiohttp
+import httpx2 as httpx  # the HTTP library of openai >= 3
+import openai
+import orjson
+
+Client = Literal["openai", "direct"]
+
+
+def openai_client(api_key: str, base_url: str | None, *, timeout_s: float, connections: int
+                  ) -> openai.AsyncOpenAI:
+    """The engine's openai client: no retries of its own, a pool as big as our ceiling."""
+    return openai.AsyncOpenAI(
+        api_key=api_key, base_url=base_url, timeout=timeout_s,
+        max_retries=0,  # retries are ours: tenacity, with AIMD feedback
+        # The transport pools 100 connections by default: size it to our ceiling so the
+        # in-flight limit is ours alone.
+        http_client=openai.DefaultAioHttpClient(
+            timeout=timeout_s,
+            limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections)))
+
+
+class Poster(Protocol):
+    async def post(self, path: str, content: bytes) -> Any:
+        """POST the JSON `content` to `path` under the base URL; the answer's parsed JSON."""
+
+    async def aclose(self) -> None: ...
+
+
+class OpenAIPoster:
+    """The openai client's generic POST: its HTTP stack, auth and errors, no typed models."""
+
+    def __init__(self, client: openai.AsyncOpenAI):
+        self.client = client
+
+    async def post(self, path: str, content: bytes) -> Any:
+        # Bytes go as they are: no per-field transform of the body (a JSON schema made that
+        # most of our CPU per call) and no typed response model.
+        response = await self.client.post(path, content=content, cast_to=httpx.Response)
+        return response.json()
+
+    async def aclose(self) -> None:
+        """The engine closes the openai client itself (batch mode uses it too)."""
+
+
+class DirectPoster:
+    """Plain POSTs on one aiohttp session, sized to the engine's in-flight ceiling."""
+
+    def __init__(self, client: openai.AsyncOpenAI, api_key: str, *, timeout_s: float, connections: int):
+        self.base_url = str(client.base_url).rstrip("/")
+        # The openai client's own default headers (user agent, organization, project), so an
+        # endpoint sees the same request either way; Omit placeholders are headers unset.
+        self._headers = {name: value for name, value in client.default_headers.items()
+                         if isinstance(value, str)}
+        self._headers["Authorization"] = f"Bearer {api_key}"
+        # As the openai client's timeout: on connecting and on each read, not on the whole call.
+        self._timeout = aiohttp.ClientTimeout(total=None, sock_connect=timeout_s, sock_read=timeout_s)
+        self._connections = connections
+        self._session: aiohttp.ClientSession | None = None
+
+    def _open(self) -> aiohttp.ClientSession:
+        # Created on first use so it binds to the event loop that runs the calls. The proxy
+        # is read from the environment once: aiohttp's trust_env reads it on every request,
+        # which cost more CPU than all the rest of a POST.
+        self._session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=self._connections),
+            timeout=self._timeout, proxy=env_proxy(self.base_url))
+        return self._session
+
+    async def post(self, path: str, content: bytes) -> Any:
+        session = self._session or self._open()
+        url = self.base_url + path
+        try:
+            async with session.post(url, data=content, headers=self._headers) as response:
+                raw = await response.read()
+                if response.status >= 400:
+                    raise status_error(url, response.status, response.headers, raw)
+        except TimeoutError as exc:  # aiohttp's socket timeouts are TimeoutErrors too
+            raise openai.APITimeoutError(request=httpx.Request("POST", url)) from exc
+        except aiohttp.ClientError as exc:
+            raise openai.APIConnectionError(request=httpx.Request("POST", url)) from exc
+        return orjson.loads(raw)
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+
+def env_proxy(url: str) -> str | None:
+    """The proxy HTTP(S)_PROXY sets for `url`, unless NO_PROXY exempts its host."""
+    parts = urllib.parse.urlsplit(url)
+    if urllib.request.proxy_bypass(parts.hostname or ""):
+        return None
+    return urllib.request.getproxies().get(parts.scheme)
+
+
+_STATUS_ERRORS: dict[int, type[openai.APIStatusError]] = {
+    400: openai.BadRequestError, 401: openai.AuthenticationError, 403: openai.PermissionDeniedError,
+    404: openai.NotFoundError, 409: openai.ConflictError, 422: openai.UnprocessableEntityError,
+    429: openai.RateLimitError,
+}
+
+
+def status_error(url: str, status: int, headers: Any, raw: bytes) -> openai.APIStatusError:
+    """The exception the openai client raises for this answer: its class, message and body."""
+    response = httpx.Response(status, headers=list(headers.items()), content=raw,
+                              request=httpx.Request("POST", url))
+    text = raw.decode("utf-8", "replace").strip()
+    message = f"Error code: {status}"
+    body: Any = text
+    try:
+        body = json.loads(text)
+    except ValueError:
+        pass
+    else:
+        error = body.get("error", body) if isinstance(body, dict) else None
+        detail = error.get("message") if isinstance(error, dict) else None
+        if isinstance(detail, str) and detail:
+            message += f" - {detail}"
+        body = error if isinstance(error, dict) else body  # the client keeps the inner object
+    kind = openai.InternalServerError if status >= 500 else _STATUS_ERRORS.get(status, openai.APIStatusError)
+    return kind(message, response=response, body=body)
