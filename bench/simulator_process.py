@@ -70,6 +70,9 @@ class InFlightSampler:
         import threading
 
         self.samples: list[int] = []
+        self.times: list[float] = []  # seconds since start, of each sample
+        self.started = time.monotonic()
+        self.every_s = every_s
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._poll, args=(sim, every_s), daemon=True)
         self._thread.start()
@@ -77,7 +80,9 @@ class InFlightSampler:
     def _poll(self, sim: SimulatorProcess, every_s: float) -> None:
         while not self._stop.wait(every_s):
             try:
-                self.samples.append(sim.stats()["in_flight"])
+                n = sim.stats()["in_flight"]
+                self.samples.append(n)
+                self.times.append(time.monotonic() - self.started)
             except OSError:
                 pass
 
@@ -85,8 +90,15 @@ class InFlightSampler:
         self._stop.set()
         self._thread.join(5)
         busy = [n for n in self.samples if n > 0]
+        at = [t for t, n in zip(self.times, self.samples) if n > 0]
+        ended = time.monotonic() - self.started
         return {"mean_in_flight": round(sum(busy) / len(busy), 1) if busy else 0,
-                "samples": len(self.samples)}
+                "samples": len(self.samples),
+                # About how long the endpoint had work: the rest of a build's time is its own,
+                # before the first request (start-up) and after the last (publishing).
+                "busy_seconds": round(len(busy) * self.every_s, 1),
+                "first_busy_s": round(at[0], 1) if at else None,
+                "idle_after_s": round(ended - at[-1], 1) if at else None}
 
 
 def machine() -> dict:

@@ -116,6 +116,9 @@ def build(config_path: str, llm: str, personas: int | None, concurrency: int | N
 
         _print_estimate(estimate_build(config, personas=personas, warehouse=warehouse), fmt)
         return
+    from memsynth.prefect_api import start_early
+
+    start_early()  # Prefect's server starts while the next import (about 2 s) runs
     from memsynth.build import BuildOptions, run_build
     from memsynth.regenerate import RegenerationRequest
 

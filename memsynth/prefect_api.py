@@ -9,6 +9,7 @@ whatever way. With `PREFECT_API_URL` set, the user's own server is used instead.
 from __future__ import annotations
 
 import atexit
+import importlib.util
 import os
 import socket
 import subprocess
@@ -40,35 +41,39 @@ _server: _Server | None = None
 
 
 class _Server:
-    def __init__(self) -> None:
-        import prefect
-
+    def __init__(self, env: dict[str, str]) -> None:
+        # Found without importing prefect (about 2 s), so the server can start while the
+        # build imports it.
+        spec = importlib.util.find_spec("prefect")
+        if spec is None or not spec.submodule_search_locations:
+            raise MemsynthError("prefect is not installed")
+        app_dir = Path(next(iter(spec.submodule_search_locations))).parent
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}/api"
-        from prefect.settings import get_current_settings
-
-        env = {**os.environ, **get_current_settings().to_environment_variables(exclude_unset=True),
-               "PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1", "PREFECT__SERVER_FINAL": "1"}
+        env = {**env, "PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1", "PREFECT__SERVER_FINAL": "1"}
         env.pop("PREFECT_API_URL", None)
         # Started from the main thread where possible: the death signal follows the thread
         # that started the child.
         self.process = subprocess.Popen(
             [sys.executable, "-c", _LAUNCHER, str(os.getpid()), "-m", "uvicorn",
-             "--app-dir", str(Path(prefect.__file__).parent.parent), "--factory",
+             "--app-dir", str(app_dir), "--factory",
              "prefect.server.api.server:create_app", "--host", "127.0.0.1", "--port", str(self.port),
              "--log-level", "error", "--lifespan", "on"],
             env=env, stdin=subprocess.DEVNULL)
         atexit.register(self.stop)
-        self._wait_healthy()
+        self.healthy = False
 
-    def _wait_healthy(self, timeout_s: float = 60) -> None:
+    def wait_healthy(self, timeout_s: float = 60) -> None:
+        if self.healthy:
+            return
         try:
             wait_healthy(self.url, self.process, timeout_s)
         except MemsynthError:
             self.stop()
             raise
+        self.healthy = True
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -96,6 +101,19 @@ def wait_healthy(url: str, process: subprocess.Popen, timeout_s: float = 60) -> 
     raise MemsynthError(f"Prefect's API server did not start within {timeout_s:.0f} s")
 
 
+def start_early() -> None:
+    """Launch memsynth's own server now and do not wait for it: `memsynth build` calls this
+    before importing the build, so the server's start-up (seconds) overlaps the import."""
+    global _server
+    if os.environ.get("PREFECT_API_URL"):
+        return
+    with _lock:
+        if _server is None or _server.process.poll() is not None:
+            # The process's environment is all the settings there are this early; the
+            # server reads the same profiles and files from it as the build will.
+            _server = _Server(dict(os.environ))
+
+
 def prefect_api_url() -> str | None:
     """The API URL builds use: the user's `PREFECT_API_URL`, else memsynth's own server
     (started on first use, shared by the process's builds)."""
@@ -104,7 +122,11 @@ def prefect_api_url() -> str | None:
         return None
     with _lock:
         if _server is None or _server.process.poll() is not None:
-            _server = _Server()
+            from prefect.settings import get_current_settings
+
+            # Settings changed in this process (a profile, temporary_settings) go along too.
+            _server = _Server({**os.environ, **get_current_settings().to_environment_variables(exclude_unset=True)})
+        _server.wait_healthy()
         return _server.url
 
 
