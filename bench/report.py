@@ -18,7 +18,12 @@ CPU_RUNS = [("build-200-before", "before (commit 42e58b0, run from a worktree of
             ("build-200-all-shards", "midway (uvloop, default collector), all 20 shards at once"),
             ("exp-head-baseline", "after, measured again in session 11 (commit 823a50b)"),
             ("exp-direct-post", "experiment, not in the code: chat POSTs on a bare aiohttp session instead of "
-                                "the openai client (a worktree of 823a50b, patched)")]
+                                "the openai client (a worktree of 823a50b, patched)"),
+            ("build-200-openai", "session 12, `llm.client: openai` (the default); Prefect's server started "
+                                 "during the import, its database made before the run"),
+            ("build-200-direct", "session 12, `llm.client: direct`; the same"),
+            ("build-200-openai-fresh-prefect", "session 12, `llm.client: openai`, each build in a new Prefect "
+                                               "home (a machine's first build: its database is made in the run)")]
 
 
 def cpu_section() -> list[str]:
@@ -30,13 +35,20 @@ def cpu_section() -> list[str]:
            "A first build of 200 personas (L=200 ms, C=64, so C/L = 320 req/s). Effective latency is "
            "mean requests in flight over requests per second: what a request took as the build "
            "saw it, against the simulator's 200 ms.", "",
-           "| code | CPU ms/call | req/s | of C/L | mean in flight | effective latency ms | "
-           "simulator CPU s | peak RSS MB | command |", "|---|---|---|---|---|---|---|---|---|"]
+           "Later runs also record when the endpoint had work: the seconds from launching the "
+           "command to its first request (start-up: Prefect's server, the import, the personas) and "
+           "the share of C/L while requests were in flight, which leaves start-up and publishing out.", "",
+           "| code | CPU ms/call | req/s | of C/L | s to first request | of C/L while busy | mean in flight | "
+           "effective latency ms | simulator CPU s | peak RSS MB | command |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
     for b, label in runs:
         r = b["first"]
         latency = round(1000 * r["mean_in_flight"] / r["requests_per_second"]) if r.get("mean_in_flight") else ""
+        busy = r.get("endpoint_busy_seconds")
+        while_busy = f"{r['requests_sent'] / busy / (b['concurrency'] / b['latency_ms'] * 1000):.3f}" if busy else ""
         out.append(f"| {label} | {r['cpu_ms_per_call']:.2f} | {r['requests_per_second']} | "
-                   f"{r['ratio_to_limit']:.3f} | {r.get('mean_in_flight', '')} | {latency} | "
+                   f"{r['ratio_to_limit']:.3f} | {r.get('seconds_to_first_request', '')} | {while_busy} | "
+                   f"{r.get('mean_in_flight', '')} | {latency} | "
                    f"{r['simulator_cpu_seconds']} | {r['peak_rss_mb']} | `{b['command']}` |")
     profiles = [(load(f"profile-{name}"), name) for name in ("before", "after")]
     profiles = [(p, name) for p, name in profiles if p]

@@ -2,8 +2,8 @@
 
 `openai`: the openai client's generic POST. `direct`: a plain POST on one aiohttp session,
 with the headers the openai client would send. The client's request building (options,
-header merging, URL parsing, the httpx-to-aiohttp bridge) costs about 0.6 ms of CPU a call,
-a third of a whole build's (bench/RESULTS.md, "CPU per call"). Either way failures are
+header merging, URL parsing, the httpx-to-aiohttp bridge) costs about 0.85 ms of CPU a call,
+half of a whole build's (bench/RESULTS.md, "CPU per call"). Either way failures are
 raised as openai's exception types, so retries, rate limits and outages read them alike.
 """
 
