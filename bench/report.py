@@ -22,6 +22,7 @@ CPU_RUNS = [("build-200-before", "before (commit 42e58b0, run from a worktree of
             ("build-200-openai", "session 12, `llm.client: openai` (the default); Prefect's server started "
                                  "during the import, its database made before the run"),
             ("build-200-direct", "session 12, `llm.client: direct`; the same"),
+            ("profile-200-direct", "session 12, `llm.client: direct`, sampled by py-spy (the profile below)"),
             ("build-200-openai-fresh-prefect", "session 12, `llm.client: openai`, each build in a new Prefect "
                                                "home (a machine's first build: its database is made in the run)")]
 
@@ -50,14 +51,15 @@ def cpu_section() -> list[str]:
                    f"{r['ratio_to_limit']:.3f} | {r.get('seconds_to_first_request', '')} | {while_busy} | "
                    f"{r.get('mean_in_flight', '')} | {latency} | "
                    f"{r['simulator_cpu_seconds']} | {r['peak_rss_mb']} | `{b['command']}` |")
-    profiles = [(load(f"profile-{name}"), name) for name in ("before", "after")]
+    profiles = [(load(f"profile-{name}"), name) for name in ("before", "after", "direct")]
     profiles = [(p, name) for p, name in profiles if p]
     if profiles:
         areas = list(dict.fromkeys(a for p, _ in profiles for a in p["areas_percent"]))
         out += ["", "Where the CPU went (py-spy samples of the first build, waits left out; "
                 "`python bench/profile.py FILE --json …`; flame graphs in `bench/flame-build-200-*.svg`). "
                 "After, the event loop is uvloop's: its C work cannot be told from its waits, so it is "
-                "left out with them, and the shares are of the Python work alone:", "",
+                "left out with them, and the shares are of the Python work alone. Direct is `llm.client: direct` "
+                "(session 12); at 100 samples a second of CPU, the sample counts compare the builds' CPU:", "",
                 "| area | " + " | ".join(f"{name} (% of {p['samples']} samples)" for p, name in profiles) + " |",
                 "|---|" + "---|" * len(profiles)]
         out += [f"| {a} | " + " | ".join(str(p["areas_percent"].get(a, 0)) for p, _ in profiles) + " |"
