@@ -36,6 +36,8 @@ def openai_client(api_key: str, base_url: str | None, *, timeout_s: float, conne
 
 
 class Poster(Protocol):
+    """How the engine sends a call; one per engine, bound to its event loop."""
+
     async def post(self, path: str, content: bytes) -> Any:
         """POST the JSON `content` to `path` under the base URL; the answer's parsed JSON."""
 
