@@ -20,7 +20,7 @@ from pathlib import Path
 AREAS = [
     ("cache writes", r"memsynth/llm/cache\.py"),
     ("prompt rendering", r"jinja2/|memsynth/prompts\.py|_base_messages"),
-    ("schema validation", r"pydantic|model_validate|_evaluate \(memsynth/stage\.py"),
+    ("schema validation", r"pydantic|model_validate|evaluate \(memsynth/stage\.py"),
     ("HTTP client (openai, aiohttp)", r"openai/|aiohttp/|httpx|yarl/|multidict/|ssl\.py|memsynth/llm/http\.py"),
     ("JSON encode/decode", r"json/|orjson"),
     ("request keys and hashing", r"memsynth/llm/request\.py|hashlib"),

@@ -10,16 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 from rich.table import Table as RichTable
 from rich.text import Text
 
 from memsynth.errors import MemsynthError
 
-# No markup: names, SQL and messages are printed as they are ("[transport]", "^{0,63}$", a
-# dataset called "[red]x"); styled words are `Text` pieces.
-out = Console(highlight=False, soft_wrap=True, markup=False)
-err = Console(stderr=True, highlight=False, soft_wrap=True, markup=False)
+from memsynth.cli_answers import check_answers
+from memsynth.cli_console import err, out
 
 
 def _error_line(message: object) -> Text:
@@ -795,6 +792,9 @@ def simulator_serve(host: str, port: int, latency_ms: float, rate_429: float, ra
         asyncio.run(serve_forever(sim, host, port))
     except OSError as exc:
         raise MemsynthError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+
+
+cli.add_command(check_answers)
 
 
 def main() -> None:

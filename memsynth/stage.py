@@ -212,8 +212,7 @@ class StageRunner:
                         cached_prompt_tokens=response.cached_prompt_tokens,
                         latency_s=response.latency_s, attempts=response.attempts,
                         cache_hit=response.cached)
-            output, problems, outcome = self._evaluate(stage, response.content,
-                                                       response.finish_reason, variables)
+            output, problems, outcome = evaluate(stage, response.content, response.finish_reason, variables)
             if outcome in ("ok", "check_failed"):
                 last_valid = output
             calls.append({**call, "outcome": outcome, "error": "; ".join(problems)[:2000]})
@@ -235,29 +234,6 @@ class StageRunner:
         return ItemResult(stage.qualified_name, item_key, persona_id, None, "dropped",
                           problems, calls, rejected)
 
-    def _evaluate(self, stage: Stage, content: str, finish_reason: str | None,
-                  variables: Mapping[str, Any]) -> tuple[Any | None, list[str], str]:
-        if finish_reason == "length":
-            return None, ["[truncated] " + say(variables, "the answer was cut off at the token limit; "
-                                               "answer more concisely", "回答超出长度上限被截断；请写得更简洁")], "truncated"
-        try:
-            # Clean JSON (nearly every answer, and every one the cache replays) goes straight
-            # to pydantic's own parser; anything else takes the tolerant path.
-            output = stage.output.model_validate_json(content)
-        except ValidationError as fast_error:
-            if not _is_json_error(fast_error):
-                return None, _validation_problems(fast_error, variables), "invalid_schema"
-            try:
-                data = extract_json(content)
-            except UnparsableOutput as exc:
-                return None, ["[json] " + say(variables, str(exc), "回答不是可解析的 JSON")], "invalid_json"
-            try:
-                output = stage.output.model_validate(data)
-            except ValidationError as exc:
-                return None, _validation_problems(exc, variables), "invalid_schema"
-        problems = [p for c in stage.checks for p in c(output, variables)]
-        return output, problems, ("check_failed" if problems else "ok")
-
     async def run_many(self, stage: Stage,
                        items: Iterable[tuple[str, str | None, Mapping[str, Any]]]
                        ) -> list[ItemResult]:
@@ -265,6 +241,35 @@ class StageRunner:
         return list(await asyncio.gather(*(
             self.run(stage, variables, item_key=key, persona_id=pid)
             for key, pid, variables in items)))
+
+
+def evaluate(stage: Stage, content: str, finish_reason: str | None,
+             variables: Mapping[str, Any]) -> tuple[Any | None, list[str], str]:
+    """Judge one answer as a build does: (output, problems, outcome).
+
+    The outcome is `ok`, `check_failed` (valid output, failed checks), `invalid_schema`,
+    `invalid_json` or `truncated`; the problems are worded in the variables' language.
+    """
+    if finish_reason == "length":
+        return None, ["[truncated] " + say(variables, "the answer was cut off at the token limit; "
+                                           "answer more concisely", "回答超出长度上限被截断；请写得更简洁")], "truncated"
+    try:
+        # Clean JSON (nearly every answer, and every one the cache replays) goes straight
+        # to pydantic's own parser; anything else takes the tolerant path.
+        output = stage.output.model_validate_json(content)
+    except ValidationError as fast_error:
+        if not _is_json_error(fast_error):
+            return None, _validation_problems(fast_error, variables), "invalid_schema"
+        try:
+            data = extract_json(content)
+        except UnparsableOutput as exc:
+            return None, ["[json] " + say(variables, str(exc), "回答不是可解析的 JSON")], "invalid_json"
+        try:
+            output = stage.output.model_validate(data)
+        except ValidationError as exc:
+            return None, _validation_problems(exc, variables), "invalid_schema"
+    problems = [p for c in stage.checks for p in c(output, variables)]
+    return output, problems, ("check_failed" if problems else "ok")
 
 
 def localized(template: str, language: str) -> str:
@@ -289,15 +294,17 @@ def _is_json_error(exc: ValidationError) -> bool:
     return any(err["type"] == "json_invalid" for err in exc.errors())
 
 
-# pydantic's error types, worded in Chinese for a zh repair prompt.
+# pydantic's error types, worded in Chinese for a zh repair prompt; each states the bound
+# it enforces, as pydantic's English message does.
 _ZH_ERRORS = {
     "missing": "缺少这个字段",
     "extra_forbidden": "不允许出现这个字段",
-    "too_short": "条目太少（至少 {min_length} 个，实际 {actual_length} 个）",
-    "too_long": "条目太多（至多 {max_length} 个，实际 {actual_length} 个）",
+    "too_short": "条目太少：至少要有 {min_length} 个，实际 {actual_length} 个",
+    "too_long": "条目太多：至多 {max_length} 个，实际 {actual_length} 个",
     "string_type": "应当是字符串",
-    "string_too_short": "不能为空",
-    "string_pattern_mismatch": "格式不对",
+    "string_too_short": "太短：至少要有 {min_length} 个字符",
+    "string_too_long": "太长：至多 {max_length} 个字符",
+    "string_pattern_mismatch": "格式不对：应当符合正则表达式 {pattern}",
     "int_type": "应当是整数",
     "int_parsing": "应当是整数",
     "int_from_float": "应当是整数",
@@ -310,17 +317,23 @@ _ZH_ERRORS = {
     "date_parsing": "应当是 YYYY-MM-DD 格式的日期",
     "date_from_datetime_parsing": "应当是 YYYY-MM-DD 格式的日期",
     "literal_error": "取值必须是 {expected} 之一",
+    "enum": "取值必须是 {expected} 之一",
     "greater_than_equal": "数值不能小于 {ge}",
+    "greater_than": "数值必须大于 {gt}",
     "less_than_equal": "数值不能大于 {le}",
+    "less_than": "数值必须小于 {lt}",
 }
 
 
 def _zh_error(err: Mapping[str, Any]) -> str:
-    template = _ZH_ERRORS.get(err["type"], "不符合要求")
+    """pydantic's error in Chinese with its bound; its English message where none is written."""
+    template = _ZH_ERRORS.get(err["type"])
+    if template is None:
+        return f"不符合要求（{err['msg']}）"
     try:
-        return template.format(**(err.get("ctx") or {}), actual_length=(err.get("ctx") or {}).get("actual_length", "?"))
-    except (KeyError, IndexError):
-        return template.split("（")[0]
+        return template.format(**(err.get("ctx") or {}))
+    except (KeyError, IndexError):  # a bound pydantic did not report: say it in its words
+        return f"{template.split('：')[0]}（{err['msg']}）"
 
 
 def _validation_problems(exc: ValidationError, variables: Mapping[str, Any], limit: int = 12) -> list[str]:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterator
+from typing import Any
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
@@ -35,12 +37,37 @@ def mentions(text: str, name: str, share: float = 0.5) -> bool:
     return bool(words) and len(words & present) / len(words) >= share
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？；])")
+# A Chinese sentence ends at 。！？ or an ellipsis (and the closing quotes after them); "；"
+# joins clauses of one sentence. English goes to pysbd, which knows "e.g." and "Mr.".
+_ZH_SENTENCE_END = re.compile(r"(?<=[。！？!?…])(?![。！？!?…])(?:[”’」』）)]*)")
+
+
+@functools.lru_cache(maxsize=1)
+def _english_segmenter() -> Any:
+    import pysbd
+
+    return pysbd.Segmenter(language="en", clean=False)
 
 
 def sentences(text: str) -> list[str]:
-    """The sentences of a text: split after . ! ? (then a space) and after 。！？ and the clause-ending ；."""
-    return [s for s in (part.strip() for part in _SENTENCE_END.split(text.strip())) if len(s) > 1]
+    """The sentences of a text: Chinese split after 。！？…, anything else by pysbd."""
+    text = text.strip()
+    if _CJK.search(text):
+        parts = _split_zh(text)
+    else:
+        parts = _english_segmenter().segment(text)
+    return [s for s in (part.strip() for part in parts) if len(s) > 1]
+
+
+def _split_zh(text: str) -> list[str]:
+    parts, start = [], 0
+    for m in _ZH_SENTENCE_END.finditer(text):
+        end = m.end()
+        if end > start:
+            parts.append(text[start:end])
+            start = end
+    parts.append(text[start:])
+    return parts
 
 
 # Words too common to show that one text draws on another.

@@ -35,21 +35,31 @@ from schemas.pal import (
 _NOT_WORKING = re.compile(
     r"\b(a|an) (\w+ )?(student|retiree|pensioner)\b|\bretired\b"
     r"|(是|为)(一名|一位|一个)?[^，。；]{0,8}(学生|研究生|本科生|博士生)|在读|退休", re.IGNORECASE)
-_ISO_DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
+# No \b: between a digit and a CJK character there is no word boundary ("2024-11-12上午").
+_ISO_DATE = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
 MINUTE = "%Y-%m-%d %H:%M"
 PROFILE_FIELDS = ("occupation", "health_status", "family_members", "hobbies")
 # Asked for: 2-3 sentences per profile field, 4-5 per preference. Accepted: what real
 # PAL-Set profiles and preferences are (one long sentence; two or three sentences).
 PROFILE_SENTENCES = (1, 3)
 PREFERENCE_SENTENCES = (2, 5)
+# A statement of a preference: a sentence, or a clause of one joined by "；" (540 of 3,520
+# released preferences write their four statements as one sentence of ；-joined clauses).
+_CLAUSE = re.compile(r"[；;]")
 
 
-def _sentence_range(v: Mapping[str, Any], label: str, text: str, low: int, high: int | None = None
-                    ) -> Iterator[str]:
+def _sentence_range(v: Mapping[str, Any], label: str, text: str, low: int, high: int | None = None,
+                    clauses: bool = False) -> Iterator[str]:
+    """`text` holds low…high sentences (with `clauses`: or low…high ；-joined statements)."""
     n = len(sentences(text))
-    if n < low or (high is not None and n > high):
-        yield say(v, f"{label} has {n} sentences; write {f'{low}-{high}' if high else f'at least {low}'}",
-                  f"{label} 有 {n} 句；请写{f' {low} 到 {high} ' if high else f'至少 {low} '}句")
+
+    def within(k: int) -> bool:
+        return k >= low and (high is None or k <= high)
+
+    if within(n) or (clauses and within(sum(len(_CLAUSE.split(s)) for s in sentences(text)))):
+        return
+    yield say(v, f"{label} has {n} sentences; write {f'{low}-{high}' if high else f'at least {low}'}",
+              f"{label} 有 {n} 句；请写{f' {low} 到 {high} ' if high else f'至少 {low} '}句")
 
 
 def profile_problems(i: int, p: PalProfile, allow_students_retirees: bool,
@@ -128,8 +138,8 @@ def covers_requirement_types(out: AspectPreferences, v: Mapping[str, Any]) -> It
 @check("preference_sentences")
 def preference_sentences(out: AspectPreferences, v: Mapping[str, Any]) -> Iterator[str]:
     for item in out.items:
-        yield from _sentence_range(v, f"{item.requirement_id}.pos", item.pos, *PREFERENCE_SENTENCES)
-        yield from _sentence_range(v, f"{item.requirement_id}.neg", item.neg, *PREFERENCE_SENTENCES)
+        yield from _sentence_range(v, f"{item.requirement_id}.pos", item.pos, *PREFERENCE_SENTENCES, clauses=True)
+        yield from _sentence_range(v, f"{item.requirement_id}.neg", item.neg, *PREFERENCE_SENTENCES, clauses=True)
 
 
 def parse_span(span: str) -> tuple[dt.date, dt.date]:
