@@ -13,10 +13,16 @@ _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]{2,}")
 
 
+# Curly and corner quotation marks read as the straight ones: a quote typed with ' from a
+# reply written with ’ is the same quote.
+_QUOTES = str.maketrans({"‘": "'", "’": "'", "‚": "'", "‛": "'", "′": "'", "“": '"', "”": '"', "„": '"',
+                         "‟": '"', "″": '"', "「": '"', "」": '"', "『": '"', "』": '"', "«": '"', "»": '"'})
+
+
 def _normal(text: str) -> str:
     if text.isascii():  # NFKC leaves ASCII as it is
         return text.casefold()
-    return unicodedata.normalize("NFKC", text).casefold()
+    return " ".join(unicodedata.normalize("NFKC", text).translate(_QUOTES).casefold().split())
 
 
 def mentions_exactly(text: str, name: str) -> bool:
@@ -110,6 +116,31 @@ def refers_to(text: str, reference: str, min_shared: int = 2) -> bool:
             if len(found) >= min_shared:
                 return True
     return False
+
+
+def zh_words(text: str) -> list[str]:
+    """jieba's words of a Chinese text (its dictionary ships in the wheel)."""
+    import logging
+
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)
+    return jieba.lcut(text)
+
+
+def shared_run(text: str, source: str) -> int:
+    """The longest stretch `text` copies from `source`: in words, or in characters where
+    either is Chinese (punctuation, case and width ignored)."""
+    import difflib
+
+    a, b = _normal(text), _normal(source)
+    if _CJK.search(a) or _CJK.search(b):
+        x, y = "".join(_WORD.findall(a)), "".join(_WORD.findall(b))
+    else:
+        x, y = _WORD.findall(a), _WORD.findall(b)  # type: ignore[assignment]
+    if not x or not y:
+        return 0
+    return difflib.SequenceMatcher(None, x, y, autojunk=False).find_longest_match(0, len(x), 0, len(y)).size
 
 
 def length_in_words(text: str) -> int:

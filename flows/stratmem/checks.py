@@ -12,24 +12,29 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from memsynth.stage import check, say
+from memsynth.textmatch import shared_run, zh_words
 from schemas.stratmem import MergedMemories, RoleLabels, UserQuery, VirtualPersona
 
 # A memory must carry its own time: "yesterday" means nothing once the session is over.
 # (The release has 6 of 5,778 facts with "last week"; they pass only if dated as well.)
 _RELATIVE = re.compile(
     r"\b(yesterday|today|tonight|tomorrow|the day before|(last|next|this) (week|month|weekend|year|night|"
-    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)|(a few|two|three|several) (days|weeks) ago)\b"
-    r"|昨天|今天|明天|前天|后天|今晚|昨晚|上周|下周|本周|这周|上个月|下个月|这个月|去年|今年|明年|前几天|几天前",
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)|(a few|two|three|several) (days|weeks) ago)\b",
     re.IGNORECASE)
-_ABSOLUTE = re.compile(r"\b\d{4}(-\d{2}){0,2}\b|\d{4}年")
+# Chinese has no spaces: matched against jieba's words, so 以前天天 (以前/天天) holds no 前天.
+_RELATIVE_ZH = frozenset("昨天 今天 明天 前天 后天 今晚 昨晚 明晚 上周 下周 本周 这周 上个月 下个月 这个月 去年 今年 明年 "
+                         "前几天 几天前 上星期 下星期 这星期 前两天 上礼拜 下礼拜".split())
+_ABSOLUTE = re.compile(r"(?<!\d)\d{4}(-\d{2}){0,2}(?!\d)|\d{4}年")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
-# Real facts: 3-37 words; real queries: 4-27 words. Chinese is counted in characters.
-FACT_WORDS = (3, 45)
-FACT_CHARS_ZH = (6, 90)
-QUERY_WORDS = (3, 40)
-QUERY_CHARS_ZH = (4, 80)
-# Real personas: traits 6-12, style 5-8, domains 4-10, values 5-8 items.
-PERSONA_ITEMS = (3, 15)
+# One number in the prompt and the check (tests/test_stratmem.py holds them together),
+# calibrated on the release: facts 3-37 words (99 % 4-20), queries 4-27 (99 % 5-30).
+# Chinese is counted in characters, about twice the English words.
+FACT_WORDS = (4, 20)
+FACT_CHARS_ZH = (8, 40)
+QUERY_WORDS = (5, 30)
+QUERY_CHARS_ZH = (8, 60)
+# The release's personas: traits 6-12, style 5-8, domains 4-10, values 5-8 items.
+PERSONA_ITEMS = {"traits": (6, 12), "style": (5, 8), "domains": (4, 10), "values": (5, 8)}
 
 
 def size(text: str) -> int:
@@ -46,9 +51,18 @@ def fact_problems(fact: str, v: Mapping[str, Any], label: str = "fact") -> Itera
     if not low <= n <= high:
         yield say(v, f"{label} {fact!r} has {n} words; write one sentence of {low}-{high}",
                   f"{label}“{fact}”有 {n} 个字；请写一句 {low} 到 {high} 个字的话")
-    if _RELATIVE.search(fact) and not _ABSOLUTE.search(fact):
+    if says_relative_time(fact) and not _ABSOLUTE.search(fact):
         yield say(v, f"{label} {fact!r} says when relative to the session; give the date (YYYY-MM-DD)",
                   f"{label}“{fact}”用了相对时间；请写出具体日期（YYYY-MM-DD）")
+
+
+def says_relative_time(text: str) -> bool:
+    """Does the text date something relative to when it was said ("yesterday", "上周")?"""
+    if _RELATIVE.search(text):
+        return True
+    if not _CJK.search(text):
+        return False
+    return any(word in _RELATIVE_ZH for word in zh_words(text))
 
 
 @check("memory_facts")
@@ -86,8 +100,55 @@ def a_question(out: UserQuery, v: Mapping[str, Any]) -> Iterator[str]:
     if not low <= size(query) <= high:
         yield say(v, f"the query has {size(query)} words; write {low}-{high}",
                   f"query 有 {size(query)} 个字；请写 {low} 到 {high} 个字")
-    if not query.endswith(("?", "？", ".", "。", "!", "！")):
+    if not _finished(query):
         yield say(v, "the query is one finished message; end it as a question", "query 要是一句完整的话，以问号结尾")
+
+
+# What may follow the last word of a finished message: a tilde, closing quotes, an emoji.
+_TRAILING = re.compile(r"[\s～~」』”’)）\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F]+$")
+# A Chinese question may end on its particle ("…能跑了吗～").
+_ZH_PARTICLES = ("吗", "呢", "吧", "嘛", "么", "啊", "呀", "啦")
+
+
+def _finished(message: str) -> bool:
+    core = _TRAILING.sub("", message)
+    return core.endswith(("?", "？", ".", "。", "!", "！", "…", *_ZH_PARTICLES))
+
+
+# A query that copies this much of a memory quotes it (the prompt forbids quoting them).
+COPIED_WORDS = 8
+COPIED_CHARS_ZH = 10
+
+
+@check("does_not_quote_memories")
+def does_not_quote_memories(out: UserQuery, v: Mapping[str, Any]) -> Iterator[str]:
+    zh = bool(_CJK.search(out.query))
+    limit = COPIED_CHARS_ZH if zh else COPIED_WORDS
+    for m in v["memories"]:
+        if (n := shared_run(out.query, m["fact"])) >= limit:
+            yield say(v, f"the query copies {n} words of memory {m['number']}; ask in your own words, "
+                         f"sharing fewer than {limit} words in a row with any memory",
+                      f"query 照抄了第 {m['number']} 条记忆中连续 {n} 个字；请用自己的话问，与任何一条记忆连续相同的字不超过 "
+                      f"{limit - 1} 个")
+            return
+
+
+# Self-contained memories name their person: "she" or "I" means nothing a year later.
+_PRONOUN_EN = re.compile(r"(?<![\w-])(I|I'm|I've|I'd|I'll|me|my|mine|myself)(?![\w'-])"
+                         r"|^(she|he|her|his|they|their)(?![\w'-])", re.IGNORECASE)
+_PRONOUN_ZH = re.compile(r"^(我|你|她|他|它)")
+
+
+@check("names_the_person")
+def names_the_person(out: Any, v: Mapping[str, Any]) -> Iterator[str]:
+    speakers = [str(s) for s in v["speakers"]]
+    for i, m in enumerate(out.memories):
+        fact = m.fact.strip().replace("’", "'")
+        pronoun = _PRONOUN_ZH if _CJK.search(fact) else _PRONOUN_EN
+        if not any(s.lower() in fact.lower() for s in speakers) or pronoun.search(fact):
+            yield say(v, f"memories[{i}] {m.fact!r} must name its person ({' or '.join(speakers)}), "
+                         "never 'she', 'he' or 'I'",
+                      f"memories[{i}]“{m.fact}”要写出人名（{'或'.join(speakers)}），不要用“她”“他”“我”")
 
 
 @check("valid_targets")
@@ -104,8 +165,7 @@ def persona_fields(out: VirtualPersona, v: Mapping[str, Any]) -> Iterator[str]:
     if out.virtual_person_name.strip() != v["virtual_person"]:
         yield say(v, f"virtual_person_name must be {v['virtual_person']!r}",
                   f"virtual_person_name 必须是“{v['virtual_person']}”")
-    low, high = PERSONA_ITEMS
-    for name in ("traits", "style", "domains", "values"):
+    for name, (low, high) in PERSONA_ITEMS.items():
         n = len(getattr(out, name))
         if not low <= n <= high:
             yield say(v, f"{name} has {n} items; give {low}-{high}", f"{name} 有 {n} 项；请给出 {low} 到 {high} 项")

@@ -6,6 +6,7 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
+from flows.stratmem.checks import PERSONA_ITEMS
 from memsynth.simulator.answers import AnswerBook
 from memsynth.simulator.text import ZH_DID, TextMaker
 
@@ -58,8 +59,7 @@ def query(draft: Answer, v: Variables, text: TextMaker) -> Answer:
 def persona(draft: Answer, v: Variables, text: TextMaker) -> Answer:
     draft.update({"virtual_person_name": v["virtual_person"], "summary": text.paragraph(3),
                   **{name: [text.phrase() for _ in range(text.rng.randint(low, high))]
-                     for name, low, high in (("traits", 6, 10), ("style", 5, 8), ("domains", 4, 8),
-                                             ("values", 5, 8))}})
+                     for name, (low, high) in PERSONA_ITEMS.items()}})
     return draft
 
 

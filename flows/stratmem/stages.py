@@ -13,9 +13,9 @@ def _stage(name: str, output: type[BaseModel], *checks: Check, temperature: floa
     return Stage("stratmem", name, output, checks=checks, temperature=temperature)
 
 
-EXTRACT = _stage("extract", ExtractedMemories, c.memory_facts, c.known_speakers)
-MERGE = _stage("merge", MergedMemories, c.covers_candidates, c.memory_facts)
-QUERY = _stage("query", UserQuery, c.a_question, c.valid_targets)
+EXTRACT = _stage("extract", ExtractedMemories, c.memory_facts, c.known_speakers, c.names_the_person)
+MERGE = _stage("merge", MergedMemories, c.covers_candidates, c.memory_facts, c.names_the_person)
+QUERY = _stage("query", UserQuery, c.a_question, c.valid_targets, c.does_not_quote_memories)
 PERSONA = _stage("persona", VirtualPersona, c.persona_fields)
 # Three independent labellers are three samples of this prompt: at the build's temperature
 # they can disagree, as the seed's experts did.
