@@ -25,6 +25,11 @@ def _normal(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).translate(_QUOTES).casefold().split())
 
 
+def normal_text(text: str) -> str:
+    """The text as the matchers compare it: NFKC, straight quotes, case-folded, spaces collapsed."""
+    return _normal(text)
+
+
 def mentions_exactly(text: str, name: str) -> bool:
     """The whole name appears in the text (case- and width-insensitive)."""
     return _normal(name).strip() in _normal(text)

@@ -168,14 +168,23 @@ FAITHFUL = {"grounded_in_target": True, "uses_negatives": False, "user_reveals_t
 
 
 @pytest.mark.parametrize("answer", [
-    {**FAITHFUL, "uses_negatives": True, "reason": "It leans on another memory."},
+    {**FAITHFUL, "uses_negatives": True, "score": 2, "reason": "It leans on another memory."},
     {**FAITHFUL, "grounded_in_target": False, "score": 2, "reason": "Generic support."},
-    {**FAITHFUL, "user_reveals_target": True, "reason": "The user describes the memory in other words."},
-    {**FAITHFUL, "recalled_early": True, "reason": "The AI brings it up a turn too soon."},
+    {**FAITHFUL, "user_reveals_target": True, "score": 2, "reason": "The user describes the memory in other words."},
+    {**FAITHFUL, "recalled_early": True, "score": 2, "reason": "The AI brings it up a turn too soon."},
 ], ids=["negatives", "ungrounded", "user-leak", "early-recall"])
 def test_failing_faithfulness_keeps_the_dialogue_out_of_the_benchmark(simulator, tmp_path, answer):
     check_name = "faithfulness"
-    simulator.simulator.script("enpmr_faithfulness", [json.dumps(answer)])
+    # One dialogue's judge says it at each of its 3 attempts (the other's answers once): a leak
+    # the simulator's dialogue does not show is re-asked (verdict_has_grounds), and a judge that
+    # insists keeps the dialogue out.
+    first: list[str] = []
+
+    def verdict(variables: dict) -> str:
+        first.append(first[0] if first else variables["target"]["name"])
+        return json.dumps(answer if variables["target"]["name"] == first[0] else FAITHFUL)
+
+    simulator.simulator.script("enpmr_faithfulness", [verdict] * (4 if answer["grounded_in_target"] else 1))
     out = run_recipe(simulator, tmp_path, personas=1, options={"dialogues_per_persona": 2})
     failed = [q for q in out.rows["quality_checks"] if q.check_name == check_name and not q.passed]
     assert len(failed) == 1
@@ -190,7 +199,7 @@ SCENE_CHECK = {"fits_target": True, "expresses_need": True, "fits_a_negative": F
 
 
 def test_a_scene_failing_its_self_check_is_replaced_before_any_dialogue(simulator, tmp_path):
-    bad = json.dumps({**SCENE_CHECK, "fits_a_negative": True, "reason": "Another memory fits as well."})
+    bad = json.dumps({**SCENE_CHECK, "fits_a_negative": True, "score": 2, "reason": "Another memory fits as well."})
     simulator.simulator.record = True
     simulator.simulator.script("enpmr_scenario_consistency", [bad])
     out = run_recipe(simulator, tmp_path, personas=1)
@@ -209,7 +218,7 @@ def test_a_scene_failing_its_self_check_is_replaced_before_any_dialogue(simulato
 @pytest.mark.parametrize("verdict", [{"fits_target": False}, {"expresses_need": False},
                                      {"fits_a_negative": True}, {"score": 2}])
 def test_no_dialogue_is_written_when_every_scene_fails(simulator, tmp_path, verdict):
-    bad = json.dumps({**SCENE_CHECK, **verdict})
+    bad = json.dumps({**SCENE_CHECK, "score": 3, **verdict})  # a failed criterion scores at most 3
     simulator.simulator.script("enpmr_scenario_consistency", [bad, bad])
     out = run_recipe(simulator, tmp_path, personas=1)
     assert not out.rows.get("support_dialogues") and not out.rows.get("benchmark")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -13,10 +14,15 @@ from flows.enpmr.options import (
     MIN_PREFERENCES,
     MIN_PROFICIENT,
 )
+from flows.enpmr.leaks import GIVEAWAY_DETAILS, Giveaway
 from memsynth.stage import check, say
-from memsynth.textmatch import length_in_words, mentions_exactly, refers_to
+from memsynth.textmatch import length_in_words, mentions_exactly, refers_to, sentences
 from schemas.enpmr import (
     BlriScores,
+    Faithfulness,
+    PersonaDescription,
+    ScenarioCheck,
+    Scene,
     Goals,
     LifeThemes,
     MemorySession,
@@ -199,13 +205,61 @@ def recall_length(out: SupportDialogue, v: Mapping[str, Any]) -> Iterator[str]:
                   f"memory_turn {out.memory_turn} 这一轮的回忆超过了 {limit} 个字")
 
 
+def _background(v: Mapping[str, Any]) -> list[str]:
+    """What the dialogue may draw on freely: the scene, the profile, the need and the theme."""
+    return [str(v.get(k) or "") for k in ("scene", "profile_summary", "need_description", "theme_name")]
+
+
+def target_giveaway(v: Mapping[str, Any]) -> Giveaway:
+    """The target's people and the details only it holds (not the scene's, the profile's or a negative's)."""
+    return Giveaway.of(v["target"], _background(v), v.get("category"), v["negatives"])
+
+
+def negative_giveaways(v: Mapping[str, Any]) -> list[Giveaway]:
+    """Each negative's people and the details only it holds (not the target's, nor the scene's)."""
+    target = f"{v['target']['details']} {v['target']['text']}"
+    return [Giveaway.of(n, [*_background(v), target], others=[o for o in v["negatives"] if o is not n])
+            for n in v["negatives"]]
+
+
 @check("user_never_states_memory")
 def user_never_states_memory(out: SupportDialogue, v: Mapping[str, Any]) -> Iterator[str]:
+    """The user never brings up the memory: not its title, its people (张老师 for 张立新) or its details."""
     name = v["target"]["name"]
+    giveaway = target_giveaway(v)
     for i, turn in enumerate(out.turns):
-        if turn.role == "user" and mentions_exactly(turn.content, name):
+        if turn.role != "user":
+            continue
+        if mentions_exactly(turn.content, name):
             yield say(v, f"turns[{i}]: the user names the memory {name!r}; only the AI may bring it up",
                       f"turns[{i}]：用户说出了记忆“{name}”；只有 AI 可以提起它")
+        elif found := giveaway.in_text(turn.content):
+            yield say(v, f"turns[{i}]: the user brings up the memory the AI is to recall ({', '.join(found)}), "
+                         "even in other words; leave it to the AI",
+                      f"turns[{i}]：用户提到了 AI 要回想起的那段记忆（{'、'.join(found)}），换个说法也不行；留给 AI 去提")
+
+
+@check("no_recall_before_memory_turn")
+def no_recall_before_memory_turn(out: SupportDialogue, v: Mapping[str, Any]) -> Iterator[str]:
+    giveaway = target_giveaway(v)
+    for i, turn in enumerate(out.turns[: max(0, out.memory_turn - 1)]):
+        if turn.role == "ai" and (found := giveaway.in_text(turn.content)):
+            yield say(v, f"turns[{i}]: the AI already brings up the memory ({', '.join(found)}) before "
+                         f"memory_turn {out.memory_turn}; recall it in that turn only",
+                      f"turns[{i}]：AI 在 memory_turn {out.memory_turn} 之前就提到了那段记忆（{'、'.join(found)}）；"
+                      "只能在那一轮提起")
+
+
+@check("recall_avoids_negatives")
+def recall_avoids_negatives(out: SupportDialogue, v: Mapping[str, Any]) -> Iterator[str]:
+    turn = _memory_turn(out)
+    if turn is None:
+        return
+    for k, giveaway in enumerate(negative_giveaways(v), start=1):
+        if found := giveaway.in_text(turn.content):
+            yield say(v, f"the recall at memory_turn {out.memory_turn} uses another memory (other memory {k}: "
+                         f"{', '.join(found)}); use only the target",
+                      f"memory_turn {out.memory_turn} 的回忆用到了其他记忆（第 {k} 条：{'、'.join(found)}）；只能用目标记忆")
 
 
 @check("blri_in_scale")
@@ -215,3 +269,91 @@ def blri_in_scale(out: BlriScores, v: Mapping[str, Any]) -> Iterator[str]:
         if score not in points:
             yield say(v, f"scores[{i}] = {score} is not a point of the scale ({', '.join(map(str, points))})",
                       f"scores[{i}] = {score} 不是量表上的取值（{'、'.join(map(str, points))}）")
+
+
+@check("verdict_has_grounds")
+def verdict_has_grounds(out: Faithfulness, v: Mapping[str, Any]) -> Iterator[str]:
+    """A leak the judge reports is there to see: a turn holds the memory's people or details."""
+    turns = v["turns"]
+    target = target_giveaway(v)
+    if out.user_reveals_target and not any(
+            t["role"] == "user" and target.in_text(t["content"]) for t in turns):
+        yield say(v, "user_reveals_target is true, but no user turn names the target memory's people or holds "
+                     f"{GIVEAWAY_DETAILS} of its details; re-check the user turns",
+                  f"user_reveals_target 为 true，但没有哪一轮用户发言提到目标记忆中的人或其中 {GIVEAWAY_DETAILS} 处细节；"
+                  "请重新核对用户的发言")
+    if out.recalled_early and not any(
+            t["role"] == "ai" and target.in_text(t["content"]) for t in turns[: max(0, v["memory_turn"] - 1)]):
+        yield say(v, f"recalled_early is true, but no AI turn before turn {v['memory_turn']} names the target "
+                     f"memory's people or holds {GIVEAWAY_DETAILS} of its details; re-check those turns",
+                  f"recalled_early 为 true，但第 {v['memory_turn']} 轮之前没有哪一轮 AI 发言提到目标记忆中的人或其中 "
+                  f"{GIVEAWAY_DETAILS} 处细节；请重新核对这些发言")
+    negatives = negative_giveaways(v)
+    if out.uses_negatives and not any(g.in_text(t["content"]) for g in negatives for t in turns):
+        yield say(v, "uses_negatives is true, but no turn names another memory's people or holds "
+                     f"{GIVEAWAY_DETAILS} details found only in another memory; a detail the target also holds is "
+                     "the target's",
+                  f"uses_negatives 为 true，但没有哪一轮提到其他记忆中的人，或含有 {GIVEAWAY_DETAILS} 处只属于其他记忆的细节；"
+                  "目标记忆里也有的细节属于目标记忆")
+
+
+# A judge's flags and its score say the same thing: a failed criterion scores at most 3 (a
+# scene another memory fits as well is not a 5). A low score with every flag clean stands: the
+# judge may find the whole weak without naming one criterion.
+FLAGGED_MAX_SCORE = 3
+
+
+def _score_agrees(v: Mapping[str, Any], score: int, failed: list[str]) -> Iterator[str]:
+    if failed and score > FLAGGED_MAX_SCORE:
+        yield say(v, f"score {score} contradicts the verdict ({', '.join(failed)}): a failed criterion scores at "
+                     f"most {FLAGGED_MAX_SCORE}",
+                  f"score {score} 与判断（{'、'.join(failed)}）矛盾：有一项不合格时，最多给 {FLAGGED_MAX_SCORE} 分")
+
+
+@check("faithfulness_score_agrees")
+def faithfulness_score_agrees(out: Faithfulness, v: Mapping[str, Any]) -> Iterator[str]:
+    failed = [name for name, bad in (("grounded_in_target=false", not out.grounded_in_target),
+                                     ("uses_negatives=true", out.uses_negatives),
+                                     ("user_reveals_target=true", out.user_reveals_target),
+                                     ("recalled_early=true", out.recalled_early)) if bad]
+    yield from _score_agrees(v, out.score, failed)
+
+
+@check("scenario_score_agrees")
+def scenario_score_agrees(out: ScenarioCheck, v: Mapping[str, Any]) -> Iterator[str]:
+    failed = [name for name, bad in (("fits_target=false", not out.fits_target),
+                                     ("expresses_need=false", not out.expresses_need),
+                                     ("fits_a_negative=true", out.fits_a_negative)) if bad]
+    yield from _score_agrees(v, out.score, failed)
+
+
+# The scene is told in two to four sentences (the prompt asks for as many).
+SCENE_SENTENCES = (2, 4)
+
+
+@check("scene_form")
+def scene_form(out: Scene, v: Mapping[str, Any]) -> Iterator[str]:
+    """Two to four sentences, and none of the target's people: whoever the scene names, the user will."""
+    low, high = SCENE_SENTENCES
+    n = len(sentences(out.scene))
+    if not low <= n <= high:
+        yield say(v, f"the scene has {n} sentences; tell it in {low} to {high}",
+                  f"scene 有 {n} 句；请用 {low} 到 {high} 句话写")
+    people = Giveaway.of(v["target"], [str(v.get("profile_summary") or "")], v.get("category"), v["negatives"]).people
+    if named := sorted(p for p in people if Giveaway(frozenset({p}), frozenset()).in_text(out.scene)):
+        yield say(v, f"the scene names the target memory's people ({', '.join(named)}); the user would then "
+                     "bring them up: set the scene around other people",
+                  f"scene 提到了目标记忆中的人（{'、'.join(named)}），用户就会说起他们；请让场景里是别的人")
+
+
+# A PersonaHub persona is prose about someone, not a form: "Occupation: …. Age: …".
+_FIELD_LABEL = re.compile(r"(^|[.;。；\n])\s*[A-Za-z\u4e00-\u9fff][\w\u4e00-\u9fff ]{0,20}[:：]")
+
+
+@check("persona_is_prose")
+def persona_is_prose(out: PersonaDescription, v: Mapping[str, Any]) -> Iterator[str]:
+    labels = len(_FIELD_LABEL.findall(out.description))
+    if labels >= 2:
+        yield say(v, f"the description lists attributes ({labels} 'label:' fields); write sentences about the "
+                     "person and what they are living through",
+                  f"description 在罗列属性（{labels} 处“名称：”）；请用完整的句子写这个人和他/她正在经历的事")

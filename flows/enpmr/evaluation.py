@@ -14,12 +14,13 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from flows.enpmr.emotions import query_text, session_texts
-from flows.enpmr.options import NEED_TARGETS, NEEDS
+from flows.enpmr.options import NEED_TARGETS, NEEDS, REPLY_LIMIT
 from memsynth.errors import MemsynthError
 from memsynth.evaluation.ranking import mean, ranking_scores, type_match
 from memsynth.evaluation.retrievers import chosen_retrievers, rank_bank, retrieval_inputs
 from memsynth.evaluation.run import EvalContext
 from memsynth.stage import Stage, check, say
+from memsynth.textmatch import length_in_words
 from schemas.enpmr import ReplyGrade, SupportReply
 
 
@@ -81,7 +82,15 @@ def names_a_listed_memory(out: SupportReply, v: Mapping[str, Any]) -> Iterator[s
                   f"`memory` 必须是列出的编号 1-{len(v['memories'])} 之一")
 
 
-RESPOND = Stage("enpmr", "eval_respond", SupportReply, checks=(names_a_listed_memory,), policy="drop",
+@check("reply_length")
+def reply_length(out: SupportReply, v: Mapping[str, Any]) -> Iterator[str]:
+    limit = REPLY_LIMIT["zh" if v.get("language") == "zh" else "en"]
+    if (n := length_in_words(out.response)) > limit:
+        yield say(v, f"`response` has {n} words; keep it to {limit} words or fewer",
+                  f"`response` 有 {n} 个字；请控制在 {limit} 个字以内")
+
+
+RESPOND = Stage("enpmr", "eval_respond", SupportReply, checks=(names_a_listed_memory, reply_length), policy="drop",
                 temperature=0.8)
 JUDGE = Stage("enpmr", "eval_judge", ReplyGrade, policy="drop", temperature=0.0)
 STAGES = (RESPOND, JUDGE)

@@ -17,6 +17,8 @@ SESSION_TURNS = (10, 20)
 DIALOGUE_TURNS = (2, 6)
 # The recall turn is at most 50 words; Chinese is measured in characters (about 1.6 per word).
 RECALL_LIMIT = {"en": 50, "zh": 80}
+# The evaluation's reply, as its prompt states it (words; characters in Chinese).
+REPLY_LIMIT = {"en": 50, "zh": 80}
 
 # Minimum items per life theme. Relationship, power and goal follow the seed's protocol;
 # highlights are asked for so that the bank's category shares match ENPMR-Bench's

@@ -6,6 +6,8 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
+from flows.enpmr.checks import target_giveaway
+from flows.enpmr.options import REPLY_LIMIT
 from memsynth.simulator.answers import AnswerBook
 from memsynth.simulator.text import TextMaker
 
@@ -146,7 +148,14 @@ def support_dialogue(draft: Answer, v: Variables, text: TextMaker) -> Answer:
     name = v["target"]["name"]
     count = text.rng.choice([n for n in range(v["min_turns"], v["max_turns"] + 1) if n % 2 == 0])
     turns = _alternating(text, count)
-    for turn in turns:  # the user never names the memory
+    giveaway = target_giveaway(v)
+    for turn in turns:  # no turn but the recall gives the memory away (the filler shares words)
+        for _ in range(20):
+            if not giveaway.in_text(turn["content"]):
+                break
+            turn["content"] = text.paragraph(1)
+        else:
+            turn["content"] = "嗯。" if text.language == "zh" else "I see."
         turn["content"] = turn["content"].replace(name, "")
     memory_turn = 2 * text.rng.randint(1, count // 2)  # an AI turn (1-based, even)
     details = v["target"]["details"]
@@ -179,8 +188,10 @@ def blri(draft: Answer, v: Variables, text: TextMaker) -> Answer:
 def eval_respond(draft: Answer, v: Variables, text: TextMaker) -> Answer:
     number = text.rng.randint(1, len(v["memories"]))
     memory = v["memories"][number - 1]["text"]
-    draft.update(reasoning=text.sentence() if v["mode"] == "cot" else "", memory=number,
-                 response=(f"还记得吗？{memory}" if text.language == "zh" else f"Remember this? {memory}"))
+    limit = REPLY_LIMIT[text.language]  # within the reply's limit, as the check holds it
+    response = (f"还记得吗？{memory[: limit - 5]}" if text.language == "zh"
+                else "Remember this? " + " ".join(memory.split()[: limit - 2]))
+    draft.update(reasoning=text.sentence() if v["mode"] == "cot" else "", memory=number, response=response)
     return draft
 
 

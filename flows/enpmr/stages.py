@@ -38,7 +38,7 @@ def _stage(name: str, output: type[BaseModel], *checks: Check, temperature: floa
     return Stage("enpmr", name, output, checks=checks, temperature=temperature)
 
 
-PERSONA = _stage("persona", PersonaDescription, temperature=1.0)
+PERSONA = _stage("persona", PersonaDescription, c.persona_is_prose, temperature=1.0)
 PROFILE = _stage("profile", Profile, c.distinct_preferences)
 LIFE_THEMES = _stage("life_themes", LifeThemes, c.theme_dates_in_window, c.distinct_themes, c.enough_themes)
 RELATIONSHIP = _stage("relationship", Relationships, c.enough_items, c.dates_in_theme, c.quality_mix,
@@ -49,11 +49,13 @@ GOAL = _stage("goal", Goals, c.enough_items, c.dates_in_theme, c.chronological, 
 HIGHLIGHT = _stage("highlight", Highlights, c.enough_items, c.dates_in_theme, c.distinct_names)
 PREFERENCES = _stage("preferences", Preferences, c.enough_items, c.dates_in_window, c.distinct_names)
 MEMORY_SESSION = _stage("memory_session", MemorySession, c.session_alternates, c.user_reveals_memory)
-SCENE = _stage("scene", Scene)
-SCENARIO_CONSISTENCY = _stage("scenario_consistency", ScenarioCheck, temperature=0.0)
+SCENE = _stage("scene", Scene, c.scene_form)
+SCENARIO_CONSISTENCY = _stage("scenario_consistency", ScenarioCheck, c.scenario_score_agrees, temperature=0.0)
 SUPPORT_DIALOGUE = _stage("support_dialogue", SupportDialogue, c.dialogue_alternates,
-                          c.memory_turn_recalls_target, c.recall_length, c.user_never_states_memory)
-FAITHFULNESS = _stage("faithfulness", Faithfulness, temperature=0.0)
+                          c.memory_turn_recalls_target, c.recall_length, c.user_never_states_memory,
+                          c.no_recall_before_memory_turn, c.recall_avoids_negatives)
+FAITHFULNESS = _stage("faithfulness", Faithfulness, c.verdict_has_grounds, c.faithfulness_score_agrees,
+                      temperature=0.0)
 BLRI = _stage("blri", BlriScores, c.blri_in_scale, temperature=0.0)
 
 STAGES = (PERSONA, PROFILE, LIFE_THEMES, RELATIONSHIP, POWER, GOAL, HIGHLIGHT, PREFERENCES, MEMORY_SESSION,

@@ -14,7 +14,7 @@ from typing import Any
 
 from flows.pal.options import LOG_TYPES
 from memsynth.stage import check, say
-from memsynth.textmatch import sentences
+from memsynth.textmatch import length_in_words, sentences
 from schemas.pal import (
     ASPECTS,
     AspectPreferences,
@@ -223,6 +223,21 @@ def _topics_in_order(v: Mapping[str, Any], got: list[str], what: tuple[str, str]
 @check("one_framework_per_topic")
 def one_framework_per_topic(out: SessionRequirements, v: Mapping[str, Any]) -> Iterator[str]:
     yield from _topics_in_order(v, [t.requirement_id for t in out.topics], ("one topic", "一个话题"))
+
+
+# The opening query is short and vague: PAL-Set's are 10-39 characters (99 % at most 36).
+QUERY_LIMIT = {"zh": 40, "en": 25}  # characters in Chinese, words in English; the prompt says the same
+
+
+@check("brief_query")
+def brief_query(out: SessionRequirements, v: Mapping[str, Any]) -> Iterator[str]:
+    limit = QUERY_LIMIT["zh" if v.get("language") == "zh" else "en"]
+    for t in out.topics:
+        n = length_in_words(t.user_query)
+        if n > limit:
+            yield say(v, f"{t.requirement_id}.user_query has {n} words; keep it to {limit} words or fewer, "
+                         "vague and without background details",
+                      f"{t.requirement_id}.user_query 有 {n} 个字；请控制在 {limit} 个字以内，简短模糊，不带背景细节")
 
 
 @check("distinct_needs")

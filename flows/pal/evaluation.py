@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -24,6 +25,7 @@ from memsynth.evaluation.retrievers import bm25_rank
 from memsynth.evaluation.run import EvalContext
 from memsynth.evaluation.text import best_bleu, bleu, scaled, selection_score
 from memsynth.stage import Stage, check, say
+from memsynth.textmatch import sentences
 from schemas.pal import ProposedSolution, Restatement, RestatementGrade, SolutionChoice
 
 MEMORY_K = 5
@@ -38,9 +40,34 @@ def two_listed_candidates(out: SolutionChoice, v: Mapping[str, Any]) -> Iterator
                   f"请在 {min(ids)}-{max(ids)} 中选出两个不同的编号")
 
 
-RESTATE = Stage("pal", "eval_restate", Restatement, policy="drop", temperature=0.0)
+# "1. …；2. …" or "- …" lines: a list, where one item is asked for.
+_ENUMERATED = re.compile(r"(?:^|[\s；;，,:：])(?:\(?\d{1,2}[.、)）]|[①-⑩]|[-*•])\s*(?=\S)")
+
+
+def _one_sentence(v: Mapping[str, Any], field: str, text: str, what: tuple[str, str]) -> Iterator[str]:
+    n = len(sentences(text))
+    listed = len(_ENUMERATED.findall(text))
+    if n != 1 or listed >= 2:
+        got = say(v, f"{listed} listed items", f"列了 {listed} 项") if listed >= 2 else say(
+            v, f"{n} sentences", f"{n} 句")
+        yield say(v, f"`{field}` must be {what[0]} in one sentence, got {got}",
+                  f"`{field}` 必须是一句话写成的{what[1]}，实际是{got}")
+
+
+@check("one_sentence_requirement")
+def one_sentence_requirement(out: Restatement, v: Mapping[str, Any]) -> Iterator[str]:
+    yield from _one_sentence(v, "requirement", out.requirement, ("the need", "需求"))
+
+
+@check("one_solution")
+def one_solution(out: ProposedSolution, v: Mapping[str, Any]) -> Iterator[str]:
+    yield from _one_sentence(v, "solution", out.solution, ("one solution", "一个方案"))
+
+
+RESTATE = Stage("pal", "eval_restate", Restatement, checks=(one_sentence_requirement,), policy="drop",
+                temperature=0.0)
 JUDGE = Stage("pal", "eval_judge_restatement", RestatementGrade, policy="drop", temperature=0.0)
-PROPOSE = Stage("pal", "eval_propose", ProposedSolution, policy="drop", temperature=0.0)
+PROPOSE = Stage("pal", "eval_propose", ProposedSolution, checks=(one_solution,), policy="drop", temperature=0.0)
 SELECT = Stage("pal", "eval_select", SolutionChoice, checks=(two_listed_candidates,), policy="drop", temperature=0.0)
 STAGES = (RESTATE, JUDGE, PROPOSE, SELECT)
 

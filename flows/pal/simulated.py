@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import calendar
 import datetime as dt
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -172,9 +173,17 @@ def dialogue(draft: Answer, v: Variables, text: TextMaker) -> Answer:
 # --- evaluation stages: answers built from the task's own inputs, so the scores move
 # (a restatement echoes the most relevant record, a pick lands on a liked candidate half the time).
 
+def _as_one_sentence(text: str, language: str) -> str:
+    """The words of `text` as one sentence: the stages ask for one."""
+    joiner, end = ("，", "。") if language == "zh" else (", ", ".")
+    body = re.sub(r"\s*[.!?。！？…]+\s*", joiner, text.strip()).strip(" ，,")
+    return body + end
+
+
 @ANSWERS.stage("eval_restate")
 def eval_restate(draft: dict[str, Any], v: Mapping[str, Any], text: TextMaker) -> dict[str, Any]:
-    draft["requirement"] = (v["memory"][0] if v["memory"] else text.sentence()) + " " + v["user_query"]
+    draft["requirement"] = _as_one_sentence(
+        (v["memory"][0] if v["memory"] else text.sentence()) + " " + v["user_query"], text.language)
     return draft
 
 
@@ -186,7 +195,8 @@ def eval_judge_restatement(draft: dict[str, Any], v: Mapping[str, Any], text: Te
 
 @ANSWERS.stage("eval_propose")
 def eval_propose(draft: dict[str, Any], v: Mapping[str, Any], text: TextMaker) -> dict[str, Any]:
-    draft["solution"] = v["requirement"] if text.rng.random() < 0.5 else text.sentence()
+    draft["solution"] = (_as_one_sentence(v["requirement"], text.language) if text.rng.random() < 0.5
+                         else text.sentence())
     return draft
 
 

@@ -34,7 +34,8 @@ SITUATIONS = _stage("situations", MonthSituations, c.situation_count, c.spans_co
                     c.valid_requirement_ids, c.situation_sentences)
 EXPERIENCE = _stage("experience", Experience, c.ends_before_session)
 LOGS = _stage("logs", Logs, c.enough_logs, c.log_times, c.log_format)
-REQUIREMENTS = _stage("requirements", SessionRequirements, c.one_framework_per_topic, c.distinct_needs)
+REQUIREMENTS = _stage("requirements", SessionRequirements, c.one_framework_per_topic, c.distinct_needs,
+                      c.brief_query)
 CANDIDATES = _stage("candidates", Candidates, c.candidates_per_topic, c.distinct_candidates)
 SOLUTION_PREFERENCES = _stage("solution_preferences", SolutionPreferences, c.verbatim_choices,
                               c.one_sentence_reasons)
