@@ -338,3 +338,66 @@ def follows_skeleton(out: Dialogue, v: Mapping[str, Any]) -> Iterator[str]:
             if (said.action, said.reference) != (action, reference):
                 yield say(v, f"turn {i} {speaker}: expected {action} [{reference}], got {said.action} [{said.reference}]",
                           f"第 {i} 轮 {speaker}：应为 {action} [{reference}]，实际为 {said.action} [{said.reference}]")
+
+
+def _disliked(v: Mapping[str, Any]) -> set[str]:
+    """The framework's solutions the user turns down (their labels)."""
+    return {e["label"] for e in v["framework"] if e.get("kind") == "solution" and e.get("feedback") == "neg"}
+
+
+def _actions(v: Mapping[str, Any], *names: str) -> set[str]:
+    """An action's names in either language (skeletons carry the build language's labels)."""
+    from flows.pal.plan import ACTION_LABELS
+
+    return {labels[n] for labels in ACTION_LABELS.values() for n in names}
+
+
+# "Sounds good, but…": a rejection softened into praise (the seed wants it direct).
+_SOFTENED = re.compile(
+    r"^\W*((听起来|看起来|感觉|这个|这主意|这个主意|主意|想法)?(还)?(挺|很|蛮|确实|倒是)?(不错|好|有道理|可以|合理)(的|啊|呀)?"
+    r"[，,、…\s]*(但是?|不过|可是|只是))"
+    r"|^\W*((that |it |this )?(sounds|seems|looks) (good|great|nice|reasonable|interesting|like a good idea)"
+    r"|(good|great|nice|interesting) (idea|point|suggestion))[^.?!]{0,40}\bbut\b", re.IGNORECASE)
+
+
+@check("direct_rejection")
+def direct_rejection(out: Dialogue, v: Mapping[str, Any]) -> Iterator[str]:
+    disliked, feedback = _disliked(v), _actions(v, "solution_feedback")
+    for i, turn in enumerate(out.turns, start=1):
+        said = turn.user
+        if said.action in feedback and said.reference in disliked and _SOFTENED.search(said.content):
+            yield say(v, f"turn {i} user: the rejection of {said.reference} is softened into praise "
+                         f"({said.content[:40]!r}); turn it down directly",
+                      f"第 {i} 轮 user：对 {said.reference} 的拒绝被说成了先夸后转（“{said.content[:40]}”）；请直接拒绝")
+
+
+# A feedback response after a rejection apologises or moves on; it proposes nothing new.
+_PROPOSES = re.compile(r"可以试试|不妨|建议你|你可以|要不要试|推荐你|或者试|可以考虑"
+                       r"|\byou (could|can|might|should) (try|consider|also)|\bwhy not\b|\bhow about\b|\btry\b"
+                       r"|\bI'?d (suggest|recommend)|\bI (suggest|recommend)", re.IGNORECASE)
+
+
+@check("response_offers_nothing_new")
+def response_offers_nothing_new(out: Dialogue, v: Mapping[str, Any]) -> Iterator[str]:
+    disliked, response = _disliked(v), _actions(v, "feedback_response")
+    for i, turn in enumerate(out.turns, start=1):
+        said = turn.assistant
+        if said.action in response and said.reference in disliked and _PROPOSES.search(said.content):
+            yield say(v, f"turn {i} assistant: after {said.reference} is turned down the feedback response proposes "
+                         "something new; only acknowledge it (new solutions come from the framework)",
+                      f"第 {i} 轮 assistant：{said.reference} 被拒绝后的反馈回应又提出了新方案；只需回应，不要提出框架外的方案")
+
+
+# The user's likes and dislikes are revealed in the dialogue, never presumed by the assistant.
+_PRESUMES = re.compile(r"我知道你.{0,6}(喜欢|爱|讨厌|愿意|想)|你(一向|向来|平时就|本来就|一直都?)不?太?(喜欢|爱|讨厌|愿意)"
+                       r"|\bI know you (don't |do not |really )?(like|love|enjoy|hate|prefer)"
+                       r"|\byou('ve)? (always|never) (like|liked|enjoy|enjoyed|hate|hated)", re.IGNORECASE)
+
+
+@check("preferences_not_presumed")
+def preferences_not_presumed(out: Dialogue, v: Mapping[str, Any]) -> Iterator[str]:
+    for i, turn in enumerate(out.turns, start=1):
+        if m := _PRESUMES.search(turn.assistant.content):
+            yield say(v, f"turn {i} assistant: presumes the user's preferences ({m.group(0)!r}); the assistant does "
+                         "not know them until the user says so",
+                      f"第 {i} 轮 assistant：预设了用户的喜好（“{m.group(0)}”）；用户说出之前，助手并不知道")

@@ -39,7 +39,8 @@ REQUIREMENTS = _stage("requirements", SessionRequirements, c.one_framework_per_t
 CANDIDATES = _stage("candidates", Candidates, c.candidates_per_topic, c.distinct_candidates)
 SOLUTION_PREFERENCES = _stage("solution_preferences", SolutionPreferences, c.verbatim_choices,
                               c.one_sentence_reasons)
-DIALOGUE = _stage("dialogue", Dialogue, c.follows_skeleton)
+DIALOGUE = _stage("dialogue", Dialogue, c.follows_skeleton, c.direct_rejection, c.response_offers_nothing_new,
+                  c.preferences_not_presumed)
 
 STAGES = (PROFILE, TIMELINE, REQUIREMENT_TYPES, PREFERENCES, SITUATIONS, EXPERIENCE, LOGS,
           REQUIREMENTS, CANDIDATES, SOLUTION_PREFERENCES, DIALOGUE)

@@ -7,6 +7,7 @@ at least 97% accepted).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -181,3 +182,26 @@ def labels_every_memory(out: RoleLabels, v: Mapping[str, Any]) -> Iterator[str]:
         yield say(v, f"label each memory 1-{len(numbers)} exactly once (missing {missing}, unknown {extra}, "
                      f"twice {twice})",
                   f"请给 1-{len(numbers)} 号记忆各标一次（缺少 {missing}，多出 {extra}，重复 {twice}）")
+
+
+# Names, places and numbers a persona states must come from the sessions it is written from.
+_NUMBER = re.compile(r"\d+")
+_PROPER = re.compile(r"(?<=[a-z,;:] )[A-Z][a-zA-Z'-]+")
+
+
+def _session_text(v: Mapping[str, Any]) -> str:
+    return json.dumps(v["sessions"], ensure_ascii=False).casefold() + " " + f"{v['human']} {v['virtual_person']}".casefold()
+
+
+@check("persona_from_sessions")
+def persona_from_sessions(out: VirtualPersona, v: Mapping[str, Any]) -> Iterator[str]:
+    said = _session_text(v)
+    pieces = [out.summary, *out.traits, *out.style, *out.domains, *out.values]
+    stated = [w for piece in pieces for w in _NUMBER.findall(piece)]
+    stated += [part for piece in pieces for w in _PROPER.findall(piece) for part in w.split("-")
+               if part[:1].isupper() and len(part) >= 3]
+    new = [w for w in dict.fromkeys(stated) if w.casefold() not in said]
+    if new:
+        yield say(v, f"the persona states what no session says ({', '.join(new[:6])}); describe "
+                     f"{v['virtual_person']} from the sessions only",
+                  f"角色描述写了对话里没有的内容（{'、'.join(new[:6])}）；请只依据这些对话描写{v['virtual_person']}")

@@ -16,7 +16,7 @@ def _stage(name: str, output: type[BaseModel], *checks: Check, temperature: floa
 EXTRACT = _stage("extract", ExtractedMemories, c.memory_facts, c.known_speakers, c.names_the_person)
 MERGE = _stage("merge", MergedMemories, c.covers_candidates, c.memory_facts, c.names_the_person)
 QUERY = _stage("query", UserQuery, c.a_question, c.valid_targets, c.does_not_quote_memories)
-PERSONA = _stage("persona", VirtualPersona, c.persona_fields)
+PERSONA = _stage("persona", VirtualPersona, c.persona_fields, c.persona_from_sessions)
 # Three independent labellers are three samples of this prompt: at the build's temperature
 # they can disagree, as the seed's experts did.
 LABEL = _stage("label", RoleLabels, c.labels_every_memory)
