@@ -211,8 +211,9 @@ def _print_summary(s: dict[str, Any]) -> None:
 @click.argument("name", required=False)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def recipes(name: str | None, fmt: str) -> None:
-    """List the recipes a config may name; with NAME, its stage chain, tables and options
-    (defaults and what each means)."""
+    """List the recipes a config may name; with NAME, its stage chain, the seed's rules and
+    what enforces each (a check, a judge criterion, or the prompt alone and why), its tables
+    and options (defaults and what each means)."""
     from flows.registry import names, recipe_class
 
     described = [recipe_class(n).describe() for n in ([name] if name else names())]
@@ -231,12 +232,18 @@ def recipes(name: str | None, fmt: str) -> None:
     stages = RichTable("stage", "template", "checks", "on failure")
     for s in r["stages"]:
         note = " (writes personas when the pool is short)" if s["writes_personas"] else ""
-        stages.add_row(s["name"] + note, s["template"], ", ".join(s["checks"]), s["policy"])
+        checks = ", ".join(s["checks"]) + (f"; then judged by {s['judge']}" if s["judge"] else "")
+        stages.add_row(s["name"] + note, s["template"], checks, s["policy"])
     out.print(stages)
     tables = RichTable("table", "columns")
     for t in r["tables"]:
         tables.add_row(t["name"], ", ".join(t["columns"]))
     out.print(tables)
+    if r["rules"]:
+        rules = RichTable("rule", "what it asks", "enforced by", "from")
+        for rule in r["rules"]:
+            rules.add_row(rule["id"], rule["rule"], rule["enforced_by"], rule["source"])
+        out.print(rules)
     options = RichTable("option", "type", "default", "description")
     for o in r["options"]:
         options.add_row(o["name"], o["type"], json.dumps(o["default"], ensure_ascii=False), o["description"])

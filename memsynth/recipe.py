@@ -25,6 +25,7 @@ from memsynth.records import (
 )
 from memsynth.review.items import ReviewTask
 from memsynth.review.report import Figure
+from memsynth.rules import Rule
 from memsynth.stage import ItemResult, Stage, StageRunner
 from memsynth.tables import Table, trusted_row
 
@@ -71,6 +72,9 @@ class Recipe(abc.ABC):
     report_personas: ClassVar[str | None] = None
     # `memsynth review`: what annotators can judge (the first is the default task).
     review_tasks: ClassVar[tuple[ReviewTask, ...]] = ()
+    # The seed's rules, each with what enforces it (a check, a judge criterion, or why the
+    # prompt alone must): `memsynth recipes NAME` lists them.
+    rules: ClassVar[tuple[Rule, ...]] = ()
 
     def __init__(self, options: BaseModel | Mapping[str, Any] | None = None):
         if isinstance(options, self.options_model):
@@ -139,9 +143,11 @@ class Recipe(abc.ABC):
             "description": " ".join((cls.__doc__ or "").split()),
             "stages": [{"name": s.name, "template": s.template, "schema": s.schema_name,
                         "checks": [c.name for c in s.checks], "policy": s.policy,
+                        "judge": s.judge.stage.name if s.judge else None,
                         "writes_personas": s is cls.persona_stage} for s in cls.all_stages()],
             "tables": [{"name": t.name, "columns": list(t.row.model_fields)}
                        for t in (*cls.tables, LLM_CALLS, STAGE_FAILURES)],
+            "rules": [r.to_json() for r in cls.rules],
             "options": [{"name": name, "type": _type_name(f.annotation),
                          "default": cls.options_model().model_dump(mode="json")[name],
                          "description": f.description or ""}
@@ -173,7 +179,9 @@ class ShardOutput:
         self.rows.setdefault(table.name, []).extend(rows)
 
     def record(self, result: ItemResult) -> None:
-        """Tally an item and keep its calls and, if it failed, why."""
+        """Tally an item (and its judge's items) and keep its calls and, if it failed, why."""
+        for review in result.reviews:
+            self.record(review)
         stats = self.stage_stats.setdefault(result.stage, Counter())
         stats["items"] += 1
         stats[result.status] += 1

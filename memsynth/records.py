@@ -33,7 +33,7 @@ class LLMCallRow(BaseModel):
     latency_s: float
     attempts: int
     cache_hit: bool
-    outcome: str  # ok | invalid_json | invalid_schema | check_failed | truncated | transport_error
+    outcome: str  # ok | invalid_json | invalid_schema | check_failed | judge_rejected | truncated | transport_error
     error: str
     started_at: AwareDatetime
 

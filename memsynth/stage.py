@@ -48,6 +48,19 @@ def say(variables: Mapping[str, Any], en: str, zh: str) -> str:
 
 
 @dataclass(frozen=True)
+class Judge:
+    """A model reviewing an answer on rules code cannot see: its stage, and how its verdict
+    becomes problems (worded for the repair prompt, like a check's)."""
+
+    stage: Stage
+    verdict: CheckFn  # (the judge's answer, the judged stage's variables) -> problems
+
+    def variables(self, answer: BaseModel, variables: Mapping[str, Any]) -> dict[str, Any]:
+        """The judge sees what the judged stage saw, and the answer under `answer`."""
+        return {**variables, "answer": answer.model_dump(mode="json")}
+
+
+@dataclass(frozen=True)
 class Stage:
     """One prompt of a recipe: `prompts/<recipe>/<name>.j2` answered as `output`."""
 
@@ -58,6 +71,9 @@ class Stage:
     policy: Policy = "drop"
     temperature: float | None = None  # None: the build's default
     max_tokens: int | None = None
+    # Asked after the checks pass; a verdict against the answer is re-asked with its reasons,
+    # then handled by the policy, like a failed check.
+    judge: Judge | None = None
 
     @property
     def template(self) -> str:
@@ -106,6 +122,7 @@ class ItemResult:
     problems: list[str] = field(default_factory=list)
     calls: list[dict[str, Any]] = field(default_factory=list)
     rejected_answer: str | None = None  # the last answer refused (flagged or dropped items)
+    reviews: list[ItemResult] = field(default_factory=list)  # the judge's items, one per judged answer
 
     @property
     def usable(self) -> bool:
@@ -183,6 +200,7 @@ class StageRunner:
         hints = _hints(stage, variables, sample, salt) if self.settings.stage_variables else None
         messages = list(base)
         calls: list[dict[str, Any]] = []
+        reviews: list[ItemResult] = []
         problems: list[str] = []
         last_valid: Any | None = None
         rejected: str | None = None
@@ -215,13 +233,18 @@ class StageRunner:
             output, problems, outcome = evaluate(stage, response.content, response.finish_reason, variables)
             if outcome in ("ok", "check_failed"):
                 last_valid = output
+            if outcome == "ok" and stage.judge is not None:
+                problems, review = await self._judge(stage.judge, output, variables, f"{item_key}#{attempt}",
+                                                     persona_id)
+                reviews.append(review)
+                outcome = "judge_rejected" if problems else outcome
             calls.append({**call, "outcome": outcome, "error": "; ".join(problems)[:2000]})
             if problems:
                 rejected = response.content
             else:
                 status = "ok" if attempt == 0 else "repaired"
                 return ItemResult(stage.qualified_name, item_key, persona_id, output, status,
-                                  [], calls)
+                                  [], calls, reviews=reviews)
             if attempt < self.settings.repairs:
                 repair = self.prompts.render_text(localized("_repair.j2", language),
                                                   {"problems": problems})
@@ -230,9 +253,19 @@ class StageRunner:
                                        {"role": "user", "content": repair}]
         if stage.policy == "flag" and last_valid is not None:
             return ItemResult(stage.qualified_name, item_key, persona_id, last_valid, "flagged",
-                              problems, calls, rejected)
+                              problems, calls, rejected, reviews)
         return ItemResult(stage.qualified_name, item_key, persona_id, None, "dropped",
-                          problems, calls, rejected)
+                          problems, calls, rejected, reviews)
+
+    async def _judge(self, judge: Judge, answer: Any, variables: Mapping[str, Any], item_key: str,
+                     persona_id: str | None) -> tuple[list[str], ItemResult]:
+        """The judge's problems with `answer`, and its item. A judge that gives no usable
+        verdict (after its own repairs) rejects nothing: the answer passed every check."""
+        result = await self._run(judge.stage, judge.variables(answer, variables), f"{item_key}/judge",
+                                 persona_id, 0)
+        if not result.usable:
+            return [], result
+        return [f"[{judge.stage.name}] {p}" for p in judge.verdict(result.output, variables)], result
 
     async def run_many(self, stage: Stage,
                        items: Iterable[tuple[str, str | None, Mapping[str, Any]]]

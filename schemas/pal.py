@@ -148,6 +148,43 @@ class SolutionPreferences(BaseModel):
     disliked: list[RatedSolution] = Field(min_length=2, max_length=2)
 
 
+# --- judges: rules a model must see (asked after the checks pass) -------------------
+
+
+class PreferenceVerdict(BaseModel):
+    requirement_id: str
+    personal: bool = Field(description="pos and neg are this user's own: not what nearly anyone would accept, "
+                                       "or nearly anyone reject")
+    reason: str = Field(min_length=1, description="one sentence")
+
+
+class PreferencesReview(BaseModel):
+    """`preferences_review`: is each requirement type's pos/neg personal to the user?"""
+
+    items: list[PreferenceVerdict] = Field(min_length=1)
+
+
+class TopicVerdict(BaseModel):
+    requirement_id: str
+    needs_on_topic: bool = Field(description="both implicit needs belong to the topic's requirement type")
+    reason: str = Field(min_length=1, description="one sentence")
+
+
+class RequirementsReview(BaseModel):
+    """`requirements_review`: do both implicit needs of each topic revolve around its requirement type?"""
+
+    topics: list[TopicVerdict] = Field(min_length=1)
+
+
+class SolutionPreferencesReview(BaseModel):
+    """`solution_preferences_review`: do the liked and disliked choices follow the user's preferences?"""
+
+    liked_fit: bool = Field(description="each liked solution fits the positive preferences and meets no negative one")
+    disliked_clash: bool = Field(description="each disliked solution meets a negative preference or misses "
+                                             "the positive ones")
+    reason: str = Field(min_length=1, description="one sentence")
+
+
 class LogEntry(BaseModel):
     timestamp: str = Field(pattern=MINUTE_PATTERN, description="YYYY-MM-DD HH:MM")
     event: str = Field(min_length=1)

@@ -12,7 +12,7 @@ from tests.conftest import ROOT, cli_json, memsynth_cli, write_config
 
 # A stratmem build from the test conversation: 30 memories with their labellers' roles.
 STRATMEM_OPTIONS = {"source": f"locomo:{ROOT / 'tests' / 'data' / 'locomo_sample.json'}",
-                    "windows": [1, 2], "max_sessions": 6}
+                    "windows": [1, 2, 3], "max_sessions": 6}
 
 
 @pytest.fixture(scope="module")

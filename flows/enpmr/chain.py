@@ -17,6 +17,7 @@ from typing import Any
 
 from flows.enpmr import emotions as enpmr_emotions
 from flows.enpmr import report, review
+from flows.enpmr import rules as recipe_rules
 from flows.enpmr import stages as S
 from flows.enpmr.options import (
     BLRI_ITEMS,
@@ -106,6 +107,7 @@ class EnpmrRecipe(Recipe):
     report_texts = report.TEXTS
     report_personas = report.PERSONAS
     review_tasks = review.TASKS
+    rules = recipe_rules.RULES
     judge_labels = review.JUDGE_LABELS
     emotion_source = enpmr_emotions.SOURCE
 

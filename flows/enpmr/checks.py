@@ -16,7 +16,7 @@ from flows.enpmr.options import (
 )
 from flows.enpmr.leaks import GIVEAWAY_DETAILS, Giveaway
 from memsynth.stage import check, say
-from memsynth.textmatch import length_in_words, mentions_exactly, refers_to, sentences
+from memsynth.textmatch import length_in_words, mentions_exactly, near_duplicates, refers_to, sentences
 from schemas.enpmr import (
     BlriScores,
     Faithfulness,
@@ -72,7 +72,15 @@ def theme_dates_in_window(out: LifeThemes, v: Mapping[str, Any]) -> Iterator[str
 
 @check("distinct_themes")
 def distinct_themes(out: LifeThemes, v: Mapping[str, Any]) -> Iterator[str]:
+    """No theme repeats another, under its title or another one."""
     yield from _repeats(v, "themes", [t.theme for t in out.themes])
+    titles = {t.theme.strip().lower() for t in out.themes}
+    if len(titles) == len(out.themes):  # exact repeats are said above
+        for i, j in near_duplicates([f"{t.theme} {t.description}" for t in out.themes]):
+            yield say(v, f"themes[{j}] {out.themes[j].theme!r} is themes[{i}] {out.themes[i].theme!r} again in other "
+                         "words; make every theme a different part of life",
+                      f"themes[{j}]“{out.themes[j].theme}”与 themes[{i}]“{out.themes[i].theme}”是同一件事换了说法；"
+                      "每个主题要是生活中不同的部分")
 
 
 @check("enough_themes")

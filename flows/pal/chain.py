@@ -18,6 +18,7 @@ from typing import Any
 
 from flows.pal import emotions as pal_emotions
 from flows.pal import report, review
+from flows.pal import rules as recipe_rules
 from flows.pal import stages as S
 from flows.pal.checks import parse_span, profile_problems
 from flows.pal.options import LOG_TYPES, PalOptions
@@ -123,6 +124,7 @@ class PalRecipe(Recipe):
     report_texts = report.TEXTS
     report_personas = report.PERSONAS
     review_tasks = review.TASKS
+    rules = recipe_rules.RULES
     emotion_source = pal_emotions.SOURCE
 
     async def prepare_shard(self, contexts: Sequence[PersonaContext]) -> None:

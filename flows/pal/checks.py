@@ -14,7 +14,7 @@ from typing import Any
 
 from flows.pal.options import LOG_TYPES
 from memsynth.stage import check, say
-from memsynth.textmatch import length_in_words, sentences
+from memsynth.textmatch import length_in_words, near_duplicates, sentences
 from schemas.pal import (
     ASPECTS,
     AspectPreferences,
@@ -255,9 +255,12 @@ def candidates_per_topic(out: Candidates, v: Mapping[str, Any]) -> Iterator[str]
 
 @check("distinct_candidates")
 def distinct_candidates(out: Candidates, v: Mapping[str, Any]) -> Iterator[str]:
+    """Eight different solutions: none repeats or rewords another."""
     for t in out.topics:
-        if len({s.strip().lower() for s in t.solutions}) != len(t.solutions):
-            yield say(v, f"{t.requirement_id}: the 8 solutions must all differ", f"{t.requirement_id}：8 条方案必须互不相同")
+        for i, j in near_duplicates(t.solutions):
+            yield say(v, f"{t.requirement_id}: solutions {i + 1} and {j + 1} say the same thing; the 8 solutions must "
+                         "all differ",
+                      f"{t.requirement_id}：第 {i + 1} 条和第 {j + 1} 条方案说的是同一件事；8 条方案必须互不相同")
 
 
 @check("verbatim_choices")

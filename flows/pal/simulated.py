@@ -10,6 +10,7 @@ from typing import Any
 
 from memsynth.simulator.answers import AnswerBook
 from memsynth.simulator.text import TextMaker
+from memsynth.textmatch import near_duplicates
 
 ANSWERS = AnswerBook("pal")
 MINUTE = "%Y-%m-%d %H:%M"
@@ -107,9 +108,24 @@ def requirements(draft: Answer, v: Variables, text: TextMaker) -> Answer:
 
 @ANSWERS.stage("candidates")
 def candidates(draft: Answer, v: Variables, text: TextMaker) -> Answer:
-    draft["topics"] = [{"requirement_id": t["requirement_id"], "solutions": text.distinct_sentences(8)}
+    draft["topics"] = [{"requirement_id": t["requirement_id"], "solutions": _unlike_sentences(text, 8)}
                        for t in v["topics"]]
     return draft
+
+
+def _unlike_sentences(text: TextMaker, count: int) -> list[str]:
+    """`count` sentences no two of which are near duplicates (the check holds candidates to it);
+    numbered when the filler runs short of unlike ones."""
+    chosen: list[str] = []
+    for _ in range(40 * count):
+        candidate = text.sentence()
+        if len(chosen) == count:
+            break
+        if not near_duplicates([*chosen, candidate]):
+            chosen.append(candidate)
+    while len(chosen) < count:
+        chosen.append(f"{len(chosen) + 1}: {text.person_name()} {text.phrase()}")
+    return chosen
 
 
 @ANSWERS.stage("solution_preferences")
@@ -118,6 +134,28 @@ def solution_preferences(draft: Answer, v: Variables, text: TextMaker) -> Answer
     picks = text.rng.sample(listed, 4) if len(listed) >= 4 else (listed * 4)[:4]
     rated = [{"solution": p, "reason": text.sentence()} for p in picks]
     draft.update(analysis=text.paragraph(2), liked=rated[:2], disliked=rated[2:])
+    return draft
+
+
+# --- the judges: the simulator's answers already keep the rules they review.
+
+@ANSWERS.stage("preferences_review")
+def preferences_review(draft: Answer, v: Variables, text: TextMaker) -> Answer:
+    draft["items"] = [{"requirement_id": i["requirement_id"], "personal": True, "reason": text.sentence()}
+                      for i in v["answer"]["items"]]
+    return draft
+
+
+@ANSWERS.stage("requirements_review")
+def requirements_review(draft: Answer, v: Variables, text: TextMaker) -> Answer:
+    draft["topics"] = [{"requirement_id": t["requirement_id"], "needs_on_topic": True, "reason": text.sentence()}
+                       for t in v["answer"]["topics"]]
+    return draft
+
+
+@ANSWERS.stage("solution_preferences_review")
+def solution_preferences_review(draft: Answer, v: Variables, text: TextMaker) -> Answer:
+    draft.update(liked_fit=True, disliked_clash=True, reason=text.sentence())
     return draft
 
 

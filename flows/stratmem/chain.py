@@ -21,6 +21,7 @@ from typing import Any
 
 from flows.stratmem import emotions as stratmem_emotions
 from flows.stratmem import report, review
+from flows.stratmem import rules as recipe_rules
 from flows.stratmem import stages as S
 from flows.stratmem.options import (
     EMPTY_HISTORY_SHARE,
@@ -79,6 +80,7 @@ class StratmemRecipe(Recipe):
     report_figures = report.FIGURES
     report_texts = report.TEXTS
     review_tasks = review.TASKS
+    rules = recipe_rules.RULES
     emotion_source = stratmem_emotions.SOURCE
     # The labellers' majority role of each memory, as annotators label it again in review.
     judge_labels = ("SELECT instance_id || '#' || memory_index, 'role', role FROM stratmem_memories "

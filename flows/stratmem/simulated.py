@@ -6,7 +6,6 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from flows.stratmem.checks import PERSONA_ITEMS
 from memsynth.simulator.answers import AnswerBook
 from memsynth.simulator.text import ZH_DID, TextMaker
 
@@ -55,11 +54,15 @@ def query(draft: Answer, v: Variables, text: TextMaker) -> Answer:
     return draft
 
 
+# Within the check's bounds (flows.stratmem.checks.PERSONA_ITEMS).
+SIMULATED_ITEMS = (("traits", 6, 10), ("style", 5, 8), ("domains", 4, 8), ("values", 5, 8))
+
+
 @ANSWERS.stage("persona")
 def persona(draft: Answer, v: Variables, text: TextMaker) -> Answer:
     draft.update({"virtual_person_name": v["virtual_person"], "summary": text.paragraph(3),
                   **{name: [text.phrase() for _ in range(text.rng.randint(low, high))]
-                     for name, (low, high) in PERSONA_ITEMS.items()}})
+                     for name, low, high in SIMULATED_ITEMS}})
     return draft
 
 

@@ -1,0 +1,68 @@
+"""enpmr's rules (ENPMR-Bench, seed 000) and what enforces each at build time."""
+
+from __future__ import annotations
+
+from memsynth.rules import Rule
+
+RULES = (
+    Rule("life-themes", "at least 10 distinct life themes, each starting in the five years before the reference date",
+         "seed 000 §3.1, Fig. 7",
+         checks=("life_themes.enough_themes", "life_themes.distinct_themes", "life_themes.theme_dates_in_window")),
+    Rule("memory-counts", "per theme: ≥ 4 relationships (good and bad), ≥ 6 powers (4 proficient, 2 not), ≥ 3 goals "
+         "(2 achieved, the last not), ≥ 6 highlights; powers and goals in date order",
+         "seed 000 §3.1, Figs. 8-10",
+         checks=("relationship.enough_items", "relationship.quality_mix", "power.enough_items", "power.proficiency_mix",
+                 "power.chronological", "goal.enough_items", "goal.goal_status", "goal.chronological",
+                 "highlight.enough_items")),
+    Rule("memory-dates", "a memory falls between its theme's start and the reference date", "seed 000 §3.1",
+         checks=("relationship.dates_in_theme", "power.dates_in_theme", "goal.dates_in_theme",
+                 "highlight.dates_in_theme")),
+    Rule("distinct-memories", "no memory or preference repeats another", "prompt",
+         checks=("relationship.distinct_names", "power.distinct_names", "goal.distinct_names",
+                 "highlight.distinct_names", "preferences.distinct_names", "profile.distinct_preferences")),
+    Rule("preferences", "at least 10 preferences, first mentioned within the five years", "seed 000 §3.1",
+         checks=("preferences.enough_items", "preferences.dates_in_window")),
+    Rule("persona-prose", "a written persona is sentences about someone, not a list of attributes", "prompt",
+         checks=("persona.persona_is_prose", "persona.schema")),
+    Rule("session-form", "a memory session is 10-20 utterances alternating user / AI, the user first", "seed 000 §3.2",
+         checks=("memory_session.schema", "memory_session.session_alternates")),
+    Rule("session-reveals", "the user's turns in a memory session draw on the memory's details", "seed 000 §3.2",
+         checks=("memory_session.user_reveals_memory",)),
+    Rule("session-invents-nothing", "a memory session adds no facts the memory lacks and does not recite its title",
+         "prompt",
+         prompt_only="no judge reviews memory sessions: it would be one more call for each of a persona's ~300 "
+                     "memories; the faithfulness judge reviews the dialogues the benchmark keeps"),
+    Rule("need-targets", "the target memory's category can meet the need (PN preference; LB relationship; EN "
+         "highlight or good relationship; SA goal, power, highlight)", "seed 000 Table 1",
+         built_in="flows/enpmr/plan.py draws targets by NEED_TARGETS"),
+    Rule("negatives", "2-3 negatives of the target's theme and category", "seed 000 §3.2",
+         built_in="flows/enpmr/plan.py samples negatives"),
+    Rule("scene-need", "the scene leaves the user with the stated unmet need", "seed 000 Fig. 11",
+         judges=("scenario_consistency.expresses_need",)),
+    Rule("scene-fits-target", "recalling the target is the natural support in the scene, and no negative fits it",
+         "seed 000 Fig. 11, A.1", judges=("scenario_consistency.fits_target", "scenario_consistency.fits_a_negative")),
+    Rule("scene-form", "the scene is 2-4 sentences and names none of the target's people (the user would)",
+         "prompt", checks=("scene.scene_form",)),
+    Rule("dialogue-form", "a support dialogue is 2-6 utterances alternating user / AI, the user first",
+         "seed 000 Fig. 11", checks=("support_dialogue.schema", "support_dialogue.dialogue_alternates")),
+    Rule("user-never-mentions", "the user never mentions the recalled memory, its people or details, in any words",
+         "seed 000 Fig. 11", checks=("support_dialogue.user_never_states_memory",),
+         judges=("faithfulness.user_reveals_target",)),
+    Rule("no-early-recall", "no AI turn brings the memory up before the memory turn", "seed 000 Fig. 11",
+         checks=("support_dialogue.no_recall_before_memory_turn",), judges=("faithfulness.recalled_early",)),
+    Rule("recall-grounded", "the AI's memory turn draws on the target memory's details", "seed 000 Fig. 11",
+         checks=("support_dialogue.memory_turn_recalls_target",), judges=("faithfulness.grounded_in_target",)),
+    Rule("recall-length", "the memory turn is at most 50 words (80 characters in Chinese)", "seed 000 Fig. 11",
+         checks=("support_dialogue.recall_length",)),
+    Rule("no-negatives", "the dialogue uses no detail that belongs only to a negative", "seed 000 A.2",
+         checks=("support_dialogue.recall_avoids_negatives",), judges=("faithfulness.uses_negatives",)),
+    Rule("judges-consistent", "a judge's flags have grounds in the dialogue and agree with its score", "prompt",
+         checks=("faithfulness.verdict_has_grounds", "faithfulness.faithfulness_score_agrees",
+                 "scenario_consistency.scenario_score_agrees")),
+    Rule("blri", "12 BLRI items on the inventory's −3…+3 scale without 0; a mean below the threshold drops the "
+         "dialogue", "seed 000 A.2, Fig. 4", checks=("blri.schema", "blri.blri_in_scale"), judges=("blri.scores",)),
+    Rule("eval-reply", "an evaluation reply names a listed memory and stays within its length", "seed 000 Figs. 13-15",
+         checks=("eval_respond.names_a_listed_memory", "eval_respond.reply_length")),
+    Rule("eval-grades", "the reply judge grades four dimensions 1-5", "seed 000 Fig. 12", checks=("eval_judge.schema",),
+         judges=("eval_judge.empathy",)),
+)

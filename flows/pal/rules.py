@@ -1,0 +1,58 @@
+"""pal's rules (PAL-Bench, seed 004, and the authors' synthesis code) and what enforces each."""
+
+from __future__ import annotations
+
+from memsynth.rules import Rule
+
+RULES = (
+    Rule("profiles", "profiles of 2-3 sentences a field, no students or retirees, Big Five levels that vary across "
+         "a batch", "seed 004 Step 1", checks=("profile.batch_size", "profile.profile_fields", "profile.varied_batch")),
+    Rule("timeline", "one entry per month in order, at least 5 sentences of objective events", "seed 004 Step 2-1",
+         checks=("timeline.months_in_order", "timeline.month_sentences")),
+    Rule("requirement-types", "4-5 distinct requirement types per aspect", "seed 004 Step 2-2",
+         checks=("requirement_types.schema", "requirement_types.distinct_requirement_types")),
+    Rule("preference-form", "one pos/neg entry per requirement type, 4-5 statements each", "seed 004 Step 2-3",
+         checks=("preferences.covers_requirement_types", "preferences.preference_sentences")),
+    Rule("preferences-personal", "preferences are the user's own, not what nearly anyone would accept or reject",
+         "seed 004 Step 2-3", judges=("preferences_review.items.personal",)),
+    Rule("situations", "4-6 back-to-back spans a month, 2-3 valid requirement ids, at least 5 sentences",
+         "seed 004 Step 3, situation.py",
+         checks=("situations.situation_count", "situations.spans_consecutive", "situations.valid_requirement_ids",
+                 "situations.situation_sentences")),
+    Rule("personality-out-of-situations", "situations and experiences do not dwell on the user's personality",
+         "seed 004 situation.py", prompt_only="the authors' code keeps personality out of the prompt; ours should "
+         "too (issue 30), and then nothing is left to check"),
+    Rule("experience-ends", "the experience describes nothing after the span ends", "seed 004 Step 4",
+         checks=("experience.ends_before_session",)),
+    Rule("logs", "at least 20 logs, strictly increasing minutes inside the span, each in its type's format",
+         "seed 004 Step 6-1, Tables 6-7", checks=("logs.enough_logs", "logs.log_times", "logs.log_format")),
+    Rule("frameworks", "one framework per topic in order, two different implicit needs", "seed 004 Step 5-1",
+         checks=("requirements.one_framework_per_topic", "requirements.distinct_needs")),
+    Rule("vague-query", "the opening query is brief and vague, without background details", "seed 004 Step 5-1",
+         checks=("requirements.brief_query",)),
+    Rule("needs-on-topic", "both implicit needs revolve around the topic's requirement type", "seed 004 Step 5-1",
+         judges=("requirements_review.topics.needs_on_topic",)),
+    Rule("candidates", "8 different candidate solutions per topic", "seed 004 Step 5-2",
+         checks=("candidates.candidates_per_topic", "candidates.distinct_candidates")),
+    Rule("choices-verbatim", "2 liked and 2 disliked candidates, copied verbatim, one-sentence reasons",
+         "seed 004 Step 5-3", checks=("solution_preferences.verbatim_choices", "solution_preferences.one_sentence_reasons")),
+    Rule("choices-follow-preferences", "a liked solution fits the user's preferences; a disliked one meets what they "
+         "reject", "seed 004 Step 5-3", judges=("solution_preferences_review.liked_fit",
+                                                "solution_preferences_review.disliked_clash")),
+    Rule("dialogue-skeleton", "the dialogue follows the drawn action skeleton turn by turn", "seed 004 Step 6-2",
+         checks=("dialogue.follows_skeleton",)),
+    Rule("direct-rejection", "negative feedback is direct, never 'sounds good, but'", "seed 004 Step 6-2 rule 6",
+         checks=("dialogue.direct_rejection",)),
+    Rule("response-adds-nothing", "a feedback response to a rejection proposes no new solution",
+         "seed 004 Table 5, Step 6-2 rule 8", checks=("dialogue.response_offers_nothing_new",)),
+    Rule("preferences-hidden", "the assistant does not presume the user's preferences before the user states them",
+         "seed 004 Step 6-2 rule 2", checks=("dialogue.preferences_not_presumed",)),
+    Rule("eval-restatement", "a restated requirement is one sentence", "seed 004 §5",
+         checks=("eval_restate.one_sentence_requirement",)),
+    Rule("eval-proposal", "a proposed solution is one solution in one sentence", "seed 004 §5",
+         checks=("eval_propose.one_solution",)),
+    Rule("eval-selection", "two different listed candidates are selected", "seed 004 §5",
+         checks=("eval_select.two_listed_candidates",)),
+    Rule("eval-restatement-grade", "the restatement is graded 0-2 against the two implicit needs", "seed 004 §5",
+         checks=("eval_judge_restatement.schema",), judges=("eval_judge_restatement.score",)),
+)

@@ -1,0 +1,33 @@
+"""stratmem's rules (StratMem-Bench, seed 002) and what enforces each at build time."""
+
+from __future__ import annotations
+
+from memsynth.rules import Rule
+
+RULES = (
+    Rule("fact-form", "a memory is one sentence of 4-20 words (8-40 characters in Chinese), dated, never "
+         "'yesterday'", "seed 002 §3.2", checks=("extract.memory_facts", "merge.memory_facts")),
+    Rule("fact-names-person", "a memory names its person, never 'she' or 'I'", "seed 002 §3.2",
+         checks=("extract.names_the_person", "merge.names_the_person")),
+    Rule("fact-speakers", "a memory is about one of the two speakers", "seed 002 §3.2",
+         checks=("extract.known_speakers",)),
+    Rule("merge-keeps-all", "merging loses, invents and duplicates no candidate", "seed 002 §3.2",
+         checks=("merge.covers_candidates",)),
+    Rule("query-form", "the query is one finished message of 5-30 words (8-60 characters) aimed at listed memories",
+         "seed 002 §3.3", checks=("query.a_question", "query.valid_targets")),
+    Rule("query-no-quote", "the query does not quote a memory", "prompt", checks=("query.does_not_quote_memories",)),
+    Rule("query-given-type", "the query needs the memories its given type says (A must, B nice, C both)",
+         "seed 002 §3.3", judges=("label.labels.role",)),
+    Rule("roles", "every pool memory gets must, nice or irr by the majority of three labellers", "seed 002 §3.4",
+         checks=("label.labels_every_memory",), judges=("label.labels.role",)),
+    Rule("persona-form", "the character's name; traits 6-12, style 5-8, domains 4-10, values 5-8", "seed 002 §3.3",
+         checks=("persona.persona_fields",)),
+    Rule("persona-from-sessions", "the persona states no name, place or number the sessions do not", "prompt",
+         checks=("persona.persona_from_sessions",)),
+    Rule("eval-detect", "the usage judge gives one verdict per memory and quotes the reply as evidence",
+         "seed 002 §4", checks=("eval_detect.judges_every_memory", "eval_detect.evidence_is_quoted")),
+    Rule("irrelevant-suppressed", "a reply draws on no irrelevant memory (what the benchmark measures)",
+         "seed 002 §1, §4", judges=("eval_detect.verdicts.used", "eval_miq.failures")),
+    Rule("eval-miq", "memory integration quality is scored 1-5 with the named failure kinds", "seed 002 §4",
+         checks=("eval_miq.schema",), judges=("eval_miq.score",)),
+)
