@@ -21,6 +21,7 @@ from flows.pal.plan import ACTION_LABELS, conforms_to_grammar
 from schemas.pal import (
     AspectPreferences,
     Candidates,
+    Dialogue,
     Logs,
     PalProfile,
     PalProfiles,
@@ -77,6 +78,15 @@ def _log_window(session: dict) -> dict:
             "span_end": dialogue.strftime(checks.MINUTE), "min_logs": 20, "language": "zh"}
 
 
+def _dialogue(session: dict) -> tuple[Dialogue, dict]:
+    """A session's dialogue with every turn on its own solution, each one the user turns down:
+    the strictest reading for the dialogue checks (the release carries no references)."""
+    turns = [{speaker: {"action": t[speaker]["action"], "reference": f"T1_S{i}", "content": t[speaker]["content"]}
+              for speaker in ("user", "assistant")} for i, t in enumerate(session["dialogue"].values())]
+    framework = [{"label": f"T1_S{i}", "kind": "solution", "feedback": "neg"} for i in range(len(turns))]
+    return Dialogue(turns=turns), {"framework": framework, "language": "zh"}
+
+
 def acceptance(items: Iterable, judge: Callable[[object], bool]) -> tuple[int, int]:
     results = [judge(item) for item in items]
     return sum(results), len(results)
@@ -131,6 +141,12 @@ def cases() -> dict[str, tuple[int, int]]:
             checks.log_format_matches(k, c, "zh") for k in LOG_TYPES)),
         "dialogue hour 12-21 (sessions)": acceptance(sessions, lambda s: END_HOURS[0] <= int(
             s["dialogue_timestamp"][11:13]) <= END_HOURS[1]),
+        "brief_query (sessions)": acceptance(sessions, lambda s: ok(checks.brief_query, _topics(s), {"language": "zh"})),
+        "direct_rejection (sessions)": acceptance(sessions, lambda s: ok(checks.direct_rejection, *_dialogue(s))),
+        "response_offers_nothing_new (sessions)": acceptance(sessions, lambda s: ok(
+            checks.response_offers_nothing_new, *_dialogue(s))),
+        "preferences_not_presumed (sessions)": acceptance(sessions, lambda s: ok(
+            checks.preferences_not_presumed, *_dialogue(s))),
         "action grammar (sessions)": acceptance(sessions, lambda s: conforms_to_grammar([
             (ZH_CODES[t["user"]["action"]], ZH_CODES[t["assistant"]["action"]]) for t in s["dialogue"].values()])),
     }

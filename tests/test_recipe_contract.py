@@ -324,3 +324,29 @@ def test_a_version_records_the_snippets_its_calls_used(tmp_path):
     assert "pal/_system.zh.j2" in templates["pal/dialogue.zh.j2"]  # an include, resolved
     options = [a for a in artifacts if a.kind == "options"]
     assert [json.loads(a.content) for a in options] == [config.recipe_options]
+
+
+@pytest.mark.parametrize("name", ["enpmr", "pal", "stratmem"])
+def test_every_rule_names_an_enforcer_the_recipe_has_and_the_readme_lists_them(name):
+    from memsynth.rules import rule_problems
+
+    cls = registry.recipe_class(name)
+    assert cls.rules, f"{name} declares no rules"
+    assert list(rule_problems(cls.rules, (*cls.all_stages(), *registry.evaluation_stages(name)))) == []
+    described = cli_json("recipes", name, "--format", "json")["rules"]
+    section = _readme_section(name)
+    rows = re.findall(r"^\| `([a-z0-9-]+)` \| (.*?) \| (.*?) \| (.*?) \|$", section.split("| rule | what it asks |")[1],
+                      re.M)
+    assert [(r[0], r[2]) for r in rows] == [(r["id"], r["enforced_by"]) for r in described]
+
+
+def test_rule_problems_says_what_a_rule_names_that_the_recipe_lacks():
+    from flows.enpmr.stages import STAGES
+    from memsynth.rules import Rule, rule_problems
+
+    bad = (Rule("a", "r", "s", checks=("scene.no_such_check",)), Rule("b", "r", "s", judges=("faithfulness.nope",)),
+           Rule("c", "r", "s"), Rule("c", "r", "s", judges=("blri.scores",)))
+    assert list(rule_problems(bad, STAGES)) == [
+        "a: no check scene.no_such_check", "b: no judge criterion faithfulness.nope",
+        "c: names no check, no judge criterion, no construction and no reason to leave it to the prompt",
+        "c: the id is used twice"]

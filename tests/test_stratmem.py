@@ -16,7 +16,7 @@ import pytest
 from flows.stratmem import checks
 from flows.stratmem.seed_format import FILE, TEST_FILE, StratMemFile, split_problems
 from memsynth.warehouse.catalog import run_query
-from schemas.stratmem import MergedMemories, RoleLabels, UserQuery, VirtualPersona
+from schemas.stratmem import ExtractedMemories, MergedMemories, RoleLabels, UserQuery, VirtualPersona
 from tests.conftest import ROOT, cli_json, memsynth_cli, write_config
 
 REFERENCE = Path(os.environ.get("MEMSYNTH_REFERENCE_DATA", ROOT.parent / "shared" / "reference-data"))
@@ -47,9 +47,33 @@ def test_the_checks_accept_the_real_facts_queries_and_personas():
         p["summary"] = " ".join(p["summary"]) if isinstance(p["summary"], list) else p["summary"]
         personas.append(not list(checks.persona_fields(VirtualPersona(**p), {
             **v, "virtual_person": i["roles"]["virtual_person"]})))
-    shares = {"facts": _share(facts), "queries": _share(queries), "personas": _share(personas)}
+    named = [not list(checks.names_the_person(ExtractedMemories(memories=[{"fact": f["fact"], "about": "x"}]), {
+        **v, "speakers": list(i["roles"].values())})) for i in real for r in i["memory"].values() for f in r]
+    unquoted = [not list(checks.does_not_quote_memories(UserQuery(query=i["query"], targets=[1]), {
+        **v, "memories": [{"number": n, "fact": f["fact"]} for n, f in enumerate(
+            (f for r in i["memory"].values() for f in r), 1)]})) for i in real]
+    shares = {"facts": _share(facts), "queries": _share(queries), "personas": _share(personas),
+              "facts naming their person": _share(named), "queries quoting no memory": _share(unquoted)}
     print(f"accepted: {shares}")
     assert len(facts) == 5778 and all(s >= THRESHOLD for s in shares.values()), shares
+
+
+@needs_release
+@needs_locomo
+def test_every_released_persona_states_only_what_its_conversation_says():
+    from flows.stratmem.source import read_locomo
+
+    conversations = {frozenset(c.speakers): c for c in read_locomo(LOCOMO)}
+    accepted = []
+    for i in _real():
+        conversation = conversations[frozenset(i["roles"].values())]
+        p = dict(i["virtual_person_persona"])
+        p["summary"] = " ".join(p["summary"]) if isinstance(p["summary"], list) else p["summary"]
+        sessions = [{"time": str(s.at), "notes": list(s.notes), "lines": [t for _, t in s.turns]}
+                    for s in conversation.sessions]
+        accepted.append(not list(checks.persona_from_sessions(VirtualPersona(**p), {
+            "language": "en", "sessions": sessions, **i["roles"]})))
+    assert len(accepted) == 657 and _share(accepted) >= THRESHOLD, _share(accepted)
 
 
 def test_each_check_catches_its_violation():
