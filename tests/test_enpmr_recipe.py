@@ -64,9 +64,14 @@ def _turns(roles, text=lambda i: f"line {i}"):
     return [{"role": r, "content": text(i)} for i, r in enumerate(roles)]
 
 
+# Distinct parts of life: placeholder themes would be near duplicates of each other.
+LIVES = ["rowing", "baking", "moving house", "night school", "a new job", "caring for father", "learning piano",
+         "running a marathon", "buying a flat", "volunteering", "a long illness", "raising a puppy"]
+
+
 def _themes(dates=None, names=None, n=10):
     return json.dumps({"themes": [
-        {"theme": (names or [f"theme {i}" for i in range(n)])[i], "description": "d",
+        {"theme": (names or [f"theme {i}" for i in range(n)])[i], "description": LIVES[i % len(LIVES)],
          "start_date": (dates or ["2021-01-01"] * n)[i]} for i in range(n)]})
 
 

@@ -295,3 +295,32 @@ def test_the_assistant_knows_the_user_only_in_the_query_split(simulator, tmp_pat
             prompts.setdefault(body["memsynth"]["variables"]["split"], body["messages"][-1]["content"])
     assert "not the user's background or preferences" in prompts["history"]
     assert "not the user's background" not in prompts["query"]
+
+
+def test_a_judge_verdict_is_repaired_like_a_failed_check_then_drops_the_item(simulator, tmp_path):
+    """The judge keeps rejecting one aspect's preferences: the runner asks again with the judge's
+    reason, then drops the item like one failing a check, and the persona with it."""
+    sim = simulator.simulator
+    sim.record = True
+    said: list[str] = []
+
+    def generic(variables: dict) -> str:  # the first persona's work preferences, at every review
+        first = [i["requirement_id"] for i in variables["answer"]["items"]]
+        said.append(said[0] if said else first[0])
+        personal = first[0] != said[0]
+        return json.dumps({"items": [{"requirement_id": r, "personal": personal, "reason": "anyone would agree"}
+                                     for r in first]})
+
+    sim.script("pal_preferences_review", [generic] * 8)  # every review of the shard (4 aspects, 1 repair)
+    _, output = _run_pal(simulator, tmp_path, personas=1, repairs=1)
+    calls = [c for c in output.rows["llm_calls"] if c.stage == "pal.preferences"]
+    rejected = [c for c in calls if c.outcome == "judge_rejected"]
+    assert len(rejected) == 2 and "[preferences_review]" in rejected[0].error
+    # The repair prompt carried the judge's reason.
+    repairs = [b for b in sim.recorded if b["memsynth"]["stage"] == "pal.preferences" and len(b["messages"]) > 2]
+    assert any("anyone would agree" in b["messages"][-1]["content"] for b in repairs)
+    failures = [f for f in output.rows["stage_failures"] if f.stage == "pal.preferences"]
+    assert len(failures) == 1 and "[preferences_review]" in failures[0].problems[0]
+    assert output.stage_stats["pal.preferences_review"]["items"] >= 2
+    # A dropped aspect's preferences drop the persona: nothing of it reaches the tables.
+    assert not output.rows.get("preferences")

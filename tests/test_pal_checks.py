@@ -154,7 +154,8 @@ def test_topic_framework_checks():
     assert pal.one_framework_per_topic(framework("work-1"), topics)
     assert pal.distinct_needs(framework("work-1", "health-2"), topics) == []
     assert pal.distinct_needs(framework("work-1", needs=(need, need)), topics)
-    sols = [f"Solution number {i}." for i in range(8)]
+    sols = ["Walk at lunch.", "Book a massage.", "Try a standing desk.", "Stretch every hour.",
+            "See a physiotherapist.", "Swim on weekends.", "Sleep earlier.", "Buy a lumbar cushion."]
     both = Candidates(topics=[{"requirement_id": "work-1", "solutions": sols},
                               {"requirement_id": "health-2", "solutions": sols}])
     assert pal.distinct_candidates(both, topics) == [] and pal.candidates_per_topic(both, topics) == []

@@ -363,12 +363,19 @@ _SOFTENED = re.compile(
     r"|(good|great|nice|interesting) (idea|point|suggestion))[^.?!]{0,40}\bbut\b", re.IGNORECASE)
 
 
+def _on_disliked(out: Dialogue, v: Mapping[str, Any], speaker: str, action: str) -> Iterator[tuple[int, Any]]:
+    """(turn number, utterance) of `speaker`'s `action` turns about a solution the user turns down."""
+    disliked, actions = _disliked(v), _actions(v, action)
+    for i, turn in enumerate(out.turns, start=1):
+        said = getattr(turn, speaker)
+        if said.action in actions and said.reference in disliked:
+            yield i, said
+
+
 @check("direct_rejection")
 def direct_rejection(out: Dialogue, v: Mapping[str, Any]) -> Iterator[str]:
-    disliked, feedback = _disliked(v), _actions(v, "solution_feedback")
-    for i, turn in enumerate(out.turns, start=1):
-        said = turn.user
-        if said.action in feedback and said.reference in disliked and _SOFTENED.search(said.content):
+    for i, said in _on_disliked(out, v, "user", "solution_feedback"):
+        if _SOFTENED.search(said.content):
             yield say(v, f"turn {i} user: the rejection of {said.reference} is softened into praise "
                          f"({said.content[:40]!r}); turn it down directly",
                       f"第 {i} 轮 user：对 {said.reference} 的拒绝被说成了先夸后转（“{said.content[:40]}”）；请直接拒绝")
@@ -382,10 +389,8 @@ _PROPOSES = re.compile(r"可以试试|不妨|建议你|你可以|要不要试|�
 
 @check("response_offers_nothing_new")
 def response_offers_nothing_new(out: Dialogue, v: Mapping[str, Any]) -> Iterator[str]:
-    disliked, response = _disliked(v), _actions(v, "feedback_response")
-    for i, turn in enumerate(out.turns, start=1):
-        said = turn.assistant
-        if said.action in response and said.reference in disliked and _PROPOSES.search(said.content):
+    for i, said in _on_disliked(out, v, "assistant", "feedback_response"):
+        if _PROPOSES.search(said.content):
             yield say(v, f"turn {i} assistant: after {said.reference} is turned down the feedback response proposes "
                          "something new; only acknowledge it (new solutions come from the framework)",
                       f"第 {i} 轮 assistant：{said.reference} 被拒绝后的反馈回应又提出了新方案；只需回应，不要提出框架外的方案")
