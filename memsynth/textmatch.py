@@ -48,9 +48,10 @@ def mentions(text: str, name: str, share: float = 0.5) -> bool:
     return bool(words) and len(words & present) / len(words) >= share
 
 
-# A Chinese sentence ends at 。！？ or an ellipsis (and the closing quotes after them); "；"
-# joins clauses of one sentence. English goes to pysbd, which knows "e.g." and "Mr.".
-_ZH_SENTENCE_END = re.compile(r"(?<=[。！？!?…])(?![。！？!?…])(?:[”’」』）)]*)")
+# A Chinese sentence ends at 。！？ or an ellipsis; "；" joins clauses of one sentence. An end
+# inside quotation marks ends the quote, not the sentence (他说：“不行！”然后走了。), unless the
+# text ends there. English goes to pysbd, which knows "e.g." and "Mr.".
+_ZH_SENTENCE_END = re.compile(r"[。！？!?…]+(?![”’」』])")
 
 
 @functools.lru_cache(maxsize=1)

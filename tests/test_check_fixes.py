@@ -33,6 +33,11 @@ def test_a_semicolon_joins_clauses_of_one_chinese_sentence():
     assert len(sentences("他先去了医院。然后回家了！累吗？还好……就这样")) == 5
 
 
+def test_an_end_inside_quotation_marks_ends_the_quote_not_the_sentence():
+    assert len(sentences("家属当众说她“年纪轻轻没经验！”，要求换人。")) == 1
+    assert len(sentences("他说：“不行！”然后走了。她哭了。")) == 2
+
+
 def test_english_abbreviations_do_not_end_a_sentence():
     assert len(sentences("Mr. Park likes quiet options, e.g. a walk in the park.")) == 1
     assert len(sentences("He likes walks. He hates crowds!")) == 2
@@ -270,6 +275,7 @@ def test_a_rejection_is_direct_and_its_response_proposes_nothing_new():
     assert not list(pal.direct_rejection(_pal_dialogue("不行，我不想去求人。", "抱歉。"), v))
     assert list(pal.response_offers_nothing_new(_pal_dialogue("不行。", "抱歉。那你可以试试每天做瑜伽。"), v))
     assert not list(pal.response_offers_nothing_new(_pal_dialogue("不行。", "抱歉，这个建议不合适。"), v))
+    assert not list(pal.response_offers_nothing_new(_pal_dialogue("不行。", "明白了，有需要你可以随时告诉我。"), v))
     assert list(pal.direct_rejection(_pal_dialogue("That sounds good, but I'd rather not.", "Sorry.",
                                                     "solution_feedback", "feedback_response"), {**EN, "framework": FRAMEWORK}))
 
@@ -279,6 +285,8 @@ def test_the_assistant_does_not_presume_the_users_preferences():
     presumed = _pal_dialogue("好。", "我知道你不太喜欢和人打交道，不过可以报个小班课。", "方案反馈", "方案提议")
     assert list(pal.preferences_not_presumed(presumed, v))
     assert not list(pal.preferences_not_presumed(_pal_dialogue("好。", "可以报个小班课。", "方案反馈", "方案提议"), v))
+    assert not list(pal.preferences_not_presumed(_pal_dialogue("好。", "我知道你想尽快解决，先列个表吧。", "方案反馈",
+                                                               "方案提议"), v))
 
 
 # --- stratmem ---------------------------------------------------------------------------------
@@ -345,3 +353,13 @@ def test_pal_and_enpmr_prompts_ask_for_the_limits_their_checks_enforce():
     respond = {"profile": {}, "memories": [], "history": [], "mode": "base"}
     assert f"at most {REPLY_LIMIT['en']} words" in _prompt("enpmr/eval_respond", "en", respond)
     assert f"不超过 {REPLY_LIMIT['zh']} 个字" in _prompt("enpmr/eval_respond", "zh", respond)
+
+
+def test_an_evaluation_reply_keeps_to_the_limit_its_prompt_states():
+    from flows.enpmr.evaluation import reply_length
+    from flows.enpmr.options import REPLY_LIMIT
+    from schemas.enpmr import SupportReply
+
+    long = SupportReply(memory=1, response="我" * (REPLY_LIMIT["zh"] + 1))
+    assert any(str(REPLY_LIMIT["zh"]) in p for p in reply_length(long, ZH))
+    assert not list(reply_length(SupportReply(memory=1, response="还记得陈大爷吗？三周真的还早。"), ZH))

@@ -382,7 +382,7 @@ def direct_rejection(out: Dialogue, v: Mapping[str, Any]) -> Iterator[str]:
 
 
 # A feedback response after a rejection apologises or moves on; it proposes nothing new.
-_PROPOSES = re.compile(r"可以试试|不妨|建议你|你可以|要不要试|推荐你|或者试|可以考虑"
+_PROPOSES = re.compile(r"可以试试|不妨|建议你|你可以(?!随时|再来|再找|告诉|跟我|和我)|要不要试|推荐你|或者试|可以考虑"
                        r"|\byou (could|can|might|should) (try|consider|also)|\bwhy not\b|\bhow about\b|\btry\b"
                        r"|\bI'?d (suggest|recommend)|\bI (suggest|recommend)", re.IGNORECASE)
 
@@ -397,7 +397,8 @@ def response_offers_nothing_new(out: Dialogue, v: Mapping[str, Any]) -> Iterator
 
 
 # The user's likes and dislikes are revealed in the dialogue, never presumed by the assistant.
-_PRESUMES = re.compile(r"我知道你.{0,6}(喜欢|爱|讨厌|愿意|想)|你(一向|向来|平时就|本来就|一直都?)不?太?(喜欢|爱|讨厌|愿意)"
+_PRESUMES = re.compile(r"我知道你.{0,4}(喜欢|爱|讨厌)|我知道你不太?愿意"
+                       r"|你(一向|向来|平时就|本来就|一直都?)不?太?(喜欢|爱|讨厌|愿意)"
                        r"|\bI know you (don't |do not |really )?(like|love|enjoy|hate|prefer)"
                        r"|\byou('ve)? (always|never) (like|liked|enjoy|enjoyed|hate|hated)", re.IGNORECASE)
 
