@@ -158,7 +158,9 @@ class StageRunner:
             "max_tokens": stage.max_tokens or s.max_tokens,
         }
         if s.seed is not None:
-            params["seed"] = s.seed
+            # Each sample its own seed: under one seed OpenAI and vLLM answer the same body the
+            # same way, and three labellers (or a scene drawn again) would say one thing thrice.
+            params["seed"] = s.seed + sample
         return LLMRequest(
             model=s.model,
             messages=tuple(messages),

@@ -24,14 +24,14 @@ from schemas.enpmr import MemoryRow
 TODAY = "2024-12-02"
 
 
-def run_recipe(sim, tmp_path, *, personas=1, options=None, repairs=2, language="en"):
+def run_recipe(sim, tmp_path, *, personas=1, options=None, repairs=2, language="en", seed=None):
     """Generate `personas` personas in process; returns the collected ShardOutput."""
     config = BuildConfig(dataset="t", language=language,
                          recipe_options={"dialogues_per_persona": 1, **(options or {})})
     engine = LLMEngine(EngineSettings(base_url=sim.base_url, api_key_env="X", backoff_base_s=0.01),
                        ResponseCache(tmp_path / "cache"), api_key="k")
     runner = StageRunner(engine, PromptLibrary(), GenerationSettings(model="m", repairs=repairs,
-                                                                     stage_variables=True))
+                                                                     stage_variables=True, seed=seed))
     recipe = EnpmrRecipe(config.recipe_options)
     output = ShardOutput()
 
@@ -364,3 +364,18 @@ def test_a_chinese_repair_prompt_is_chinese(simulator, tmp_path, stage, bad):
     assert repairs and "问题如下" in repairs[0]
     allowed = identifiers() | {"Skill", "boss"}  # the scripted answer's own words
     assert english_fragments(repairs[0], allowed) == [], repairs[0]
+
+
+def test_no_two_seeded_requests_of_a_build_are_the_same(simulator, tmp_path):
+    """Under a seed an endpoint answers a body the same way each time: a scene drawn again after
+    a failed self-check must not be the first one's body (each sample gets seed + its index)."""
+    bad = json.dumps({**SCENE_CHECK, "fits_a_negative": True, "score": 2, "reason": "Another memory fits."})
+    simulator.simulator.record = True
+    simulator.simulator.script("enpmr_scenario_consistency", [bad])
+    out = run_recipe(simulator, tmp_path, seed=7)
+    assert out.stage_stats["enpmr.scene"]["items"] == 2
+    bodies = [json.dumps({k: v for k, v in b.items() if k != "memsynth"}, sort_keys=True)
+              for b in simulator.simulator.recorded]
+    assert len(bodies) == len(set(bodies))
+    scenes = [b for b in simulator.simulator.recorded if b["memsynth"]["stage"] == "enpmr.scene"]
+    assert sorted(b["seed"] for b in scenes) == [7, 8]
