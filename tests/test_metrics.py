@@ -10,7 +10,7 @@ import pytest
 from memsynth.evaluation.emotional import cosine_distance, emotion_distance_at, euclidean, rank
 from memsynth.evaluation.ranking import mean, ndcg_at, precision_at, ranking_scores, recall_at, type_match
 from memsynth.evaluation.strategic import cir, majority, must_pass, pes, ratios, scenario, smc, smc_table
-from memsynth.evaluation.text import best_bleu, bleu, scaled, selection_score, tokens
+from memsynth.evaluation.text import best_bleu, bleu, bleu_tokens, scaled, selection_score, tokens
 
 
 def test_ranking_metrics_with_one_golden_memory():
@@ -101,20 +101,32 @@ def test_majority_of_three_judge_runs():
     assert majority([True, True, True]) and not majority([])
 
 
-def test_bleu_by_hand():
-    assert bleu(["the cat sat on the mat"], "the cat sat on the mat", 4, "en") == pytest.approx(100)
-    # 2 of 2 unigrams (and 1 of 1 bigram) match; brevity penalty exp(1 - 6/2).
-    assert bleu(["the cat sat on the mat"], "the cat", 1, "en") == pytest.approx(100 * math.exp(-2))
-    assert bleu(["the cat sat on the mat"], "the cat", 2, "en") == pytest.approx(100 * math.exp(-2))
-    assert bleu(["the cat sat on the mat"], "the cat", 3, "en") == pytest.approx(0, abs=1e-9)  # no trigram: unsmoothed
+def test_bleu_by_hand_as_the_seeds_code_computes_it_in_english():
+    # jieba keeps the spaces and the full stop: The, ' ', cat, ' ', ran, '.' against The, ' ', cat, ' ', sat, '.'.
+    ref, hyp = "The cat sat.", "The cat ran."
+    assert bleu_tokens(hyp) == ["The", " ", "cat", " ", "ran", "."]
+    # unigrams 5/6 (the two spaces and the stop count), bigrams 3/5, trigrams 2/4, 4-grams 1/3; same length.
+    assert bleu([ref], hyp, 1, "en") == pytest.approx(100 * 5 / 6)
+    assert bleu([ref], hyp, 2, "en") == pytest.approx(100 * math.sqrt(5 / 6 * 3 / 5))
+    assert bleu([ref], hyp, 3, "en") == pytest.approx(100 * math.exp(0.33 * math.log(5 / 6 * 3 / 5 * 2 / 4)))
+    assert bleu([ref], hyp, 4, "en") == pytest.approx(100 * (5 / 6 * 3 / 5 * 2 / 4 * 1 / 3) ** 0.25)
     assert bleu(["a b"], "", 1, "en") == 0
     assert best_bleu(["dogs run", "the cat sat"], "the cat sat", 3, "en") == pytest.approx(100)
 
 
-def test_bleu_on_chinese_uses_jieba_words():
+def test_bleu_by_hand_as_the_seeds_code_computes_it_in_chinese():
+    ref, hyp = "我喜欢猫。", "我喜欢狗。"
+    assert bleu_tokens(hyp) == ["我", "喜欢", "狗", "。"]
+    assert bleu([ref], hyp, 1, "zh") == pytest.approx(75)  # 我, 喜欢, 。 of 4
+    assert bleu([ref], hyp, 2, "zh") == pytest.approx(100 * math.sqrt(3 / 4 * 1 / 3))
+    # No trigram matches: method1 counts it as 0.1 of the 2 trigrams.
+    assert bleu([ref], hyp, 3, "zh") == pytest.approx(100 * math.exp(0.33 * math.log(3 / 4 * 1 / 3 * 0.1 / 2)))
+    # A shorter hypothesis pays the brevity penalty exp(1 - 4/2): 我, 喜欢 both match.
+    assert bleu([ref], "我喜欢", 1, "zh") == pytest.approx(100 * math.exp(1 - 4 / 2))
+
+
+def test_retrieval_still_reads_words_without_punctuation():
     assert tokens("我今天很开心。", "zh") == ["我", "今天", "很", "开心"]
-    # 4 of 4 words match a 6-word reference: brevity penalty exp(1 - 6/4).
-    assert bleu(["我今天很开心去海边"], "我今天很开心", 1, "zh") == pytest.approx(100 * math.exp(-0.5))
 
 
 def test_selection_score_and_scaling():

@@ -1,5 +1,5 @@
-"""Text metrics for PAL-Bench (seed 004 §5): BLEU after jieba segmentation for Chinese
-(NLTK's `sentence_bleu`, as the authors did), and the solution-selection S-Score."""
+"""Text metrics for PAL-Bench (seed 004 §5): BLEU exactly as the authors' evaluation code
+computes it, and the solution-selection S-Score."""
 
 from __future__ import annotations
 
@@ -26,18 +26,34 @@ def _is_punct(token: str) -> bool:
     return all(not ch.isalnum() for ch in token)
 
 
-def bleu(references: Sequence[str], hypothesis: str, n: int, language: str) -> float:
-    """Cumulative BLEU-n (uniform weights over 1..n grams) of `hypothesis` against the
-    references, in 0–100; NLTK's default (no smoothing), so a missing n-gram order is 0."""
-    from nltk.translate.bleu_score import sentence_bleu
+# The authors' cumulative weights, as written there (BLEU-3 is 0.33 each, not a third).
+BLEU_WEIGHTS = {1: (1, 0, 0, 0), 2: (0.5, 0.5, 0, 0), 3: (0.33, 0.33, 0.33, 0), 4: (0.25, 0.25, 0.25, 0.25)}
 
-    refs = [tokens(r, language) for r in references]
-    hyp = tokens(hypothesis, language)
+
+def bleu_tokens(text: str) -> list[str]:
+    """What the authors' BLEU counts: every token `jieba.cut` returns, in any language,
+    punctuation and spaces included."""
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)
+    return list(jieba.cut(text))
+
+
+def bleu(references: Sequence[str], hypothesis: str, n: int, language: str = "zh") -> float:
+    """BLEU-n of `hypothesis` against the references in 0–100, as PAL-Bench's code scores it:
+    jieba tokens (`bleu_tokens`), NLTK's `sentence_bleu` with `SmoothingFunction().method1` and
+    the cumulative weights `BLEU_WEIGHTS[n]`. `language` is accepted for symmetry: the authors
+    tokenise every language the same way."""
+    from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
+
+    refs = [bleu_tokens(r) for r in references]
+    hyp = bleu_tokens(hypothesis)
     if not hyp or not any(refs):
         return 0.0
-    with warnings.catch_warnings():  # NLTK warns on every zero-count order
+    with warnings.catch_warnings():  # NLTK warns when an order has no n-grams at all
         warnings.simplefilter("ignore")
-        return 100.0 * float(sentence_bleu(refs, hyp, weights=tuple([1.0 / n] * n)))
+        return 100.0 * float(sentence_bleu(refs, hyp, weights=BLEU_WEIGHTS[n],
+                                           smoothing_function=SmoothingFunction().method1))
 
 
 def best_bleu(references: Sequence[str], hypothesis: str, n: int, language: str) -> float:
