@@ -208,9 +208,10 @@ def memory_turn_recalls_target(out: SupportDialogue, v: Mapping[str, Any]) -> It
 def recall_length(out: SupportDialogue, v: Mapping[str, Any]) -> Iterator[str]:
     turn = _memory_turn(out)
     limit = v["recall_limit"]
-    if turn is not None and length_in_words(turn.content) > limit:
-        yield say(v, f"the recall at memory_turn {out.memory_turn} is longer than {limit} words",
-                  f"memory_turn {out.memory_turn} 这一轮的回忆超过了 {limit} 个字")
+    if turn is not None and (n := length_in_words(turn.content)) > limit:
+        yield say(v, f"the AI turn at memory_turn {out.memory_turn} has {n} words; the whole turn may have at most "
+                     f"{limit}",
+                  f"memory_turn {out.memory_turn} 这条 AI 发言有 {n} 个字；整条发言不能超过 {limit} 个字")
 
 
 def _background(v: Mapping[str, Any]) -> list[str]:

@@ -15,10 +15,15 @@ from memsynth.emotions import emotions_option
 YEARS_OF_HISTORY = 5
 SESSION_TURNS = (10, 20)
 DIALOGUE_TURNS = (2, 6)
-# The recall turn is at most 50 words; Chinese is measured in characters (about 1.6 per word).
+# The seed: the memory is embedded "in a reply of no more than 50 words" (Fig. 11). Our reading:
+# the limit is on the whole memory turn (prompt and check alike), and in Chinese it is 80
+# characters, what 50 English words come to (about 1.6 characters a word); the seed's prompts
+# are published in translation, so "50 words" may stand for 50 字; we keep 80, the bound the
+# model answers of shared/model-answers were written and judged to (README, enpmr recipe).
 RECALL_LIMIT = {"en": 50, "zh": 80}
-# The evaluation's reply, as its prompt states it (words; characters in Chinese).
-REPLY_LIMIT = {"en": 50, "zh": 80}
+# The evaluation's reply: "no more than 100 words" (seed 000 Figs. 13-15); in Chinese 160
+# characters, read as the recall limit is.
+REPLY_LIMIT = {"en": 100, "zh": 160}
 
 # Minimum items per life theme. Relationship, power and goal follow the seed's protocol;
 # highlights are asked for so that the bank's category shares match ENPMR-Bench's

@@ -52,7 +52,8 @@ RULES = (
          checks=("support_dialogue.no_recall_before_memory_turn",), judges=("faithfulness.recalled_early",)),
     Rule("recall-grounded", "the AI's memory turn draws on the target memory's details", "seed 000 Fig. 11",
          checks=("support_dialogue.memory_turn_recalls_target",), judges=("faithfulness.grounded_in_target",)),
-    Rule("recall-length", "the memory turn is at most 50 words (80 characters in Chinese)", "seed 000 Fig. 11",
+    Rule("recall-length", "the whole memory turn is at most 50 words; in Chinese 80 characters (our reading of the "
+         "translated prompt's 50 words)", "seed 000 Fig. 11",
          checks=("support_dialogue.recall_length",)),
     Rule("no-negatives", "the dialogue uses no detail that belongs only to a negative", "seed 000 A.2",
          checks=("support_dialogue.recall_avoids_negatives",), judges=("faithfulness.uses_negatives",)),

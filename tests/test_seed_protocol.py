@@ -1,0 +1,60 @@
+"""Prompts as the seeds wrote them: the protocol points that read differently in our prompts
+(issue 30), each pinned by a test."""
+
+from __future__ import annotations
+
+import pytest
+
+from flows.enpmr.options import RECALL_LIMIT, REPLY_LIMIT
+from memsynth.prompts import PromptLibrary
+
+
+def _prompt(stage: str, language: str, variables: dict) -> str:
+    suffix = "" if language == "en" else f".{language}"
+    messages = PromptLibrary().render(f"{stage}{suffix}.j2", {"language": language, "reference_date": "2024-01-01",
+                                                            **variables})
+    return "\n".join(m["content"] for m in messages)
+
+
+RESPOND = {"profile": {"name": "A"}, "memories": [{"number": 1, "date": "2023-01-01", "text": "m"}], "history": []}
+
+
+def test_the_evaluation_reply_is_at_most_100_words_as_the_seed_asks():
+    assert REPLY_LIMIT["en"] == 100
+    for mode in ("base", "cot", "golden"):
+        assert "at most 100 words" in _prompt("enpmr/eval_respond", "en", {**RESPOND, "mode": mode})
+        assert f"不超过 {REPLY_LIMIT['zh']} 个字" in _prompt("enpmr/eval_respond", "zh", {**RESPOND, "mode": mode})
+
+
+@pytest.mark.parametrize(("language", "need_words"), [("en", ("missing", "need")), ("zh", ("缺失", "需要", "需求"))])
+def test_the_base_setting_gets_no_need_aware_hint(language, need_words):
+    base = _prompt("enpmr/eval_respond", language, {**RESPOND, "mode": "base"})
+    cot = _prompt("enpmr/eval_respond", language, {**RESPOND, "mode": "cot"})
+    assert not any(w in base for w in need_words), base
+    assert any(w in cot for w in need_words)  # the need analysis belongs to the CoT setting
+
+
+DIALOGUE = {"profile_summary": "{}", "theme_name": "t", "need_name": "n", "need_description": "d",
+            "category": "highlight", "target": {"name": "x", "text": "x", "details": "x"}, "negatives": [],
+            "scene": "s", "min_turns": 2, "max_turns": 6}
+
+
+def test_dialogue_length_is_counted_in_utterances_in_both_languages():
+    en = _prompt("enpmr/support_dialogue", "en", {**DIALOGUE, "recall_limit": RECALL_LIMIT["en"]})
+    zh = _prompt("enpmr/support_dialogue", "zh", {**DIALOGUE, "recall_limit": RECALL_LIMIT["zh"]})
+    assert "2 to 6 utterances" in en and "共 2 到 6 条发言" in zh
+    assert "轮" not in zh.split("turns：")[1].split("\n")[0]  # no "rounds", which a Chinese reader counts in pairs
+
+
+def test_the_recall_limit_is_on_the_whole_memory_turn():
+    en = _prompt("enpmr/support_dialogue", "en", {**DIALOGUE, "recall_limit": RECALL_LIMIT["en"]})
+    zh = _prompt("enpmr/support_dialogue", "zh", {**DIALOGUE, "recall_limit": RECALL_LIMIT["zh"]})
+    assert f"That whole AI turn is at most {RECALL_LIMIT['en']} words" in en
+    assert f"这一整条 AI 发言不超过 {RECALL_LIMIT['zh']} 个字" in zh
+
+
+def test_the_scene_keeps_the_memorys_own_people_out():
+    variables = {k: v for k, v in DIALOGUE.items() if k not in ("scene", "min_turns", "max_turns")}
+    assert "Keep the memory's own people and events out of the scene" in _prompt("enpmr/scene", "en", variables)
+    zh = _prompt("enpmr/scene", "zh", variables)
+    assert "场景里不要出现那段记忆本身的人和事" in zh and "涉及的人" not in zh
