@@ -38,7 +38,9 @@ JUDGED = {
     "preferences-zh-v4": ("pal", "preferences-personal"),  # preferences anyone would share
     "requirements-zh-v5": ("pal", "needs-on-topic"),  # a family need under a health topic
     "solution_preferences-zh-v5": ("pal", "choices-follow-preferences"),  # liked what the neg rejects
-    # The evaluated system's irrelevant memories are what StratMem-Bench measures (its judges).
+    # These break a line our responder prompt had ("only where it serves"), since removed: the
+    # seed gives none, as an evaluated system's irrelevant memories are what StratMem-Bench
+    # measures, by its judges (eval_detect, eval_miq).
     "eval_respond-en-v1": ("stratmem", "irrelevant-suppressed"),
     "eval_respond-zh-v1": ("stratmem", "irrelevant-suppressed"),
 }

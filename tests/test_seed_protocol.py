@@ -58,3 +58,19 @@ def test_the_scene_keeps_the_memorys_own_people_out():
     assert "Keep the memory's own people and events out of the scene" in _prompt("enpmr/scene", "en", variables)
     zh = _prompt("enpmr/scene", "zh", variables)
     assert "场景里不要出现那段记忆本身的人和事" in zh and "涉及的人" not in zh
+
+
+def test_the_stratmem_responder_is_not_told_when_to_use_a_memory():
+    variables = {"human": "Ana", "virtual_person": "Bo", "persona": {}, "memories": [], "history": [],
+                 "query": "q", "query_time": "t"}
+    assert "only where it serves" not in _prompt("stratmem/eval_respond", "en", variables)
+    assert "有帮助时才提起" not in _prompt("stratmem/eval_respond", "zh", variables)
+
+
+def test_a_stratmem_fact_is_scored_as_felt_by_the_speaker_it_is_about():
+    from flows.stratmem.emotions import about
+
+    assert about("Caroline went to a support group on 2023-05-07.", "Caroline", "Melanie") == "Caroline"
+    assert about("Melanie paints sunrises; Caroline loves them.", "Caroline", "Melanie") == "Melanie"
+    assert about("许磊的表姐是宠物医生。", "许磊", "陈静") == "许磊"
+    assert about("The dog Max died.", "Caroline", "Melanie") == "Melanie"

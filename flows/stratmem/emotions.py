@@ -14,10 +14,18 @@ TABLES = ("stratmem_instances", "stratmem_memories")
 REFS = (Ref("item_id", "stratmem_instances", "instance_id", when=("item_kind", "query")),)
 
 
+def about(fact: str, human: str, virtual_person: str) -> str:
+    """Whom a fact is about: the speaker it names first (facts name their person), else the
+    virtual character, whose memory it is."""
+    found = [(fact.find(name), name) for name in (human, virtual_person) if name and name in fact]
+    return min(found)[1] if found else virtual_person
+
+
 def emotion_items(tables: Mapping[str, Sequence[Mapping[str, Any]]], language: str) -> list[EmotionItem]:
     instances = {i["instance_id"]: i for i in tables["stratmem_instances"]}
     items = [EmotionItem(f"{m['instance_id']}#{m['memory_index']}", "memory", m["persona_id"],
-                         instances[m["instance_id"]]["virtual_person"], m["fact"])
+                         about(m["fact"], instances[m["instance_id"]]["human"],
+                               instances[m["instance_id"]]["virtual_person"]), m["fact"])
              for m in tables["stratmem_memories"] if m["instance_id"] in instances]
     items += [EmotionItem(i["instance_id"], "query", i["persona_id"], i["human"], i["query"])
               for i in instances.values()]
