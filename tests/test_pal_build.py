@@ -286,15 +286,17 @@ def test_a_missing_preference_drops_the_persona_not_the_labels(simulator, tmp_pa
     assert not [b for b in simulator.simulator.recorded if b["memsynth"]["stage"] == "pal.solution_preferences"]
 
 
-def test_the_assistant_knows_the_user_only_in_the_query_split(simulator, tmp_path):
+def test_the_assistant_knows_the_users_preferences_only_in_the_query_split(simulator, tmp_path):
+    """History dialogues may draw on the background (the requirement framework's evidence comes
+    from it), never on the preferences; in the query month the assistant knows both."""
     simulator.simulator.record = True
     _run_pal(simulator, tmp_path, personas=1, months=[2, 2])
     prompts = {}
     for body in simulator.simulator.recorded:
         if body["memsynth"]["stage"] == "pal.dialogue":
             prompts.setdefault(body["memsynth"]["variables"]["split"], body["messages"][-1]["content"])
-    assert "not the user's background or preferences" in prompts["history"]
-    assert "not the user's background" not in prompts["query"]
+    assert "knows the user's background" in prompts["history"] and "but not their preferences" in prompts["history"]
+    assert "not their preferences" not in prompts["query"]
 
 
 def test_a_judge_verdict_is_repaired_like_a_failed_check_then_drops_the_item(simulator, tmp_path):

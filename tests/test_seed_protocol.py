@@ -74,3 +74,26 @@ def test_a_stratmem_fact_is_scored_as_felt_by_the_speaker_it_is_about():
     assert about("Melanie paints sunrises; Caroline loves them.", "Caroline", "Melanie") == "Melanie"
     assert about("许磊的表姐是宠物医生。", "许磊", "陈静") == "许磊"
     assert about("The dog Max died.", "Caroline", "Melanie") == "Melanie"
+
+
+def test_pal_situations_and_experiences_are_written_without_the_personality():
+    from tests.golden import recorded_requests
+
+    _, _, recorded = recorded_requests("pal", "en")
+    seen = {b["memsynth"]["stage"]: b["memsynth"]["variables"] for b in recorded}
+    assert "personality" not in seen["pal.situations"]["profile"]
+    assert "personality" not in seen["pal.experience"]["profile"]
+    assert "personality" in seen["pal.requirement_types"]["profile"]  # the preferences still rest on it
+
+
+def test_pal_prompts_say_what_the_authors_code_says():
+    from tests.golden import rendered
+
+    history = rendered("pal", "dialogue", "en")
+    assert "tries to persuade them of it" in history
+    assert "preferences above" not in history  # no preferences are shown: the framework's feedback rules
+    assert "knows the user's background" in history and "never presume them" in history
+    assert "one that fails either is disliked" in rendered("pal", "solution_preferences", "en")
+    assert "两条中有一条不符合的，就是不喜欢的方案" in rendered("pal", "solution_preferences", "zh")
+    assert "no need to dwell on the dates" in rendered("pal", "situations", "en")
+    assert "他" not in rendered("pal", "requirement_types", "zh").split("### user")[1].split("近几个月")[-1]

@@ -107,6 +107,12 @@ class _Situation:
     span: str  # "YYYY-MM-DD ~ YYYY-MM-DD", as the situations stage wrote it
 
 
+def without_personality(background: dict[str, Any]) -> dict[str, Any]:
+    """The profile without its Big Five: the authors' situation.py deletes it before situations
+    and experiences, which are events, not character."""
+    return {k: v for k, v in background.items() if k != "personality"}
+
+
 class PalRecipe(Recipe):
     """A personalized assistant that reads the user's device logs and dialogue history
     to propose solutions they will like (PAL-Bench / PAL-Set)."""
@@ -224,7 +230,7 @@ class PalRecipe(Recipe):
         for entry in months:
             previous_end = parse_span(previous[-1]["time_span"])[1].isoformat() if previous else None
             result = await ctx.run(S.SITUATIONS, {
-                "profile": background, "requirement_types": requirements, "previous": previous,
+                "profile": without_personality(background), "requirement_types": requirements, "previous": previous,
                 "previous_end": previous_end, "month": entry.month, "month_summary": entry.summary,
                 "min_situations": low, "max_situations": high, "last_days": last_days(entry.month),
             }, f"{pid}/situations/{entry.month}")
@@ -255,7 +261,7 @@ class PalRecipe(Recipe):
         # The previous *situation*, as the seed does: it exists before any experience does,
         # so the prompt never depends on which call finished first.
         experience = await ctx.run(S.EXPERIENCE, {
-            "profile": background, "time_span": f"{span_start} ~ {span_end}", "situation": row.text,
+            "profile": without_personality(background), "time_span": f"{span_start} ~ {span_end}", "situation": row.text,
             "span_end": span_end,
             "previous": {"time_span": f"{previous.row.start_time.strftime(MINUTE)} ~ "
                                       f"{previous.row.end_time.strftime(MINUTE)}",
