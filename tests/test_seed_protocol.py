@@ -97,3 +97,26 @@ def test_pal_prompts_say_what_the_authors_code_says():
     assert "两条中有一条不符合的，就是不喜欢的方案" in rendered("pal", "solution_preferences", "zh")
     assert "no need to dwell on the dates" in rendered("pal", "situations", "en")
     assert "他" not in rendered("pal", "requirement_types", "zh").split("### user")[1].split("近几个月")[-1]
+
+
+def test_the_pal_evaluation_memory_is_what_pal_set_releases_logs_and_history_dialogues():
+    from flows.pal.evaluation import _records
+
+    rows = {
+        "situations": [{"situation_id": "h1", "persona_id": "p", "split": "history", "end_time": "2024-01-05 20:00"},
+                       {"situation_id": "q1", "persona_id": "p", "split": "query", "end_time": "2024-02-05 20:00"}],
+        "logs": [{"situation_id": "h1", "persona_id": "p", "timestamp": "2024-01-05 09:00", "log_type": "web_search",
+                  "content": "The user searched for cushions."},
+                 {"situation_id": "q1", "persona_id": "p", "timestamp": "2024-02-05 09:00", "log_type": "web_search",
+                  "content": "The user searched for shoes."}],
+        "dialogue_turns": [{"situation_id": "h1", "turn_index": 0, "speaker": "assistant", "content": "Try a cushion?"},
+                           {"situation_id": "h1", "turn_index": 0, "speaker": "user", "content": "My back hurts."},
+                           {"situation_id": "h1", "turn_index": 1, "speaker": "user", "content": "No, I hate pills."},
+                           {"situation_id": "q1", "turn_index": 0, "speaker": "user", "content": "Shoes?"}],
+        "experiences": [{"situation_id": "h1", "text": "The generator's own account."}],
+    }
+    records = _records(rows)["p"]
+    assert records[0] == "2024-01-05 09:00 web_search: The user searched for cushions."
+    assert records[1] == ("2024-01-05 20:00 dialogue\nuser: My back hurts.\nassistant: Try a cushion?\n"
+                          "user: No, I hate pills.")
+    assert len(records) == 2  # nothing of the query month, no experience text

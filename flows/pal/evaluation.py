@@ -1,9 +1,10 @@
 """pal's evaluation task (seed 004 §5): requirement restatement and solution proposal.
 
 Items are the topics of the query month's dialogues (every topic when the build has no
-query month). A task's memory is the user's history-month records (logs and experiences)
-ranked by BM25 against the task's question, the top `MEMORY_K` shown, as the authors
-retrieved with the task question itself.
+query month). A task's memory is the user's history-month records as PAL-Set releases them
+(logs and dialogues; the generator's experience texts are not released) ranked by BM25
+against the task's question, the top `MEMORY_K` shown, as the authors retrieved with the
+task question itself.
   restatement: BLEU-1..4 against the requirement (jieba words for zh), and the judge's
                0–2 match with the two implicit needs, scaled to 0–100 (G-Score);
   selection:   two of the eight candidates (shown in an order drawn from the topic id),
@@ -73,16 +74,21 @@ STAGES = (RESTATE, JUDGE, PROPOSE, SELECT)
 
 
 def _records(rows: Mapping[str, list[dict[str, Any]]]) -> dict[str, list[str]]:
-    """persona id → the user's history-month records, as lines."""
+    """persona id → the user's history-month records as PAL-Set releases them: each log a line,
+    each history dialogue one record (the user's preferences show only in its feedback)."""
     history = {s["situation_id"]: s for s in rows["situations"] if s["split"] == "history"}
     out: dict[str, list[str]] = {}
     for log in sorted(rows["logs"], key=lambda r: r["timestamp"]):
         if log["situation_id"] in history:
             out.setdefault(log["persona_id"], []).append(f"{log['timestamp']} {log['log_type']}: {log['content']}")
-    for e in rows["experiences"]:
-        s = history.get(e["situation_id"])
-        if s is not None:
-            out.setdefault(s["persona_id"], []).append(e["text"])
+    dialogues: dict[str, list[dict[str, Any]]] = {}
+    for turn in rows["dialogue_turns"]:
+        if turn["situation_id"] in history:
+            dialogues.setdefault(turn["situation_id"], []).append(turn)
+    for situation_id, turns in sorted(dialogues.items(), key=lambda kv: str(history[kv[0]]["end_time"])):
+        situation = history[situation_id]
+        lines = [f"{t['speaker']}: {t['content']}" for t in sorted(turns, key=lambda t: (t["turn_index"], t["speaker"] != "user"))]
+        out.setdefault(situation["persona_id"], []).append(f"{situation['end_time']} dialogue\n" + "\n".join(lines))
     return out
 
 
@@ -125,7 +131,7 @@ async def _topic(ctx: EvalContext, topic: dict[str, Any], persona_id: str, recor
 
 
 def personalized_assistance(ctx: EvalContext) -> int:
-    rows = ctx.read("situations", "topics", "candidate_solutions", "logs", "experiences")
+    rows = ctx.read("situations", "topics", "candidate_solutions", "logs", "dialogue_turns")
     situations = {s["situation_id"]: s for s in rows["situations"]}
     query_month = [t for t in rows["topics"] if situations[t["situation_id"]]["split"] == "query"]
     topics = ctx.limited(query_month or rows["topics"])
