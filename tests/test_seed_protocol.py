@@ -120,3 +120,19 @@ def test_the_pal_evaluation_memory_is_what_pal_set_releases_logs_and_history_dia
     assert records[1] == ("2024-01-05 20:00 dialogue\nuser: My back hurts.\nassistant: Try a cushion?\n"
                           "user: No, I hate pills.")
     assert len(records) == 2  # nothing of the query month, no experience text
+
+
+def test_a_blri_judge_that_reverses_the_negative_items_itself_is_caught():
+    from flows.enpmr import checks
+    from flows.enpmr.options import BLRI_ITEMS
+    from schemas.enpmr import BlriScores
+
+    v = {"language": "en", "items": BLRI_ITEMS, "points": [-3, -2, -1, 1, 2, 3]}
+    literal = [(-3 if item["negative"] else 3) for item in BLRI_ITEMS]  # a good dialogue, scored as worded
+    assert not list(checks.blri_literal(BlriScores(scores=literal), v))
+    reversed_by_judge = [3 for _ in BLRI_ITEMS]  # the judge turned the negative items round itself
+    assert list(checks.blri_literal(BlriScores(scores=reversed_by_judge), v))
+    poor = [(2 if item["negative"] else -2) for item in BLRI_ITEMS]  # a poor dialogue, scored as worded
+    assert not list(checks.blri_literal(BlriScores(scores=poor), v))
+    assert "Do not reverse any score yourself" in _prompt("enpmr/blri", "en", {
+        "turns": [], "items": [{"en": "x", "zh": "x", "negative": False}], "points": v["points"]})

@@ -366,3 +366,26 @@ def persona_is_prose(out: PersonaDescription, v: Mapping[str, Any]) -> Iterator[
         yield say(v, f"the description lists attributes ({labels} 'label:' fields); write sentences about the "
                      "person and what they are living through",
                   f"description 在罗列属性（{labels} 处“名称：”）；请用完整的句子写这个人和他/她正在经历的事")
+
+
+# A judge that reverses the negatively worded items itself agrees with them as it agrees with the
+# positive ones (code reverses them afterwards, and would reverse them twice): both groups' means
+# on the same side, each at least this far from the middle.
+SELF_REVERSED = 1.0
+
+
+@check("blri_literal")
+def blri_literal(out: BlriScores, v: Mapping[str, Any]) -> Iterator[str]:
+    negative = [bool(item["negative"]) for item in v["items"]]
+    pos = [s for s, n in zip(out.scores, negative) if not n]
+    neg = [s for s, n in zip(out.scores, negative) if n]
+    if not pos or not neg:
+        return
+    mean_pos, mean_neg = sum(pos) / len(pos), sum(neg) / len(neg)
+    if min(abs(mean_pos), abs(mean_neg)) >= SELF_REVERSED and (mean_pos > 0) == (mean_neg > 0):
+        numbers = ", ".join(str(i + 1) for i, n in enumerate(negative) if n)
+        yield say(v, f"the negatively worded statements ({numbers}) are scored like the others (means "
+                     f"{mean_neg:+.1f} and {mean_pos:+.1f}): score each as worded, disagreeing with a negative "
+                     "statement when the AI did well; do not reverse them yourself",
+                  f"反向表述的条目（{numbers}）和其他条目打分方向一致（平均 {mean_neg:+.1f} 与 {mean_pos:+.1f}）："
+                  "请按字面意思打分，AI 做得好时就不同意反向条目；不要自行反转")

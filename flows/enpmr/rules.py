@@ -61,7 +61,8 @@ RULES = (
          checks=("faithfulness.verdict_has_grounds", "faithfulness.faithfulness_score_agrees",
                  "scenario_consistency.scenario_score_agrees")),
     Rule("blri", "12 BLRI items on the inventory's −3…+3 scale without 0; a mean below the threshold drops the "
-         "dialogue", "seed 000 A.2, Fig. 4", checks=("blri.schema", "blri.blri_in_scale"), judges=("blri.scores",)),
+         "dialogue; each item scored as worded (code reverses the negative ones)", "seed 000 A.2, Fig. 4",
+         checks=("blri.schema", "blri.blri_in_scale", "blri.blri_literal"), judges=("blri.scores",)),
     Rule("eval-reply", "an evaluation reply names a listed memory and stays within its length", "seed 000 Figs. 13-15",
          checks=("eval_respond.names_a_listed_memory", "eval_respond.reply_length")),
     Rule("eval-grades", "the reply judge grades four dimensions 1-5", "seed 000 Fig. 12", checks=("eval_judge.schema",),

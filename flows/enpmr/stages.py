@@ -56,7 +56,7 @@ SUPPORT_DIALOGUE = _stage("support_dialogue", SupportDialogue, c.dialogue_altern
                           c.no_recall_before_memory_turn, c.recall_avoids_negatives)
 FAITHFULNESS = _stage("faithfulness", Faithfulness, c.verdict_has_grounds, c.faithfulness_score_agrees,
                       temperature=0.0)
-BLRI = _stage("blri", BlriScores, c.blri_in_scale, temperature=0.0)
+BLRI = _stage("blri", BlriScores, c.blri_in_scale, c.blri_literal, temperature=0.0)
 
 STAGES = (PERSONA, PROFILE, LIFE_THEMES, RELATIONSHIP, POWER, GOAL, HIGHLIGHT, PREFERENCES, MEMORY_SESSION,
           SCENE, SCENARIO_CONSISTENCY, SUPPORT_DIALOGUE, FAITHFULNESS, BLRI)
