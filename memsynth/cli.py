@@ -13,10 +13,9 @@ import click
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from memsynth.errors import MemsynthError
-
 from memsynth.cli_answers import check_answers
 from memsynth.cli_console import err, out
+from memsynth.errors import MemsynthError
 
 
 def _error_line(message: object) -> Text:

@@ -9,7 +9,7 @@ import pytest
 from pydantic import BaseModel, Field, ValidationError
 
 from flows.enpmr import checks as enpmr
-from flows.enpmr.leaks import Giveaway, person_forms
+from flows.enpmr.leaks import person_forms
 from flows.pal import checks as pal
 from flows.pal import evaluation as pal_eval
 from flows.stratmem import checks as stratmem
@@ -17,7 +17,15 @@ from flows.stratmem.evaluation import evidence_is_quoted
 from memsynth.prompts import PromptLibrary
 from memsynth.stage import _validation_problems
 from memsynth.textmatch import near_duplicates, sentences
-from schemas.enpmr import Faithfulness, LifeTheme, LifeThemes, PersonaDescription, ScenarioCheck, Scene, SupportDialogue
+from schemas.enpmr import (
+    Faithfulness,
+    LifeTheme,
+    LifeThemes,
+    PersonaDescription,
+    ScenarioCheck,
+    Scene,
+    SupportDialogue,
+)
 from schemas.pal import Candidates, Dialogue, Experience, ProposedSolution, Restatement, SessionRequirements
 from schemas.stratmem import ExtractedMemories, UseJudgment, UserQuery, VirtualPersona
 

@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from flows.enpmr.leaks import GIVEAWAY_DETAILS, Giveaway
 from flows.enpmr.options import (
     MIN_ACHIEVED,
     MIN_NOT_ACHIEVED,
@@ -14,22 +15,21 @@ from flows.enpmr.options import (
     MIN_PREFERENCES,
     MIN_PROFICIENT,
 )
-from flows.enpmr.leaks import GIVEAWAY_DETAILS, Giveaway
 from memsynth.stage import check, say
 from memsynth.textmatch import length_in_words, mentions_exactly, near_duplicates, refers_to, sentences
 from schemas.enpmr import (
     BlriScores,
     Faithfulness,
-    PersonaDescription,
-    ScenarioCheck,
-    Scene,
     Goals,
     LifeThemes,
     MemorySession,
+    PersonaDescription,
     Powers,
     Preferences,
     Profile,
     Relationships,
+    ScenarioCheck,
+    Scene,
     SupportDialogue,
 )
 
