@@ -371,3 +371,17 @@ def test_an_evaluation_reply_keeps_to_the_limit_its_prompt_states():
     long = SupportReply(memory=1, response="我" * (REPLY_LIMIT["zh"] + 1))
     assert any(str(REPLY_LIMIT["zh"]) in p for p in reply_length(long, ZH))
     assert not list(reply_length(SupportReply(memory=1, response="还记得陈大爷吗？三周真的还早。"), ZH))
+
+
+def test_a_memory_session_tells_a_long_title_in_its_own_words():
+    from schemas.enpmr import MemorySession
+
+    v = {**ZH, "memory": {"name": "陈大爷扶着助行器走到了病房门口", "details": "d", "date": "2024-01-01"}}
+    turns = [{"role": "user" if i % 2 == 0 else "ai", "content": "今天天气不错。"} for i in range(10)]
+    quoted = MemorySession(turns=[{"role": "user", "content": "还记得陈大爷扶着助行器走到了病房门口那天吗？"}, *turns[1:]])
+    assert list(enpmr.does_not_recite_title(quoted, v))
+    told = MemorySession(turns=[{"role": "user", "content": "陈大爷今天自己扶着助行器走到门口了！"}, *turns[1:]])
+    assert not list(enpmr.does_not_recite_title(told, v))
+    short = {**ZH, "memory": {"name": "学游泳", "details": "d", "date": "2024-01-01"}}
+    said = MemorySession(turns=[{"role": "user", "content": "我最近在学游泳。"}, *turns[1:]])
+    assert not list(enpmr.does_not_recite_title(said, short))

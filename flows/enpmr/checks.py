@@ -179,6 +179,23 @@ def user_reveals_memory(out: MemorySession, v: Mapping[str, Any]) -> Iterator[st
                   "没有哪一轮用户发言谈到这段记忆；请让用户说出它的具体细节")
 
 
+# A title this long said word for word is quoted, not mentioned: short ones ("学游泳") are how
+# anyone would say it.
+TITLE_QUOTED = {"zh": 8, "en": 5}  # characters in Chinese, words in English
+
+
+@check("does_not_recite_title")
+def does_not_recite_title(out: MemorySession, v: Mapping[str, Any]) -> Iterator[str]:
+    name = str(v["memory"].get("name", ""))
+    if length_in_words(name) < TITLE_QUOTED["zh" if v.get("language") == "zh" else "en"]:
+        return
+    for i, turn in enumerate(out.turns):
+        if mentions_exactly(turn.content, name):
+            yield say(v, f"turns[{i}] quotes the memory's title {name!r}; tell it in the speaker's own words",
+                      f"turns[{i}] 照搬了记忆的标题“{name}”；请用说话人自己的话讲出来")
+            return
+
+
 @check("dialogue_alternates")
 def dialogue_alternates(out: SupportDialogue, v: Mapping[str, Any]) -> Iterator[str]:
     yield from _alternation(v, out.turns)

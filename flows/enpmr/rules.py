@@ -28,8 +28,9 @@ RULES = (
          checks=("memory_session.schema", "memory_session.session_alternates")),
     Rule("session-reveals", "the user's turns in a memory session draw on the memory's details", "seed 000 §3.2",
          checks=("memory_session.user_reveals_memory",)),
-    Rule("session-invents-nothing", "a memory session adds no facts the memory lacks and does not recite its title",
-         "prompt",
+    Rule("session-quotes-no-title", "a memory session tells the memory in the speaker's words, not by quoting its "
+         "title", "prompt", checks=("memory_session.does_not_recite_title",)),
+    Rule("session-invents-nothing", "a memory session adds no facts the memory lacks", "prompt",
          prompt_only="no judge reviews memory sessions: it would be one more call for each of a persona's ~300 "
                      "memories; the faithfulness judge reviews the dialogues the benchmark keeps"),
     Rule("need-targets", "the target memory's category can meet the need (PN preference; LB relationship; EN "

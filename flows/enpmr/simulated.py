@@ -124,8 +124,13 @@ def _alternating(text: TextMaker, count: int) -> list[Answer]:
 @ANSWERS.stage("memory_session")
 def memory_session(draft: Answer, v: Variables, text: TextMaker) -> Answer:
     turns = _alternating(text, text.rng.randint(v["min_turns"], v["max_turns"]))
+    title = v["memory"]["name"]
+    for turn in turns:  # the filler may draw the very sentence that is the title
+        if title in turn["content"]:
+            turn["content"] = turn["content"].replace(title, "嗯。" if text.language == "zh" else "I see.")
     reveal = 2 * text.rng.randint(0, (len(turns) - 1) // 2)  # a user turn
-    turns[reveal]["content"] = f"{v['memory']['details']} {turns[reveal]['content']}"
+    details = v["memory"]["details"].split(": ", 1)[-1]  # its details, not its title
+    turns[reveal]["content"] = f"{details} {turns[reveal]['content']}"
     draft["turns"] = turns
     return draft
 

@@ -48,7 +48,8 @@ POWER = _stage("power", Powers, c.enough_items, c.dates_in_theme, c.chronologica
 GOAL = _stage("goal", Goals, c.enough_items, c.dates_in_theme, c.chronological, c.goal_status, c.distinct_names)
 HIGHLIGHT = _stage("highlight", Highlights, c.enough_items, c.dates_in_theme, c.distinct_names)
 PREFERENCES = _stage("preferences", Preferences, c.enough_items, c.dates_in_window, c.distinct_names)
-MEMORY_SESSION = _stage("memory_session", MemorySession, c.session_alternates, c.user_reveals_memory)
+MEMORY_SESSION = _stage("memory_session", MemorySession, c.session_alternates, c.user_reveals_memory,
+                        c.does_not_recite_title)
 SCENE = _stage("scene", Scene, c.scene_form)
 SCENARIO_CONSISTENCY = _stage("scenario_consistency", ScenarioCheck, c.scenario_score_agrees, temperature=0.0)
 SUPPORT_DIALOGUE = _stage("support_dialogue", SupportDialogue, c.dialogue_alternates,
