@@ -154,7 +154,7 @@ def shared_run(text: str, source: str) -> int:
 NEAR_DUPLICATE = 0.5
 
 
-def _pairs(text: str) -> set[str]:
+def _units(text: str) -> set[str]:
     """Chinese: its character pairs; other languages: its words of three letters or more."""
     normal = _normal(text)
     if _CJK.search(normal):
@@ -164,10 +164,10 @@ def _pairs(text: str) -> set[str]:
 
 
 def near_duplicates(texts: list[str], threshold: float = NEAR_DUPLICATE) -> list[tuple[int, int]]:
-    """(i, j), i < j, for each two texts whose character pairs overlap by `threshold` (Jaccard) or more."""
-    grams = [_pairs(t) for t in texts]
-    return [(i, j) for i in range(len(grams)) for j in range(i + 1, len(grams))
-            if len(grams[i] & grams[j]) / max(1, len(grams[i] | grams[j])) >= threshold]
+    """(i, j), i < j, for each two texts whose units (`_units`) overlap by `threshold` (Jaccard) or more."""
+    units = [_units(t) for t in texts]
+    return [(i, j) for i in range(len(units)) for j in range(i + 1, len(units))
+            if len(units[i] & units[j]) / max(1, len(units[i] | units[j])) >= threshold]
 
 
 def length_in_words(text: str) -> int:
