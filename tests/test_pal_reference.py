@@ -116,3 +116,28 @@ def test_seed_figures_are_those_of_the_real_users():
         "last_dialogue_hour": max(int(s["dialogue_timestamp"][11:13]) for s in sessions),
     }
     assert measured == SEED_FIGURES
+
+
+def test_dialogue_hours_are_drawn_as_the_real_users_hours_are():
+    """The end hour (the dialogue's time) against the real users' over many draws (chi-square)."""
+    import datetime as dt
+
+    from scipy.stats import chi2_contingency
+
+    from flows.pal.plan import situation_times
+    from memsynth.recipe import persona_rng
+
+    real = Counter(int(s["dialogue_timestamp"][11:13]) for s in _sessions())
+    ours: Counter[int] = Counter()
+    for p in range(100):  # drawn the way the chain draws them: one generator per situation
+        persona = f"p-{p:012x}"
+        for month in range(1, 13):
+            for i in range(5):
+                _, end = situation_times(dt.date(2024, month, 1), dt.date(2024, month, 4),
+                                         persona_rng(20240101, persona, f"times/{persona}-2024-{month:02d}-s{i}"))
+                ours[end.hour] += 1
+    hours = sorted(real | ours)
+    assert set(ours) == set(real), "the same range of hours as the real users"
+    result = chi2_contingency([[real[h] for h in hours], [ours[h] for h in hours]])
+    assert result.pvalue > 0.01, f"hours differ from the real users' (p={result.pvalue:.4f})"
+    assert max(ours.values()) / sum(ours.values()) < 0.13, "no hour takes an outsized share"

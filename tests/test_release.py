@@ -193,6 +193,10 @@ def test_pal_set_samples_follow_the_seeds_numbering_and_windows(builds):
     # Every log before the last dialogue is in exactly one sample's window.
     windowed = run_query(warehouse, "pal", "SELECT count(*) FROM logs WHERE session_id IS NOT NULL")[1][0][0]
     assert logs_exported == windowed
+    # The rest were written after a user's last dialogue; the card counts them and says why.
+    total = run_query(warehouse, "pal", "SELECT count(*) FROM logs")[1][0][0]
+    card = (releases / "pal-v1.1.0" / "README.md").read_text(encoding="utf-8")
+    assert f"- {total - logs_exported:,} of {total:,} logs: written after the user's last dialogue" in card
 
 
 def test_two_runs_give_identical_files(builds, tmp_path):

@@ -13,6 +13,7 @@ LOG_TYPES: dict[str, dict[str, str]] = json.loads(
     (PROJECT_ROOT / "data" / "pal" / "log_types.json").read_text(encoding="utf-8"))["types"]
 
 # Mem-PAL data_synthesis_v2 (situation.py, dialogue.py): how sessions and skeletons are drawn.
+# Hours are inclusive and uniform (random.randint), as in situation.py.
 START_HOURS = (7, 12)  # a situation starts at a random hour in this range…
 END_HOURS = (12, 21)  # …and ends (the dialogue's time) at a random hour in this one
 HISTORY_SOLUTIONS = {1: 0.2, 2: 0.4, 3: 0.4}  # solutions proposed per history topic

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from flows.pal.seed_format import ACTION_NAMES, PalSetFormat
-from memsynth.release.spec import Plot, ReleaseSpec, View
+from memsynth.release.spec import Omission, Plot, ReleaseSpec, View
 
 
 def _lookups(language: str) -> dict[str, pa.Table]:
@@ -92,6 +92,18 @@ FROM requirement_types r JOIN users u USING (persona_id)
 JOIN preferences p ON p.persona_id = r.persona_id AND p.requirement_id = r.requirement_id
 """
 
+# The `sessions` rule of SAMPLES: a log is left out when its situation ends after the
+# user's last session that kept its dialogue and topics.
+_LOGS_LEFT_OUT = """
+WITH last AS (
+    SELECT persona_id, max(end_time) AS end_time FROM situations
+    WHERE has_dialogue AND situation_id IN (SELECT situation_id FROM dialogue_turns)
+        AND situation_id IN (SELECT situation_id FROM topics)
+    GROUP BY persona_id)
+SELECT count(*) FILTER (WHERE last.end_time IS NULL OR s.end_time > last.end_time), count(*)
+FROM logs l JOIN situations s USING (situation_id) LEFT JOIN last ON last.persona_id = s.persona_id
+"""
+
 PLOTS = (
     Plot("sessions_per_user", "Dialogue sessions per user",
          "SELECT n::VARCHAR, count(*) FROM (SELECT persona_id, count(*) n FROM situations "
@@ -137,4 +149,10 @@ RELEASE = ReleaseSpec(
                 "`history`, the last month's are `query` (the `sample_type` column, and the "
                 "`history` / `query` lists of the PAL-Set files)."),
     lookups=_lookups,
+    omissions=(Omission(
+        "logs", _LOGS_LEFT_OUT,
+        "written after the user's last dialogue, so no sample's window holds them. A sample holds "
+        "the logs since the previous dialogue, up to its own, as the PAL authors' post-processing "
+        "does; their files drop these logs the same way. The source version's `logs` table keeps "
+        "them."),),
 )

@@ -77,6 +77,8 @@ def render_card(source: VersionTables, folder: Path, name: str, tag: str, splits
     seed = recipe.seed_figures
     figures = [{"name": figure, "value": _scalar(source, sql), "seed": seed.get(figure, "")}
                for figure, sql in recipe.statistics.items()]
+    omissions = [dict(zip(("left_out", "total"), source.con.execute(o.sql).fetchone(), strict=True),
+                      what=o.what, reason=o.reason) for o in source.spec.omissions]
     persona_counts = {s: sum(1 for v in source.persona_splits.values() if v == s) for s in splits}
     card = _ENV.get_template("card.md.j2").render(
         front_matter=yaml.safe_dump(front_matter(source, name, splits, license_id, rows),
@@ -85,7 +87,7 @@ def render_card(source: VersionTables, folder: Path, name: str, tag: str, splits
         stages=[s.name for s in recipe.all_stages()], seed_format=source.spec.seed_format,
         temperature=version["config"].get("llm", {}).get("temperature", ""),
         config_yaml=yaml.safe_dump(redact(version["config"]), sort_keys=True, allow_unicode=True),
-        plots=plots, figures=figures, quality=quality,
+        plots=plots, figures=figures, quality=quality, omissions=omissions,
         split_seed=version["split_seed"], persona_counts=persona_counts,
         proportions=", ".join(f"{s} {p:g}" for s, p in splits.items()),
         seed_split=source.spec.seed_split)

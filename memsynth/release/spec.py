@@ -37,6 +37,15 @@ class Plot:
     ylabel: str
 
 
+@dataclass(frozen=True)
+class Omission:
+    """Rows of a table that no config holds, counted for the card with the reason why."""
+
+    what: str  # the rows' plural noun, e.g. "logs"
+    sql: str  # one row: (left out, total)
+    reason: str
+
+
 class SeedFormat(Protocol):
     """The file layout a seed benchmark released, so its evaluation code reads our data."""
 
@@ -64,6 +73,7 @@ class ReleaseSpec:
     seed_split: str = ""  # how the seed's own split survives in the release, for the card
     lookups: Any = None  # (language) -> {name: pa.Table} registered before the views run
     tags: tuple[str, ...] = field(default_factory=tuple)
+    omissions: tuple[Omission, ...] = ()
 
     def view(self, name: str) -> View:
         return next(v for v in self.views if v.name == name)
