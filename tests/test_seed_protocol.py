@@ -136,3 +136,54 @@ def test_a_blri_judge_that_reverses_the_negative_items_itself_is_caught():
     assert not list(checks.blri_literal(BlriScores(scores=poor), v))
     assert "Do not reverse any score yourself" in _prompt("enpmr/blri", "en", {
         "turns": [], "items": [{"en": "x", "zh": "x", "negative": False}], "points": v["points"]})
+
+
+def _blri_rows():
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE quality_checks (dialogue_id VARCHAR, check_name VARCHAR, score DOUBLE, "
+                "passed BOOLEAN, details JSON)")
+    rows = [("d1", 1.75, False, "{}"), ("d2", 2.0, True, "{}"), ("d3", 2.5, True, "{}"),
+            ("d4", 0.0, False, '{"error": "the judge gave no usable answer"}')]
+    con.executemany("INSERT INTO quality_checks VALUES (?, 'blri', ?, ?, ?)", rows)
+    con.execute("INSERT INTO quality_checks VALUES ('d1', 'faithfulness', 5, true, '{}')")
+    return con
+
+
+def test_the_build_summary_and_report_show_what_the_blri_threshold_keeps():
+    from flows.enpmr.chain import STATISTICS
+    from flows.enpmr.report import FIGURES
+
+    con = _blri_rows()  # three judged dialogues and one the judge never scored
+    assert con.execute(STATISTICS["blri_kept_pct"]).fetchone()[0] == 66.7
+    assert con.execute(STATISTICS["blri_mean_quartiles"]).fetchone()[0] == "1.88 / 2.00 / 2.25"
+    figures = {f.title: f for f in FIGURES}
+    means = con.execute(figures["BLRI mean per judged dialogue"].sql).fetchall()
+    assert sorted(m for m, in means) == [1.75, 2.0, 2.5]
+    kept = dict(con.execute(figures["Share of judged dialogues a BLRI threshold keeps"].sql).fetchall())
+    assert kept == {"1.0": 1.0, "1.5": 1.0, "2.0": 0.667, "2.5": 0.333}
+
+
+def test_the_readme_shows_the_blri_means_a_strong_model_gives_good_dialogues():
+    import json
+    import os
+    import re
+    from pathlib import Path
+
+    from flows.enpmr import blri_mean
+
+    root = Path(__file__).resolve().parent.parent
+    answers = Path(os.environ.get("MEMSYNTH_MODEL_ANSWERS", root.parent / "shared" / "model-answers"))
+    if not answers.is_dir():
+        pytest.skip(f"model answers not found at {answers}")
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    table = {m[1]: (float(m[2]), m[3]) for m in re.finditer(
+        r"^\| (blri-\w\w-a\d) \| \w+ \| ([\d.]+) \| (yes|no) \|$", readme, re.MULTILINE)}
+    good = {a["id"]: a["answer"]["scores"] for language in ("en", "zh")
+            for a in json.loads((answers / "enpmr" / language / "blri.json").read_text(encoding="utf-8"))["answers"]
+            if a["label"] == "acceptable"}
+    assert set(table) == set(good)
+    for answer_id, scores in good.items():
+        mean, _ = blri_mean(scores, (-3, 3))
+        assert table[answer_id] == (round(mean, 2), "yes" if mean >= 2 else "no"), answer_id

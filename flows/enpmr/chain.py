@@ -66,6 +66,10 @@ STATISTICS = {
     "turns_per_dialogue": "SELECT avg(len(turns)) FROM benchmark",
     "negatives_per_dialogue": "SELECT avg(len(negative_memory_ids)) FROM benchmark",
     "memory_session_turns": "SELECT avg(n) FROM (SELECT memory_id, count(*) n FROM memory_sessions GROUP BY 1)",
+    # What the BLRI filter does: every judged dialogue's mean, and the share the threshold kept.
+    "blri_mean_quartiles": f"SELECT printf('%.2f / %.2f / %.2f', quantile_cont(score, 0.25), "
+                           f"median(score), quantile_cont(score, 0.75)) FROM {report.BLRI_JUDGED}",
+    "blri_kept_pct": f"SELECT round(100.0 * avg(passed::INT), 1) FROM {report.BLRI_JUDGED}",
 }
 # ENPMR-Bench's published figures (seed 000, §3.2): 11,846 memories, 1,872 dialogues of
 # about four turns, 10-20 turn memory sessions.
