@@ -82,3 +82,53 @@ def test_the_scan_catches_english():
     assert {"Write", "every", "English"} <= set(
         english_fragments("请给出 items. Write every text value in English.", allowed))
     assert english_fragments("日期 YYYY-MM-DD，类型 web_search", allowed) == []
+
+
+def _shape(value: Any) -> Any:
+    """What a stage's variables must hold: every dict's keys, down through lists' first items."""
+    if isinstance(value, dict):
+        return {k: _shape(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shape(value[0])] if value and isinstance(value[0], (dict, list)) else []
+    return None
+
+
+def _same_shape(fixture: Any, recorded: Any, where: str) -> list[str]:
+    if isinstance(recorded, dict) and isinstance(fixture, dict):
+        problems = [f"{where}: the fixture lacks {sorted(set(recorded) - set(fixture))}"] if set(recorded) - set(
+            fixture) else []
+        problems += [f"{where}: the chain sends no {sorted(set(fixture) - set(recorded))}"] if set(fixture) - set(
+            recorded) else []
+        return problems + [p for k in set(recorded) & set(fixture)
+                           for p in _same_shape(fixture[k], recorded[k], f"{where}.{k}")]
+    if isinstance(recorded, list) and isinstance(fixture, list) and recorded and fixture:
+        return _same_shape(fixture[0], recorded[0], f"{where}[0]")
+    return []
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("recipe", [g for g in golden_stages() if g != "emotions"])
+def test_the_fixtures_give_each_chain_stage_the_variables_the_chain_gives_it(recipe, language):
+    from flows.registry import recipe_class
+    from tests.golden import recorded_variables
+    from tests.golden.fixtures import variables
+
+    recorded = recorded_variables(recipe, language)
+    fixture = variables(recipe, language)
+    problems = [p for stage in recipe_class(recipe).stages
+                for p in _same_shape(_shape(fixture[stage.name]), _shape(recorded[stage.name]), stage.name)]
+    assert problems == []
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_fixtures_give_each_evaluation_stage_the_variables_it_is_sent(language):
+    from flows.registry import recipe_class
+    from tests.golden import recorded_evaluation_variables
+    from tests.golden.fixtures import variables
+
+    recorded = recorded_evaluation_variables(language)
+    assert set(recorded) == {(g, s.name) for g, stages in golden_stages().items() for s in stages
+                             if g == "emotions" or s not in recipe_class(g).stages}
+    problems = [p for (group, stage), sent in recorded.items()
+                for p in _same_shape(_shape(variables(group, language)[stage]), _shape(sent), f"{group}.{stage}")]
+    assert problems == []
