@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -11,9 +13,7 @@ import duckdb
 from memsynth.errors import MemsynthError
 from memsynth.warehouse.ducklake import CATALOG_FILE, DATA_DIR, attach, dataset_dir, fetch_catalog
 from memsynth.warehouse.objectstore import store_of
-
-# Only plain reads reach the catalog; everything else is refused before it runs.
-ALLOWED_STATEMENTS = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
+from memsynth.warehouse.readonly import check_read_only
 
 
 def list_datasets(root: Path) -> list[dict[str, Any]]:
@@ -115,20 +115,6 @@ def open_version(root: Path, dataset: str, version: int | None = None
     return con, row
 
 
-def check_read_only(sql: str) -> None:
-    """Refuse anything but a single SELECT (or EXPLAIN of one)."""
-    try:
-        statements = duckdb.extract_statements(sql)
-    except duckdb.Error as exc:
-        raise MemsynthError(f"cannot parse query: {str(exc).splitlines()[0]}") from exc
-    if len(statements) != 1:
-        raise MemsynthError(f"give exactly one statement (got {len(statements)})")
-    kind = statements[0].type
-    if kind not in ALLOWED_STATEMENTS:
-        raise MemsynthError(
-            f"only read-only SELECT queries are allowed; refused a {kind.name} statement")
-
-
 def run_query(root: Path, dataset: str, sql: str, version: int | None = None
               ) -> tuple[list[str], list[tuple[Any, ...]], int]:
     """Run `sql` against the dataset's tables at `version`: (columns, rows, version)."""
@@ -141,15 +127,21 @@ def run_query(root: Path, dataset: str, sql: str, version: int | None = None
         if store is not None:  # an s3:// warehouse: the dataset's data files are in the bucket
             allowed.append(store.join(dataset, DATA_DIR))
         listed = ", ".join("'" + a.replace("'", "''") + "/'" for a in allowed)
+        # A large sort spills here, in a directory only this query can see, not ./.tmp.
+        spill = tempfile.mkdtemp(prefix="memsynth-query-")
+        con.execute(f"SET temp_directory = '{spill.replace(chr(39), chr(39) * 2)}'")
         con.execute(f"SET allowed_directories = [{listed}]")
         con.execute("SET enable_external_access = false")
         con.execute("SET lock_configuration = true")
         try:
             cur = con.execute(sql)
+            columns = [d[0] for d in cur.description] if cur.description else []
+            return columns, cur.fetchall(), row["version"]
         except duckdb.Error as exc:
             raise MemsynthError(f"query failed: {str(exc).splitlines()[0]}") from exc
-        columns = [d[0] for d in cur.description] if cur.description else []
-        return columns, cur.fetchall(), row["version"]
+        finally:
+            con.close()
+            shutil.rmtree(spill, ignore_errors=True)
     finally:
         con.close()
 

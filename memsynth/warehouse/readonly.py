@@ -1,0 +1,86 @@
+"""What `memsynth query` lets through: one plain read, judged by DuckDB's own parser."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import duckdb
+
+from memsynth.errors import MemsynthError
+
+# The words a read may open with. Checked on DuckDB's tokens before anything is parsed:
+# the parser itself runs some statements' side work (IMPORT DATABASE reads a file).
+OPENING_WORDS = {"select", "with", "from", "values", "table", "describe", "summarize", "show", "explain", "("}
+# Table and scalar functions that write files, change the catalog or run SQL given as text.
+# Every DuckLake function is refused: they are maintenance calls, and the tables are there to read.
+WRITING_FUNCTIONS = {"checkpoint", "force_checkpoint", "query"}
+_WORD = re.compile(r"[A-Za-z_]+|\(")
+
+
+def check_read_only(sql: str) -> None:
+    """Refuse anything but a single SELECT, or an EXPLAIN (not ANALYZE) of one, calling
+    no function that writes; each refusal is one line."""
+    words = _words(sql)
+    if not words:
+        raise MemsynthError("give a query (the SQL is empty)")
+    if words[0] not in OPENING_WORDS:
+        raise MemsynthError(f"only read-only SELECT queries are allowed; refused a statement starting {words[0].upper()}")
+    try:
+        statements = duckdb.extract_statements(sql)
+    except duckdb.Error as exc:
+        raise MemsynthError(f"cannot parse query: {str(exc).splitlines()[0]}") from exc
+    if len(statements) != 1:
+        raise MemsynthError(f"give exactly one statement (got {len(statements)})")
+    statement = statements[0]
+    if statement.type == duckdb.StatementType.EXPLAIN:
+        if len(words) > 1 and words[1] == "analyze":
+            raise MemsynthError("EXPLAIN ANALYZE runs its statement: use EXPLAIN, or run the SELECT itself")
+        inner = sql[_after_first_word(sql):]
+        if _words(inner)[:1] == ["explain"]:
+            raise MemsynthError("give one EXPLAIN, not nested ones")
+        return check_read_only(inner)
+    if statement.type != duckdb.StatementType.SELECT:
+        raise MemsynthError(f"only read-only SELECT queries are allowed; refused a {statement.type.name} statement")
+    tree = _serialized(sql)
+    for name in _function_names(tree):
+        if name in WRITING_FUNCTIONS or name.startswith("ducklake_"):
+            raise MemsynthError(f"only read-only queries are allowed; refused the function {name}()")
+
+
+def _words(sql: str) -> list[str]:
+    """The statement's tokens as lower-case words (comments skipped by DuckDB's tokenizer)."""
+    out = []
+    for position, _kind in duckdb.tokenize(sql):
+        match = _WORD.match(sql, position)
+        out.append(match.group(0).lower() if match else sql[position])
+    return out
+
+
+def _after_first_word(sql: str) -> int:
+    position = duckdb.tokenize(sql)[0][0]
+    return _WORD.match(sql, position).end()  # type: ignore[union-attr]
+
+
+def _serialized(sql: str) -> dict[str, Any]:
+    """The SELECT's syntax tree as DuckDB serializes it (it serializes nothing but SELECTs)."""
+    with duckdb.connect() as con:
+        text = con.execute("SELECT json_serialize_sql(?)", [sql]).fetchone()[0]
+    tree = json.loads(text)
+    if tree.get("error"):
+        raise MemsynthError(f"only read-only SELECT queries are allowed ({tree.get('error_message', 'not a SELECT')})")
+    return tree
+
+
+def _function_names(node: Any) -> Iterator[str]:
+    if isinstance(node, dict):
+        name = node.get("function_name")
+        if isinstance(name, str):
+            yield name.lower()
+        for value in node.values():
+            yield from _function_names(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _function_names(value)
