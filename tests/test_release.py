@@ -232,6 +232,54 @@ def test_verify_reports_each_damaged_file(builds, tmp_path):
     assert "Traceback" not in result.stderr
 
 
+def test_verify_refuses_links_and_paths_outside_the_release(builds, tmp_path):
+    _, releases = builds
+    outside = tmp_path / "outside"
+    shutil.copytree(releases / "enpmr-v1.1.0", outside)
+    # A file swapped for a link to an identical copy elsewhere: the bytes match, the release does not hold them.
+    linked = tmp_path / "linked-file"
+    shutil.copytree(releases / "enpmr-v1.1.0", linked)
+    parquet = next((linked / "data").rglob("*.parquet"))
+    parquet.unlink()
+    parquet.symlink_to(outside / parquet.relative_to(linked))
+    # The whole data/ folder a link.
+    linked_dir = tmp_path / "linked-dir"
+    shutil.copytree(releases / "enpmr-v1.1.0", linked_dir)
+    shutil.rmtree(linked_dir / "data")
+    (linked_dir / "data").symlink_to(outside / "data", target_is_directory=True)
+    for folder, name in ((linked, parquet.relative_to(linked).as_posix()), (linked_dir, "data")):
+        result = memsynth_cli("release", "verify", str(folder))
+        assert result.returncode == 1, folder
+        assert f"{name}: a symbolic link" in result.stderr
+        assert "Traceback" not in result.stderr
+    # SHA256SUMS naming paths outside the folder: refused, never read.
+    escaping = tmp_path / "escaping"
+    shutil.copytree(releases / "enpmr-v1.1.0", escaping)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("x")
+    sums = escaping / "SHA256SUMS"
+    sums.write_text(sums.read_text() + "0" * 64 + "  ../secret.txt\n" + "0" * 64 + "  /etc/shadow\n")
+    result = memsynth_cli("release", "verify", str(escaping))
+    assert result.returncode == 1
+    assert "'../secret.txt' is not a plain path inside the release" in result.stderr
+    assert "'/etc/shadow' is not a plain path inside the release" in result.stderr
+    assert "SHA-256 differs" not in result.stderr  # neither file was hashed
+
+
+@pytest.mark.parametrize("manifest", [b"[]", b'{"files": 3}', b'{"files": [1, {"bytes": 2}]}',
+                                      b'{"files": [{"path": "../../etc/passwd"}]}', b"\xff\xfe not text",
+                                      b'{"files": [], "seed_format": "pal-set", "recipe": "nope"}'])
+def test_a_malformed_manifest_is_one_line_not_a_traceback(builds, tmp_path, manifest):
+    _, releases = builds
+    copy = tmp_path / "bad"
+    shutil.copytree(releases / "enpmr-v1.1.0", copy)
+    (copy / "manifest.json").write_bytes(manifest)
+    (copy / "SHA256SUMS").write_bytes(b"\xff garbage\n")
+    result = memsynth_cli("release", "verify", str(copy))
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr and "manifest.json" in result.stderr
+
+
 def test_diff_lists_exactly_the_added_personas_rows(builds):
     warehouse, releases = builds
     for dataset in ("pal", "enpmr"):
