@@ -27,7 +27,7 @@ def check_read_only(sql: str) -> None:
     if not words:
         raise MemsynthError("give a query (the SQL is empty)")
     if words[0] not in OPENING_WORDS:
-        raise MemsynthError(f"only read-only SELECT queries are allowed; refused a statement starting {words[0].upper()}")
+        raise MemsynthError(f"only read-only SELECT queries are allowed; refused a {words[0].upper()} statement")
     try:
         statements = duckdb.extract_statements(sql)
     except duckdb.Error as exc:
