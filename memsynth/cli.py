@@ -16,6 +16,7 @@ from rich.text import Text
 from memsynth.cli_answers import check_answers
 from memsynth.cli_console import err, out
 from memsynth.errors import MemsynthError
+from memsynth.limits import MAX_PERSONAS
 
 
 def _error_line(message: object) -> Text:
@@ -63,7 +64,8 @@ def cli() -> None:
               help="`openai`: the endpoint from config / $OPENAI_BASE_URL with the key in "
                    "$OPENAI_API_KEY (or llm.api_key_env); `simulator`: the built-in fake model "
                    "on a loopback port, for dry runs (its text is not real data).")
-@click.option("--personas", type=click.IntRange(min=1), help="number of personas (overrides personas.count)")
+@click.option("--personas", type=click.IntRange(min=1, max=MAX_PERSONAS),
+              help=f"number of personas, at most {MAX_PERSONAS:,} (overrides personas.count)")
 @click.option("--concurrency", type=click.IntRange(min=1), help="max LLM requests in flight (overrides llm.concurrency)")
 @click.option("--warehouse", help=WAREHOUSE_HELP)
 @click.option("--no-cache", is_flag=True, help="do not read the LLM cache (answers are still recorded in it)")
@@ -83,7 +85,7 @@ def cli() -> None:
 @click.option("--from-stage", metavar="STAGE",
               help="regenerate from this stage of the chain on (default: the first; `memsynth recipes` "
                    "lists them)")
-@click.option("--add-personas", type=click.IntRange(min=1),
+@click.option("--add-personas", type=click.IntRange(min=1, max=MAX_PERSONAS),
               help="grow the dataset by N personas; the existing ones' rows stay as they are")
 @click.option("--estimate", is_flag=True,
               help="call no endpoint and publish nothing: print the calls, tokens and cost (online and "
@@ -136,7 +138,8 @@ def build(config_path: str, llm: str, personas: int | None, concurrency: int | N
 @click.option("--name", help="deployment name (default: the dataset's name)")
 @click.option("--llm", type=click.Choice(["openai", "simulator"]), default="openai", show_default=True,
               help="as for `build`")
-@click.option("--personas", type=click.IntRange(min=1), help="number of personas (overrides personas.count)")
+@click.option("--personas", type=click.IntRange(min=1, max=MAX_PERSONAS),
+              help=f"number of personas, at most {MAX_PERSONAS:,} (overrides personas.count)")
 @click.option("--warehouse", help=WAREHOUSE_HELP)
 def serve(config_path: str, cron: str | None, interval: float | None, name: str | None, llm: str,
           personas: int | None, warehouse: str | None) -> None:

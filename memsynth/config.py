@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from pydantic_core import PydanticCustomError
 
 from memsynth.errors import ConfigError
+from memsynth.limits import MAX_PERSONAS
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_WAREHOUSE = Path("data/warehouse")
@@ -114,9 +115,7 @@ class LLMConfig(_Strict):
 
 
 class PersonasConfig(_Strict):
-    # A million personas is about 300 million calls: past any real build, and a bound keeps
-    # a typo (10^20) from filling memory before the first call.
-    count: int = Field(3, ge=1, le=1_000_000)
+    count: int = Field(3, ge=1, le=MAX_PERSONAS)
     files: list[str] = Field(default_factory=list)  # extra JSONL files, relative to the config
     include_seed: bool = True
     include_imported: bool = True

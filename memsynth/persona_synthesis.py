@@ -8,7 +8,7 @@ shingles (character shingles for CJK text) against the existing pool and each ot
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +21,8 @@ from memsynth.stage import Stage, StageRunner
 
 NUM_PERM = 128
 MAX_ROUNDS = 8
+# Personas asked per await: large enough to keep any concurrency limit busy.
+CHUNK = 1024
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -80,6 +82,19 @@ class NearDuplicateIndex:
         return "near" if near else "new"
 
 
+async def _answers(runner: StageRunner, stage: Stage, slots: range, seed: int, language: str,
+                   attributes: Callable[[Any, str], dict[str, Any]]) -> AsyncIterator[Any]:
+    """The stage's answers for `slots`, in order, asked a chunk at a time: memory stays
+    bounded however many personas are wanted, and a stopped build is noticed between chunks."""
+    for start in range(slots.start, slots.stop, CHUNK):
+        chunk = range(start, min(start + CHUNK, slots.stop))
+        for result in await runner.run_many(stage, [
+                (f"persona/{i:06d}", None,
+                 {"language": language, **attributes(persona_rng(seed, "synthesis", str(i)), language)})
+                for i in chunk]):
+            yield result
+
+
 async def synthesize_personas(
     runner: StageRunner, stage: Stage, needed: int, *, seed: int, language: str,
     threshold: float, existing: list[PersonaRow],
@@ -98,11 +113,7 @@ async def synthesize_personas(
             break
         batch = range(slot, slot + missing + max(2, missing // 10))  # a little spare for drops
         slot = batch.stop
-        results = await runner.run_many(stage, [
-            (f"persona/{i:06d}", None,
-             {"language": language, **attributes(persona_rng(seed, "synthesis", str(i)), language)})
-            for i in batch])
-        for result in results:
+        async for result in _answers(runner, stage, batch, seed, language, attributes):
             output.record(result)
             report.generated += 1
             if not result.usable:

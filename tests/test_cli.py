@@ -467,3 +467,48 @@ def test_a_killed_regeneration_rerun_sends_only_the_rest_and_matches_an_uninterr
             assert run_query(wh, "regen", sql)[1] == run_query(clean, "regen", sql)[1], table
     finally:
         sim.stop()
+
+
+@pytest.mark.parametrize("flag", ["--personas", "--add-personas"])
+def test_persona_counts_are_bounded_as_the_config_is(tmp_path, flag):
+    config = write_config(tmp_path / "c.yaml", dataset="big")
+    result = memsynth_cli("build", str(config), "--llm", "simulator", flag, str(10**20),
+                          "--warehouse", str(tmp_path / "wh"))
+    assert result.returncode != 0 and "1<=x<=1000000" in result.stderr
+    assert not (tmp_path / "wh").exists()
+
+
+def test_sigterm_stops_persona_writing_within_seconds(tmp_path):
+    """A million personas to write: SIGTERM while they are being asked for ends the build in
+    seconds, with one line, as it does mid-shard."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import ROOT
+
+    sim = start_simulator()
+    try:
+        config = write_config(tmp_path / "c.yaml", dataset="many", personas={"count": 1_000_000, "include_seed": False},
+                              llm={"model": "m", "stage_variables": True, "concurrency": 16})
+        env = {**os.environ, "OPENAI_BASE_URL": sim.base_url, "OPENAI_API_KEY": "x"}
+        env.pop("PREFECT_API_URL", None)
+        exe = Path(sys.executable).parent / "memsynth"
+        proc = subprocess.Popen([str(exe), "build", str(config), "--warehouse", str(tmp_path / "wh"),
+                                 "--no-progress"], env=env, cwd=ROOT,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 120
+        while sim.simulator.counters.requests < 200 and time.time() < deadline:
+            time.sleep(0.2)
+        assert sim.simulator.counters.requests >= 200, "persona writing never started"
+        signalled = time.monotonic()
+        os.kill(proc.pid, signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=60)
+        took = time.monotonic() - signalled
+        assert proc.returncode == 128 + signal.SIGTERM and took < 5, (proc.returncode, took)
+        assert stderr.strip().splitlines()[-1].startswith("error: stopped by SIGTERM"), stderr[-500:]
+        assert "Traceback" not in stderr
+    finally:
+        sim.stop()
