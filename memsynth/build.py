@@ -40,7 +40,7 @@ from memsynth.errors import BuildFailed, ConfigError, MemsynthError
 from memsynth.interrupt import Interrupted, run_in_thread, stop_on_signals
 from memsynth.llm.session import cache_dir_for, cache_for, open_engine
 from memsynth.persona_synthesis import synthesize_personas
-from memsynth.personas import persona_pool
+from memsynth.personas import build_personas
 from memsynth.prefect_api import prefect_api_url
 from memsynth.progress import BuildProgress
 from memsynth.provenance import hashes, version_artifacts
@@ -294,9 +294,7 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
     if derivation.personas is not None and options.personas is None:
         config.personas.count = derivation.personas
 
-    pool = recipe.source_personas(config, warehouse)
-    if pool is None:
-        pool = persona_pool(config, warehouse)
+    pool = build_personas(recipe, config, warehouse, config.personas.count)
     chosen = pool[: config.personas.count]
 
     store = store_of(warehouse)

@@ -24,16 +24,14 @@ def estimate_build(config: BuildConfig, *, personas: int | None = None, warehous
     import os
 
     from memsynth.build import BuildOptions, run_build
-    from memsynth.personas import persona_pool
+    from memsynth.personas import build_personas
     from memsynth.shards import recipe_for
     from memsynth.warehouse.catalog import run_query
 
     wanted = personas or config.personas.count
     root = resolve_warehouse(warehouse, config)
     recipe = recipe_for(config)
-    pool = recipe.source_personas(config, root)
-    if pool is None:
-        pool = persona_pool(config, root)
+    pool = build_personas(recipe, config, root, wanted)  # refuses what the build would refuse
     dry = min(wanted, len(pool), DRY_PERSONAS) or 1
     dry_config = config.model_copy(deep=True)
     dry_config.personas.count = dry

@@ -7,6 +7,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from memsynth.config import SEED_PERSONAS, BuildConfig
 from memsynth.errors import ConfigError
@@ -98,6 +99,22 @@ def persona_pool(config: BuildConfig, warehouse: Path) -> list[PersonaRow]:
     if config.personas.include_imported:
         rows += imported_personas(warehouse)
     return _unique(rows)
+
+
+def build_personas(recipe: Any, config: BuildConfig, warehouse: Path, wanted: int) -> list[PersonaRow]:
+    """The personas a build of `wanted` draws from, in order: the recipe's own source, or the
+    pool (topped up with numbered slots for a recipe that writes its profiles itself).
+    Refuses, before any call, a count that neither the pool nor the recipe can meet."""
+    pool = recipe.source_personas(config, warehouse)
+    if pool is None:
+        pool = persona_pool(config, warehouse)
+        if recipe.persona_slots:
+            pool += [PersonaRow(persona_id=f"slot-{n:07d}", description=f"user {n:04d}", source="slot")
+                     for n in range(len(pool), wanted)]
+    if len(pool) < wanted and recipe.persona_stage is None:
+        raise ConfigError(f"the build asks for {wanted} personas but only {len(pool)} are available, "
+                          f"and recipe {recipe.name} cannot write new ones")
+    return pool
 
 
 def _unique(rows: list[PersonaRow]) -> list[PersonaRow]:

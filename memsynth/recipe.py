@@ -55,6 +55,9 @@ class Recipe(abc.ABC):
     seed_figures: ClassVar[Mapping[str, float]] = {}
     # The stage that writes a new persona when the pool is short; None: the recipe cannot.
     persona_stage: ClassVar[Stage | None] = None
+    # True: the chain writes each persona's profile from scratch (pal), so a persona is only a
+    # numbered place and a short pool is topped up with numbered slots.
+    persona_slots: ClassVar[bool] = False
     # The folder holding `<name>/<stage>.j2`; None: the project's prompts/.
     prompts_dir: ClassVar[Path | None] = None
     # What emotion annotation scores (memsynth.emotions); None: the recipe cannot be annotated.

@@ -132,36 +132,44 @@ class PalRecipe(Recipe):
     review_tasks = review.TASKS
     rules = recipe_rules.RULES
     emotion_source = pal_emotions.SOURCE
+    persona_slots = True
 
     async def prepare_shard(self, contexts: Sequence[PersonaContext]) -> None:
-        """Profiles in batches told to differ; each valid one is left in `ctx.prepared`."""
+        """Profiles in batches told to differ; each valid one is left in `ctx.prepared`.
+
+        A batch is fixed by the personas' ordinals (users 0000-0004, 0005-0009, ...) and always
+        asks for a full batch, so growing a build never changes an earlier user's request:
+        its answer comes from the cache and every row downstream of it stays as it was.
+        """
         size = self.options.profile_batch_size
-        batches = [list(contexts[i:i + size]) for i in range(0, len(contexts), size)]
-        results = await asyncio.gather(*(self._profiles(batch) for batch in batches))
-        for batch, result in zip(batches, results):
-            profiles = self._valid_profiles(batch, result)
-            for ctx in batch:
-                ctx.prepared = profiles.get(ctx.persona.persona_id)
+        batches: dict[int, list[tuple[int, PersonaContext]]] = {}
+        for position, ctx in enumerate(contexts):
+            ordinal = ctx.persona.ordinal if ctx.persona.ordinal is not None else position
+            batches.setdefault(ordinal // size, []).append((ordinal, ctx))
+        results = await asyncio.gather(*(self._profiles(k, members[0][1]) for k, members in batches.items()))
+        for (k, members), result in zip(batches.items(), results):
+            for ordinal, ctx in members:
+                ctx.prepared = self._valid_profile(result, ordinal - k * size)
 
     async def generate(self, ctx: PersonaContext) -> None:
         """The persona's chain, if its profile was written."""
         if ctx.prepared is not None:
             await self._persona(ctx, ctx.prepared)
 
-    async def _profiles(self, batch: list[PersonaContext]) -> ItemResult:
-        first = batch[0]
-        return await first.run(S.PROFILE, {
-            "batch_size": len(batch), "user_ids": [c.persona.persona_id for c in batch],
+    async def _profiles(self, k: int, asker: PersonaContext) -> ItemResult:
+        size = self.options.profile_batch_size
+        ids = [f"{o:04d}" for o in range(k * size, (k + 1) * size)]
+        return await asker.run(S.PROFILE, {
+            "batch_size": size, "user_ids": ids,
             "allow_students_retirees": self.options.allow_students_retirees,
-        }, f"profiles/{first.persona.persona_id}+{len(batch) - 1}")
+        }, f"profiles/{ids[0]}-{ids[-1]}")
 
-    def _valid_profiles(self, batch: list[PersonaContext], result: ItemResult) -> dict[str, PalProfile]:
-        """One bad profile costs only its own persona, not the batch."""
-        if result.output is None:
-            return {}
-        allow = self.options.allow_students_retirees
-        return {ctx.persona.persona_id: p for i, (ctx, p) in enumerate(zip(batch, result.output.profiles))
-                if not any(profile_problems(i, p, allow))}
+    def _valid_profile(self, result: ItemResult, i: int) -> PalProfile | None:
+        """The batch's `i`-th profile, unless it is bad: one bad profile costs only its own persona."""
+        if result.output is None or i >= len(result.output.profiles):
+            return None
+        profile = result.output.profiles[i]
+        return None if any(profile_problems(i, profile, self.options.allow_students_retirees)) else profile
 
     async def _persona(self, ctx: PersonaContext, profile: PalProfile) -> None:
         pid = ctx.persona.persona_id

@@ -1,0 +1,96 @@
+"""A user's first week with growth: every shipped config has personas for its size, pal
+builds past the persona pool, and growing a dataset never changes an earlier row (issue 31)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memsynth.config import load_config
+from memsynth.errors import ConfigError
+from memsynth.personas import build_personas
+from memsynth.shards import recipe_for
+from tests.conftest import ROOT, cli_json, memsynth_cli, write_config
+
+ENGINE_TABLES = {"llm_calls", "stage_failures"}
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "configs").glob("*.yaml")), ids=lambda p: p.name)
+def test_every_shipped_config_has_the_personas_its_size_needs(path, tmp_path):
+    config = load_config(path)
+    recipe = recipe_for(config)
+    pool = build_personas(recipe, config, tmp_path, config.personas.count)
+    assert len(pool) >= config.personas.count or recipe.persona_stage is not None
+
+
+def test_the_estimate_refuses_what_the_build_refuses(tmp_path):
+    config = write_config(tmp_path / "s.yaml", dataset="s", recipe="stratmem", personas={"count": 50},
+                          recipe_options={"source": f"locomo:{ROOT / 'tests' / 'data' / 'locomo_sample.json'}"})
+    for args in (["--estimate"], ["--llm", "simulator"]):
+        result = memsynth_cli("build", str(config), "--warehouse", str(tmp_path / "wh"), *args)
+        assert result.returncode == 1, args
+        assert "asks for 50 personas but only 1 are available" in result.stderr.strip().splitlines()[-1]
+    # Refused before any call: no cache entry, no catalog (the build's lock file may be there).
+    assert not list((tmp_path / "wh").rglob("*.jsonl")) and not list((tmp_path / "wh").rglob("*.ducklake"))
+    with pytest.raises(ConfigError):
+        build_personas(recipe_for(load_config(config)), load_config(config), tmp_path, 50)
+
+
+def test_pal_builds_past_the_pool_with_numbered_users(tmp_path):
+    config = write_config(tmp_path / "p.yaml", dataset="p", recipe="pal", language="zh", shard_size=4,
+                          personas={"count": 3, "include_seed": False},
+                          recipe_options={"months": [2, 2], "profile_batch_size": 2})
+    summary = cli_json("build", str(config), "--llm", "simulator", "--warehouse", str(tmp_path / "wh"),
+                       "--format", "json")
+    assert summary["row_counts"]["pal_profiles"] == 3
+    rows = cli_json("query", "SELECT persona_id, source FROM personas ORDER BY ordinal", "--dataset", "p",
+                    "--warehouse", str(tmp_path / "wh"), "--format", "json")
+    assert [r["persona_id"] for r in rows] == ["slot-0000000", "slot-0000001", "slot-0000002"]
+
+
+def _rows(warehouse: Path, dataset: str, version: int) -> dict[str, set[str]]:
+    tables = cli_json("query", "SELECT table_name FROM duckdb_tables() WHERE database_name = 'lake'",
+                      "--dataset", dataset, "--warehouse", str(warehouse), "--version", str(version),
+                      "--format", "json")
+    out = {}
+    for t in (r["table_name"] for r in tables):
+        if t in ENGINE_TABLES or t == "versions":
+            continue
+        rows = cli_json("query", f"SELECT * FROM {t}", "--dataset", dataset, "--warehouse", str(warehouse),
+                        "--version", str(version), "--format", "json")
+        out[t] = {json.dumps(r, sort_keys=True, default=str) for r in rows}
+    return out
+
+
+def _two_conversations(folder: Path) -> Path:
+    """The LoCoMo test sample and a second conversation made from it (the speakers renamed)."""
+    sample = json.loads((ROOT / "tests" / "data" / "locomo_sample.json").read_text(encoding="utf-8"))[0]
+    text = json.dumps(sample, ensure_ascii=False).replace("Mira", "Noor").replace("Tomas", "Karel")
+    second = {**json.loads(text), "sample_id": "second"}
+    path = folder / "two.json"
+    path.write_text(json.dumps([sample, second], ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("recipe,options,count", [
+    ("enpmr", {"dialogues_per_persona": 1}, 2),
+    ("pal", {"months": [2, 2], "profile_batch_size": 5}, 3),
+    ("stratmem", {"windows": [1], "max_sessions": 2}, 1),
+])
+def test_growing_by_one_persona_changes_no_earlier_row(tmp_path, recipe, options, count):
+    if recipe == "stratmem":
+        options = {**options, "source": f"locomo:{_two_conversations(tmp_path)}"}
+    warehouse = tmp_path / "wh"
+    config = write_config(tmp_path / "c.yaml", dataset="g", recipe=recipe, shard_size=5,
+                          personas={"count": count}, recipe_options=options)
+    first = cli_json("build", str(config), "--llm", "simulator", "--warehouse", str(warehouse), "--format", "json")
+    grown = cli_json("build", str(config), "--llm", "simulator", "--warehouse", str(warehouse),
+                     "--add-personas", "1", "--format", "json")
+    assert grown["version"] == first["version"] + 1
+    before, after = _rows(warehouse, "g", first["version"]), _rows(warehouse, "g", grown["version"])
+    for table, rows in before.items():
+        assert rows <= after[table], f"{table}: growth changed {len(rows - after[table])} earlier rows"
+    # Every earlier call is answered from the cache: only the new persona's are sent.
+    assert grown["llm"]["cache_hits"] >= first["llm"]["calls"] - first["llm"]["cache_hits"]
