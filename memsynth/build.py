@@ -293,6 +293,13 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
     derivation = derive(warehouse, config.dataset, recipe, options.regeneration)
     if derivation.personas is not None and options.personas is None:
         config.personas.count = derivation.personas
+    floor_note = None
+    if options.personas is None and (derivation.latest_personas or 0) > config.personas.count:
+        # A dataset grown past its config keeps its personas: a plain or scheduled build
+        # never quietly drops them. --personas N builds N.
+        floor_note = (f"built {derivation.latest_personas} personas, as the last version has "
+                      f"(the config says {config.personas.count}; --personas N builds N)")
+        config.personas.count = derivation.latest_personas
 
     pool = build_personas(recipe, config, warehouse, config.personas.count)
     chosen = pool[: config.personas.count]
@@ -392,6 +399,7 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
         "integrity_drops": stats["integrity_drops"],
         "llm": totals,
         "derivation": derivation.record,
+        "personas_note": floor_note,
         "model": model,
         "seconds": round(time.time() - started, 2),
         "checks": stats["checks"],

@@ -177,6 +177,8 @@ def _print_summary(s: dict[str, Any]) -> None:
     out.print(Text.assemble(("published", "bold green"), f" {s['dataset']} version {s['version']} "
                             f"(snapshot {s['snapshot_id']}) in {s['seconds']}s · {s['personas']} personas, "
                             f"{s['shards']} shards · model {s['model']}"))
+    if s.get("personas_note"):
+        out.print(f"note: {s['personas_note']}")
     rows = RichTable("table", "rows")
     for name, n in sorted(s["row_counts"].items()):
         rows.add_row(name, str(n))

@@ -35,6 +35,7 @@ class Derivation:
     regenerations: dict[str, dict[str, str]]  # persona id → {stage → salt}, cumulative
     record: dict[str, Any]  # what `versions` shows: parent, regenerated ids, stage, added personas
     personas: int | None = None  # the persona count to build: the parent's (+ any added)
+    latest_personas: int | None = None  # how many personas the last version was built with
 
 
 def derive(warehouse: Path, dataset: str, recipe: Recipe, request: RegenerationRequest) -> Derivation:
@@ -76,7 +77,8 @@ def derive(warehouse: Path, dataset: str, recipe: Recipe, request: RegenerationR
         personas = personas or latest["config"]["personas"]["count"]
     elif request.where:
         raise ConfigError("--where matched no persona: nothing to regenerate")
-    return Derivation(regenerations, record, personas)
+    return Derivation(regenerations, record, personas,
+                      latest["config"]["personas"]["count"] if latest else None)
 
 
 def _latest(warehouse: Path, dataset: str) -> dict[str, Any] | None:

@@ -94,3 +94,19 @@ def test_growing_by_one_persona_changes_no_earlier_row(tmp_path, recipe, options
         assert rows <= after[table], f"{table}: growth changed {len(rows - after[table])} earlier rows"
     # Every earlier call is answered from the cache: only the new persona's are sent.
     assert grown["llm"]["cache_hits"] >= first["llm"]["calls"] - first["llm"]["cache_hits"]
+
+
+def test_a_plain_build_after_growth_keeps_the_grown_personas(tmp_path):
+    warehouse = tmp_path / "wh"
+    config = write_config(tmp_path / "c.yaml", dataset="g", personas={"count": 2},
+                          recipe_options={"dialogues_per_persona": 0})
+    build = ["build", str(config), "--llm", "simulator", "--warehouse", str(warehouse), "--format", "json"]
+    cli_json(*build)
+    grown = cli_json(*build, "--add-personas", "2")
+    again = cli_json(*build)
+    assert grown["personas"] == again["personas"] == 4
+    assert "built 4 personas, as the last version has" in again["personas_note"]
+    text = memsynth_cli(*build[:-2])
+    assert text.returncode == 0 and "note: built 4 personas" in text.stdout
+    asked = cli_json(*build, "--personas", "2")  # asked for explicitly: honoured
+    assert asked["personas"] == 2 and asked["personas_note"] is None
