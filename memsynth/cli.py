@@ -285,6 +285,8 @@ def versions(dataset: str, show: int | None, warehouse: str | None, fmt: str) ->
         _show_version(_warehouse(warehouse), dataset, show, fmt)
         return
     rows = list_versions(_warehouse(warehouse), dataset)
+    if not rows:
+        raise MemsynthError(f"dataset {dataset!r} has no published version yet")
     if fmt == "json":
         _print_rows([], rows, "json")
         return
@@ -406,11 +408,11 @@ def agreement_command(dataset: str, version: int | None, warehouse: str | None, 
     from memsynth.review.agreement import dataset_agreement
 
     result = dataset_agreement(_warehouse(warehouse), dataset, version)
+    if not result["criteria"]:  # an error in either format: the exit code says the same thing
+        raise MemsynthError(f"no judgments recorded for {dataset} yet")
     if fmt == "json":
         click.echo(json.dumps(result, ensure_ascii=False, indent=2))
         return
-    if not result["criteria"]:
-        raise MemsynthError(f"no judgments recorded for {dataset} yet")
     table = RichTable("criterion", "items", "annotators", "shares", "Cohen's κ", "Fleiss' κ", "LLM judge κ")
     for c in result["criteria"]:
         table.add_row(c["criterion"], str(c["items"]), ", ".join(c["annotators"]),

@@ -53,6 +53,11 @@ def _persona_line(path: Path, number: int, line: str, source: str | None) -> Per
     if not isinstance(text, str) or not text.strip():
         raise ConfigError(f"{path}:{number}: needs a non-empty string field 'persona' (or 'description')")
     text = " ".join(text.split())
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:  # JSON allows "\ud800"; no text file or prompt can hold it
+        raise ConfigError(f"{path}:{number}: not valid Unicode text (a lone surrogate "
+                          f"{text[exc.start]!r} at character {exc.start + 1})") from None
     if len(text) > MAX_PERSONA_CHARS:
         raise ConfigError(f"{path}:{number}: a persona of {len(text):,} characters; at most "
                           f"{MAX_PERSONA_CHARS:,} (it goes into every prompt of its chain)")

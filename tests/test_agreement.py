@@ -116,5 +116,6 @@ def test_agreement_without_judgments_is_one_clear_line(tmp_path: Path):
     cli_json("build", str(config), "--llm", "simulator", "--warehouse", str(wh), "--no-progress", "--format", "json")
     result = memsynth_cli("agreement", "--dataset", "smb", "--warehouse", str(wh))
     assert result.returncode != 0 and "no judgments recorded for smb" in result.stderr
-    empty = cli_json("agreement", "--dataset", "smb", "--warehouse", str(wh), "--format", "json")
-    assert empty["criteria"] == [] and empty["judgments"] == 0
+    as_json = memsynth_cli("agreement", "--dataset", "smb", "--warehouse", str(wh), "--format", "json")
+    assert as_json.returncode == result.returncode == 1, "both formats exit alike"
+    assert "no judgments recorded for smb" in as_json.stderr and as_json.stdout == ""

@@ -379,6 +379,8 @@ def _bad_inputs(tmp: Path) -> list[tuple[str, list[str]]]:
     (tmp / "latin1.yaml").write_bytes(b"dataset: ok\ndescription: caf\xe9\n")
     (tmp / "latin1.jsonl").write_bytes(b'{"persona": "caf\xe9 owner"}\n')
     (tmp / "huge.jsonl").write_text(json.dumps({"persona": "word " * 5000}) + "\n")
+    (tmp / "surrogate.jsonl").write_text('{"persona": "a baker \\ud800 in Leeds"}\n')
+    (tmp / "surrogate.yaml").write_text("dataset: ok\npersonas: {files: [surrogate.jsonl]}\n")
     (tmp / "personas.yaml").write_text("dataset: ok\npersonas: {files: [latin1.jsonl]}\n")
     (tmp / "count.yaml").write_text("dataset: ok\npersonas: {count: 100000000000000000000}\n")
     (tmp / "brackets.yaml").write_text("dataset: '[red]x'\n")
@@ -393,6 +395,10 @@ def _bad_inputs(tmp: Path) -> list[tuple[str, list[str]]]:
         ("file/quickstart: Not a directory", ["build", quickstart, "--llm", "simulator", "--warehouse", str(tmp / "file")]),
         ("latin1.jsonl: not UTF-8", ["personas", "import", str(tmp / "latin1.jsonl"), "--warehouse", str(tmp / "w")]),
         ("at most 4,000", ["personas", "import", str(tmp / "huge.jsonl"), "--warehouse", str(tmp / "w")]),
+        ("surrogate.jsonl:1: not valid Unicode text", ["personas", "import", str(tmp / "surrogate.jsonl"),
+                                                        "--warehouse", str(tmp / "w")]),
+        ("surrogate.jsonl:1: not valid Unicode text", ["build", str(tmp / "surrogate.yaml"), "--llm", "simulator",
+                                                        "--warehouse", str(tmp / "w")]),
         ("file/_personas: Not a directory", ["personas", "import", str(ROOT / "data/personas/seed_personas.jsonl"),
                                              "--warehouse", str(tmp / "file")]),
         ("invalid dataset name '[red]x'", ["query", "SELECT 1", "--dataset", "[red]x", "--warehouse", str(tmp / "w")]),
@@ -512,3 +518,17 @@ def test_sigterm_stops_persona_writing_within_seconds(tmp_path):
         assert "Traceback" not in stderr
     finally:
         sim.stop()
+
+
+@pytest.mark.parametrize("fmt", ["table", "json"])
+def test_versions_of_a_dataset_with_no_published_version_is_an_error(tmp_path, fmt):
+    import duckdb
+
+    from memsynth.warehouse.ducklake import attach, dataset_dir
+
+    dataset_dir(tmp_path, "empty").mkdir(parents=True)
+    con = duckdb.connect()
+    attach(con, dataset_dir(tmp_path, "empty"))  # a catalog whose first publish never committed
+    con.close()
+    result = memsynth_cli("versions", "empty", "--warehouse", str(tmp_path), "--format", fmt)
+    assert result.returncode == 1 and "has no published version yet" in result.stderr
