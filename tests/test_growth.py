@@ -4,6 +4,7 @@ builds past the persona pool, and growing a dataset never changes an earlier row
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -15,11 +16,20 @@ from memsynth.shards import recipe_for
 from tests.conftest import ROOT, cli_json, memsynth_cli, write_config
 
 ENGINE_TABLES = {"llm_calls", "stage_failures"}
+REAL_LOCOMO = Path(os.environ.get("MEMSYNTH_REFERENCE_DATA", ROOT.parent / "shared" / "reference-data")) / "locomo" / "locomo10.json"
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "configs").glob("*.yaml")), ids=lambda p: p.name)
 def test_every_shipped_config_has_the_personas_its_size_needs(path, tmp_path):
     config = load_config(path)
+    source = config.recipe_options.get("source", "")
+    if source.startswith("locomo:") and not config.resolve_path(source.split(":", 1)[1]).is_file():
+        # LoCoMo is not shipped: a fresh clone is told in one line where to get it.
+        with pytest.raises(ConfigError, match="https://github.com/snap-research/locomo"):
+            build_personas(recipe_for(config), config, tmp_path, config.personas.count)
+        if not REAL_LOCOMO.is_file():
+            pytest.skip(f"LoCoMo not found at {REAL_LOCOMO}")
+        config.recipe_options["source"] = f"locomo:{REAL_LOCOMO}"
     recipe = recipe_for(config)
     pool = build_personas(recipe, config, tmp_path, config.personas.count)
     assert len(pool) >= config.personas.count or recipe.persona_stage is not None

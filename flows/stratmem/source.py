@@ -58,6 +58,10 @@ def parse_locomo_time(text: str) -> dt.datetime | None:
         return None
 
 
+# Where LoCoMo is released (CC BY-NC 4.0), for the one line a missing source file gets.
+LOCOMO_URL = "https://github.com/snap-research/locomo"
+
+
 def spoken_time(at: dt.datetime | None, text: str, language: str) -> str:
     """A time as a prompt in `language` says it: LoCoMo's form in en, 2024年3月17日 19:40 in zh
     (from `at`, else parsed from `text`; text as it is when it cannot be read)."""
@@ -72,7 +76,8 @@ def read_locomo(path: Path) -> list[Conversation]:
     try:
         samples = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ConfigError(f"recipe_options.source: {path} does not exist") from None
+        raise ConfigError(f"recipe_options.source: {path} does not exist (LoCoMo's release is "
+                          f"data/locomo10.json of {LOCOMO_URL}; download it there or point the config at it)") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ConfigError(f"recipe_options.source: {path} is not a LoCoMo JSON file ({exc})") from None
     if not isinstance(samples, list):
