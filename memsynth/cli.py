@@ -109,6 +109,12 @@ def build(config_path: str, llm: str, personas: int | None, concurrency: int | N
     from memsynth.config import load_config
 
     config = load_config(config_path)  # a bad config is one line before Prefect is imported
+    if from_stage:  # as early: a mistyped stage should not wait for Prefect's server
+        from flows.registry import recipe_class
+
+        names = [s.name for s in recipe_class(config.recipe).all_stages()]
+        if from_stage not in names:
+            raise MemsynthError(f"--from-stage {from_stage!r}: not a stage of {config.recipe} ({', '.join(names)})")
     if estimate:
         from memsynth.estimate import estimate_build
 
@@ -817,8 +823,12 @@ def main() -> None:
     except click.exceptions.Abort:
         err.print("aborted")
         sys.exit(130)
+    except click.UsageError as exc:  # a mistyped command line: one line, and exit 2 as Unix tools do
+        where = exc.ctx.command_path if exc.ctx else "memsynth"
+        err.print(_error_line(f"{exc.format_message()} (see `{where} --help`)"))
+        sys.exit(2)
     except click.ClickException as exc:
-        exc.show()
+        err.print(_error_line(exc.format_message()))
         sys.exit(exc.exit_code)
     except MemsynthError as exc:
         err.print(_error_line(exc))

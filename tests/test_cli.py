@@ -532,3 +532,19 @@ def test_versions_of_a_dataset_with_no_published_version_is_an_error(tmp_path, f
     con.close()
     result = memsynth_cli("versions", "empty", "--warehouse", str(tmp_path), "--format", fmt)
     assert result.returncode == 1 and "has no published version yet" in result.stderr
+
+
+def test_a_mistyped_command_line_is_one_line_with_exit_2_and_a_bad_stage_is_refused_at_once(tmp_path):
+    import time
+
+    for args in (["build", str(ROOT / "configs/quickstart.yaml"), "--personas", "0"], ["query"], ["nosuch"],
+                 ["build", str(ROOT / "configs/quickstart.yaml"), "--bogus-flag"]):
+        result = memsynth_cli(*args)
+        lines = result.stderr.strip().splitlines()
+        assert result.returncode == 2 and len(lines) == 1, (args, result.stderr)
+        assert lines[0].startswith("error: ") and "--help`)" in lines[0]
+    started = time.monotonic()
+    result = memsynth_cli("build", str(ROOT / "configs/quickstart.yaml"), "--llm", "simulator",
+                          "--regenerate", "p-x", "--from-stage", "nosuch", "--warehouse", str(tmp_path))
+    assert result.returncode == 1 and "--from-stage 'nosuch': not a stage of enpmr" in result.stderr
+    assert time.monotonic() - started < 10, "refused before Prefect starts"
