@@ -172,3 +172,8 @@ def test_a_publish_killed_before_commit_leaves_no_empty_dataset_and_no_orphan_fi
     assert run_query(tmp_path, "d", "SELECT count(*) FROM things")[1] == [(1,)]
     _publish(tmp_path, [Row(id=2, tags=[], extra={})], 2)  # live files of version 1 stay
     assert run_query(tmp_path, "d", "SELECT id FROM things", version=1)[1] == [(1,)]
+
+
+def test_queries_never_draw_duckdbs_progress_bar(tmp_path):
+    _publish(tmp_path, [Row(id=1, tags=[], extra={})])
+    assert run_query(tmp_path, "d", "SELECT current_setting('enable_progress_bar')")[1] == [(False,)]

@@ -15,6 +15,7 @@ from typing import Any
 
 import duckdb
 
+from memsynth import duck
 from memsynth.warehouse.ducklake import attach, dataset_dir
 
 EVALUATIONS_DIR = "evaluations"
@@ -69,7 +70,7 @@ def record(warehouse: Path, run: EvalRun) -> None:
     """Append the run and its scores in one transaction."""
     directory = evaluations_dir(warehouse, run.dataset)
     directory.mkdir(parents=True, exist_ok=True)
-    con = duckdb.connect()
+    con = duck.connect()
     try:
         attach(con, directory, alias="ev")
         con.execute("BEGIN TRANSACTION")

@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from memsynth import duck
 from memsynth.errors import BuildFailed
 
 # The cache's folder under the warehouse root, unless a config names another.
@@ -351,7 +352,6 @@ def _key_of(line: bytes) -> str | None:
 
 def cache_stats(directory: Path | str) -> dict[str, Any]:
     """Entries, files, bytes and per-stage/model counts of a cache folder, via DuckDB."""
-    import duckdb
 
     directory = Path(directory)
     files = sorted(directory.glob("*.jsonl")) if directory.exists() else []
@@ -364,7 +364,7 @@ def cache_stats(directory: Path | str) -> dict[str, Any]:
     }
     if not files:
         return stats
-    con = duckdb.connect()
+    con = duck.connect()
     glob = str(directory / "*.jsonl")
     rows = con.execute(
         "SELECT coalesce(stage, '?') AS stage, coalesce(model, '?') AS model, count(*) AS n, "

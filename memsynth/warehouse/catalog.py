@@ -10,6 +10,7 @@ from typing import Any
 
 import duckdb
 
+from memsynth import duck
 from memsynth.errors import MemsynthError
 from memsynth.warehouse.ducklake import CATALOG_FILE, DATA_DIR, attach, dataset_dir, fetch_catalog
 from memsynth.warehouse.objectstore import store_of
@@ -46,7 +47,7 @@ def _open(root: Path, dataset: str, snapshot: int | None = None) -> duckdb.DuckD
         fetch_catalog(store, directory)
     if not (directory / CATALOG_FILE).is_file():
         raise MemsynthError(f"no dataset {dataset!r} under {root} (memsynth datasets list)")
-    con = duckdb.connect()
+    con = duck.connect()
     try:
         attach(con, directory, read_only=True, snapshot=snapshot)
     except BaseException:

@@ -11,6 +11,7 @@ from typing import Any
 
 import duckdb
 
+from memsynth import duck
 from memsynth.errors import MemsynthError
 from memsynth.integrity import dangling
 from memsynth.provenance import Artifact
@@ -81,7 +82,7 @@ class VersionInfo:
 def open_for_write(directory: Path) -> duckdb.DuckDBPyConnection:
     """A connection with the catalog attached read-write (waiting out another's lock)."""
     directory.mkdir(parents=True, exist_ok=True)
-    con = duckdb.connect()
+    con = duck.connect()
     try:
         attach(con, directory)
     except BaseException:

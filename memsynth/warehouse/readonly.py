@@ -9,6 +9,7 @@ from typing import Any
 
 import duckdb
 
+from memsynth import duck
 from memsynth.errors import MemsynthError
 
 # The words a read may open with. Checked on DuckDB's tokens before anything is parsed:
@@ -66,7 +67,7 @@ def _after_first_word(sql: str) -> int:
 
 def _serialized(sql: str) -> dict[str, Any]:
     """The SELECT's syntax tree as DuckDB serializes it (it serializes nothing but SELECTs)."""
-    with duckdb.connect() as con:
+    with duck.connect() as con:
         text = con.execute("SELECT json_serialize_sql(?)", [sql]).fetchone()[0]
     tree = json.loads(text)
     if tree.get("error"):
