@@ -11,9 +11,11 @@ from __future__ import annotations
 import atexit
 import importlib.util
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -54,6 +56,12 @@ class _Server:
         self.url = f"http://127.0.0.1:{self.port}/api"
         env = {**env, "PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1", "PREFECT__SERVER_FINAL": "1"}
         env.pop("PREFECT_API_URL", None)
+        # Its database lives and dies with it: a build leaves nothing in ~/.prefect (Prefect's
+        # default, which grew with every build). A database the user configured is kept.
+        self.scratch: str | None = None
+        if not any(k in env for k in ("PREFECT_SERVER_DATABASE_CONNECTION_URL", "PREFECT_API_DATABASE_CONNECTION_URL")):
+            self.scratch = tempfile.mkdtemp(prefix="memsynth-prefect-")
+            env["PREFECT_SERVER_DATABASE_CONNECTION_URL"] = f"sqlite+aiosqlite:///{self.scratch}/prefect.db"
         # Started from the main thread where possible: the death signal follows the thread
         # that started the child.
         self.process = subprocess.Popen(
@@ -83,6 +91,9 @@ class _Server:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        if self.scratch:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.scratch = None
 
 
 def wait_healthy(url: str, process: subprocess.Popen, timeout_s: float = 60) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -548,3 +549,23 @@ def test_a_mistyped_command_line_is_one_line_with_exit_2_and_a_bad_stage_is_refu
                           "--regenerate", "p-x", "--from-stage", "nosuch", "--warehouse", str(tmp_path))
     assert result.returncode == 1 and "--from-stage 'nosuch': not a stage of enpmr" in result.stderr
     assert time.monotonic() - started < 10, "refused before Prefect starts"
+
+
+def test_a_build_leaves_nothing_in_prefects_home(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    config = write_config(tmp_path / "c.yaml", dataset="clean", personas={"count": 1},
+                          recipe_options={"dialogues_per_persona": 0})
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "HOME": str(home), "PREFECT_HOME": str(home / ".prefect")}
+    env.pop("PREFECT_API_URL", None)  # the build starts its own server, as a user's does
+    result = subprocess.run([str(Path(sys.executable).parent / "memsynth"), "build", str(config), "--llm", "simulator",
+                             "--warehouse", str(tmp_path / "wh"), "--no-progress"],
+                            env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert not list(home.rglob("prefect.db*")), "Prefect's database belongs to the build's own server"
+    assert not [p for p in Path(tempfile.gettempdir()).glob("memsynth-prefect-*")
+                if p.stat().st_mtime > home.stat().st_mtime], "its temporary database is removed"
