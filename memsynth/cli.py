@@ -375,8 +375,10 @@ def review_command(dataset: str, version: int | None, annotator: str, task: str 
                    port: int, address: str, warehouse: str | None) -> None:
     """Judge a sample of a version's items in a local web app (Streamlit); every answer is
     saved as it is clicked. `memsynth agreement` compares the annotators afterwards."""
+    import signal
     import subprocess
 
+    from memsynth.children import tied
     from memsynth.review.annotations import check_annotator
     from memsynth.review.items import APP, APP_SETTINGS, ReviewSource
 
@@ -391,14 +393,19 @@ def review_command(dataset: str, version: int | None, annotator: str, task: str 
                 "annotator": annotator, "task": task, "size": size, "seed": seed}
     out.print(f"{dataset} version {source.version}: {len(items)} items for {annotator}; "
               f"open http://{'localhost' if address == '127.0.0.1' else address}:{port} (Ctrl+C stops the app)")
-    command = [sys.executable, "-m", "streamlit", "run", str(APP), "--server.headless", "true",
-               "--server.port", str(port), "--server.address", address, "--browser.gatherUsageStats", "false",
-               "--client.toolbarMode", "viewer"]
+    command = tied(["-m", "streamlit", "run", str(APP), "--server.headless", "true",
+                    "--server.port", str(port), "--server.address", address, "--browser.gatherUsageStats", "false",
+                    "--client.toolbarMode", "viewer"])
+    app = subprocess.Popen(command, env={**os.environ, APP_SETTINGS: json.dumps(settings)})
+    # SIGTERM stops the app too (kill -9 of memsynth kills it through `tied`).
+    signal.signal(signal.SIGTERM, lambda *_: app.terminate())
     try:
-        code = subprocess.call(command, env={**os.environ, APP_SETTINGS: json.dumps(settings)})
+        code = app.wait()
     except KeyboardInterrupt:
+        app.terminate()
+        app.wait()
         code = 0
-    if code:
+    if code and code != -signal.SIGTERM:
         raise SystemExit(code)
 
 

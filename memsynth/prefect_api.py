@@ -14,7 +14,6 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -22,21 +21,8 @@ from pathlib import Path
 
 import httpx2 as httpx
 
+from memsynth.children import tied
 from memsynth.errors import MemsynthError
-
-# Runs in the child before the server: die with the parent (PR_SET_PDEATHSIG survives the
-# exec), and go at once if the parent is already gone.
-_LAUNCHER = """
-import ctypes, os, signal, sys
-parent = int(sys.argv[1])
-try:
-    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-except (OSError, AttributeError):
-    pass  # not Linux: the parent's exit handler is the only guard
-if os.getppid() != parent:
-    sys.exit(0)
-os.execv(sys.executable, [sys.executable, *sys.argv[2:]])
-"""
 
 _lock = threading.Lock()
 _server: _Server | None = None
@@ -65,10 +51,9 @@ class _Server:
         # Started from the main thread where possible: the death signal follows the thread
         # that started the child.
         self.process = subprocess.Popen(
-            [sys.executable, "-c", _LAUNCHER, str(os.getpid()), "-m", "uvicorn",
-             "--app-dir", str(app_dir), "--factory",
-             "prefect.server.api.server:create_app", "--host", "127.0.0.1", "--port", str(self.port),
-             "--log-level", "error", "--lifespan", "on"],
+            tied(["-m", "uvicorn", "--app-dir", str(app_dir), "--factory",
+                  "prefect.server.api.server:create_app", "--host", "127.0.0.1", "--port", str(self.port),
+                  "--log-level", "error", "--lifespan", "on"]),
             env=env, stdin=subprocess.DEVNULL)
         atexit.register(self.stop)
         self.healthy = False

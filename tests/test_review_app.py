@@ -255,3 +255,31 @@ def test_in_a_headless_browser_a_click_lands_in_the_table_and_the_report_renders
         app.terminate()
         app.wait(timeout=20)
     assert (ARTIFACTS / "review-app.png").stat().st_size > 10_000
+
+
+def test_sigterm_to_review_stops_the_app_it_serves(warehouse: Path):
+    import signal
+
+    port = _free_port()
+    exe = Path(sys.executable).parent / "memsynth"
+    app = subprocess.Popen([str(exe), "review", "--dataset", "enpmr", "--warehouse", str(warehouse),
+                            "--annotator", "term", "--sample", "2", "--port", str(port)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.5).close()
+            break
+        except OSError:
+            assert app.poll() is None and time.monotonic() < deadline, "the app never served"
+            time.sleep(0.2)
+    app.send_signal(signal.SIGTERM)
+    app.wait(timeout=20)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.5).close()
+            time.sleep(0.2)
+        except OSError:
+            return
+    raise AssertionError("Streamlit is still serving after memsynth review got SIGTERM")
