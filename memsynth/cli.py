@@ -118,7 +118,8 @@ def build(config_path: str, llm: str, personas: int | None, concurrency: int | N
     if estimate:
         from memsynth.estimate import estimate_build
 
-        _print_estimate(estimate_build(config, personas=personas, warehouse=warehouse), fmt)
+        _print_estimate(estimate_build(config, personas=personas, warehouse=warehouse,
+                                       progress=not no_progress and fmt == "text"), fmt)
         return
     from memsynth.prefect_api import start_early
 
@@ -449,9 +450,16 @@ def report_command(dataset: str, version: int | None, compare: int | None, out_p
     """A quality report of a version as one HTML page: calls, repairs, drops, tokens, cost and
     time per stage, the recipe's own figures, the diversity of the generated text and the
     personas' attribute coverage."""
-    from memsynth.review.report import write_report
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    written = write_report(_warehouse(warehouse), dataset, Path(out_path), version, compare)
+    from memsynth.review.report import report_steps, write_report
+
+    root = _warehouse(warehouse)
+    bar = Progress(TextColumn("[bold]report"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   console=err, transient=True, disable=not err.is_terminal)
+    with bar:
+        task = bar.add_task("report", total=report_steps(root, dataset, version, compare))
+        written = write_report(root, dataset, Path(out_path), version, compare, step=lambda: bar.advance(task))
     out.print(f"wrote {written}")
 
 

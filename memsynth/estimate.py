@@ -19,7 +19,7 @@ DRY_PERSONAS = 4
 
 
 def estimate_build(config: BuildConfig, *, personas: int | None = None, warehouse: str | None = None,
-                   model: str | None = None) -> dict[str, Any]:
+                   model: str | None = None, progress: bool = False) -> dict[str, Any]:
     """Per-stage calls and tokens for `config`'s build, and its cost online and in batch."""
     import os
 
@@ -38,7 +38,8 @@ def estimate_build(config: BuildConfig, *, personas: int | None = None, warehous
     dry_config.cache_dir = None
     dry_config.llm.mode = "online"  # the same calls and tokens, without waiting on batches
     with tempfile.TemporaryDirectory(prefix="memsynth-estimate-") as scratch:
-        summary = run_build(dry_config, BuildOptions(llm="simulator", warehouse=scratch, progress=False))
+        # The dry run's bar (on a terminal) is the estimate's: it takes a minute or more.
+        summary = run_build(dry_config, BuildOptions(llm="simulator", warehouse=scratch, progress=progress))
         _, rows, _ = run_query(Path(scratch), config.dataset,
                                "SELECT stage, count(*), sum(prompt_tokens), sum(completion_tokens), "
                                "sum(cached_prompt_tokens) FROM llm_calls GROUP BY stage ORDER BY min(started_at)")

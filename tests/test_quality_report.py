@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import html
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -73,9 +74,22 @@ def test_the_report_of_a_simulator_build_renders_every_figure(tmp_path: Path, re
     page = out.read_text(encoding="utf-8")
     titles = [html.unescape(t) for t in re.findall(r"<h2>([^<]*)</h2>", page)]
     coverage = ["Persona attribute coverage"] if recipe_class(recipe).report_personas else []
-    assert titles == [f.title for f in figures] + ["Diversity of generated text"] + coverage
+    plotted = [f for f in figures if run_query(wh, "r", f.sql)[1]]
+    empty = [f.title for f in figures if f not in plotted]
+    # The page opens with what decides, draws no chart of nothing, and names those it skipped.
+    assert titles == ["What decides"] + [f.title for f in plotted] + ["Diversity of generated text"] + coverage
+    assert "nothing to plot" not in page
+    assert (f"Nothing to plot (no rows): {'; '.join(empty)}." in html.unescape(page)) == bool(empty)
+    asked = run_query(wh, "r", "SELECT count(DISTINCT (stage, item_key)) FROM llm_calls")[1][0][0]
+    assert f"<td>items asked</td><td>{asked:,}</td>" in page
+    dropped = run_query(wh, "r", "SELECT count(*) FROM stage_failures WHERE action = 'dropped'")[1][0][0]
+    assert f"<td>dropped</td><td>{dropped:,}</td>" in page
+    if recipe == "pal":  # its judges' pass rates are among what decides
+        seen = run_query(wh, "r", "SELECT count(*) FROM llm_calls WHERE stage = 'pal.preferences' "
+                         "AND outcome IN ('ok', 'judge_rejected')")[1][0][0]
+        assert f"<td>judge of pal.preferences: passed</td><td>{seen:,} of {seen:,} (100%)</td>" in page
     images = re.findall(r'src="data:image/png;base64,([^"]+)"', page)
-    assert len(images) == len(figures)
+    assert len(images) == len(plotted)
     assert all(base64.b64decode(i).startswith(b"\x89PNG\r\n\x1a\n") for i in images)
     for figure in figures:  # every recipe figure has data to plot from this build
         if figure in ENGINE_FIGURES and "stage_failures" in figure.sql:
@@ -97,7 +111,7 @@ def test_the_report_of_a_simulator_build_renders_every_figure(tmp_path: Path, re
     result = memsynth_cli("report", "--dataset", "r", "--warehouse", str(wh), "--compare", "1", "--out", str(compared))
     assert result.returncode == 0, result.stderr
     page = compared.read_text(encoding="utf-8")
-    assert len(re.findall(r"data:image/png;base64,", page)) == 2 * len(figures)
+    assert len(re.findall(r"data:image/png;base64,", page)) == 2 * len(plotted)
     assert "r version 2 beside version 1" in page
 
 
@@ -110,3 +124,22 @@ def test_a_missing_version_is_one_clear_line(tmp_path: Path):
                           "--out", str(tmp_path / "x.html"))
     assert result.returncode != 0 and "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "x.html").exists()
+
+
+@pytest.mark.skipif(shutil.which("script") is None, reason="needs util-linux `script` for a terminal")
+def test_the_report_shows_a_progress_bar_on_a_terminal(tmp_path: Path):
+    import shlex
+    import subprocess
+    import sys
+
+    config = write_config(tmp_path / "c.yaml", dataset="r", personas={"count": 1},
+                          recipe_options={"dialogues_per_persona": 0})
+    cli_json("build", str(config), "--llm", "simulator", "--warehouse", str(tmp_path / "wh"), "--format", "json")
+    exe = Path(sys.executable).parent / "memsynth"
+    command = shlex.join([str(exe), "report", "--dataset", "r", "--warehouse", str(tmp_path / "wh"),
+                          "--out", str(tmp_path / "r.html")])
+    shown = subprocess.run(["script", "-qec", command, "/dev/null"], capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0, shown.stdout[-2000:]
+    assert re.search(r"report.*\d+/\d+", shown.stdout), "a bar with steps done of the total"
+    piped = memsynth_cli("report", "--dataset", "r", "--warehouse", str(tmp_path / "wh"), "--out", str(tmp_path / "p.html"))
+    assert "━" not in piped.stderr, "no bar when the output is not a terminal"

@@ -16,6 +16,7 @@ import io
 import math
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -47,6 +48,25 @@ ENGINE_FIGURES = (
     Figure("Time per stage (summed call seconds)",
            "SELECT stage, round(sum(latency_s), 2) AS seconds FROM llm_calls GROUP BY 1 ORDER BY 1"),
 )
+
+# The report's opening: what became of the items, and why the lost ones were lost.
+ITEMS_SQL = """
+WITH items AS (
+    SELECT stage, item_key, max(repair_index) AS repairs, arg_max(outcome, repair_index) AS last
+    FROM llm_calls GROUP BY stage, item_key)
+SELECT count(*), count(*) FILTER (WHERE repairs = 0 AND last = 'ok'),
+       count(*) FILTER (WHERE repairs > 0 AND last = 'ok')
+FROM items"""
+FAILURES_SQL = "SELECT action, count(*) FROM stage_failures GROUP BY 1"
+REASONS_SQL = """
+SELECT stage, coalesce(nullif(regexp_extract(problems[1], '^\\[([a-z_]+)\\]', 1), ''), 'other') AS why,
+       action, count(*) AS n
+FROM stage_failures GROUP BY ALL ORDER BY n DESC, stage, why LIMIT 8"""
+# Answers a judge saw (they had passed every check) and those it turned back, per stage.
+JUDGED_SQL = """
+SELECT stage, count(*) FILTER (WHERE outcome IN ('ok', 'judge_rejected')) AS seen,
+       count(*) FILTER (WHERE outcome = 'judge_rejected') AS rejected
+FROM llm_calls WHERE stage IN ({stages}) GROUP BY 1 ORDER BY 1"""
 
 
 def cost_figure(config: dict[str, Any]) -> Figure | None:
@@ -199,8 +219,23 @@ def card_quality(con: Any, recipe: Any, plots_dir: Path, skip_titles: set[str]) 
             if recipe.report_personas else []}
 
 
-def build_report(warehouse: Path, dataset: str, version: int | None = None, compare: int | None = None) -> str:
-    """The HTML page for a version (and, with `compare`, another version beside it)."""
+def report_steps(warehouse: Path, dataset: str, version: int | None = None, compare: int | None = None) -> int:
+    """How many times `build_report` calls its `step`: for a progress bar's total."""
+    from flows.registry import recipe_class
+    from memsynth.warehouse.catalog import open_version
+
+    con, row = open_version(warehouse, dataset, version)
+    con.close()
+    recipe = recipe_class(row["recipe"])
+    figures = len(ENGINE_FIGURES) + len(recipe.report_figures) + (cost_figure(row.get("config") or {}) is not None)
+    sections = 1 + figures + bool(recipe.report_texts) + bool(recipe.report_personas)
+    return sections * (2 if compare is not None else 1)
+
+
+def build_report(warehouse: Path, dataset: str, version: int | None = None, compare: int | None = None,
+                 step: Callable[[], None] | None = None) -> str:
+    """The HTML page for a version (and, with `compare`, another version beside it);
+    `step()` is called as each part is done."""
     from flows.registry import recipe_class
     from memsynth.warehouse.catalog import open_version, run_query
 
@@ -216,33 +251,81 @@ def build_report(warehouse: Path, dataset: str, version: int | None = None, comp
     recipe = recipe_class(row["recipe"])
     cost = cost_figure(row.get("config") or {})
     figures = (*ENGINE_FIGURES[:3], *([cost] if cost else []), *ENGINE_FIGURES[3:], *recipe.report_figures)
+    step = step or (lambda: None)
     head = (f"{dataset} version {versions[0]}" + (f" beside version {versions[1]}" if compare is not None else ""))
     parts = [f"<h1>{html.escape(head)}</h1>",
              f"<p>recipe {html.escape(row['recipe'])}; rows: " + html.escape(", ".join(
                  f"{t} {n:,}" for t, n in sorted((row.get("row_counts") or {}).items()))) + "</p>"]
-    charts = []
+    judged = [s.qualified_name for s in recipe.all_stages() if getattr(s, "judge", None) is not None]
+    meta = {row["version"]: row, **({other["version"]: other} if compare is not None else {})}
+
+    def summary(v: int) -> str:
+        cell = _summary_cell(warehouse, dataset, v, meta[v], judged)
+        step()
+        return cell
+
+    parts.append(_beside("What decides", versions, summary))
+    charts, empty = [], []
     for figure in figures:
-        cells = []
+        results = []
         for v in versions:
-            columns, rows, _ = run_query(warehouse, dataset, figure.sql, v)
-            cells.append(f'<td><div class="v">version {v}</div><img alt="{html.escape(figure.title)}" '
-                         f'src="data:image/png;base64,{_png(figure, columns, rows)}"></td>')
+            results.append(run_query(warehouse, dataset, figure.sql, v)[:2])
+            step()
+        if not any(rows for _, rows in results):
+            empty.append(figure.title)  # a chart of nothing is a line below, not a screen
+            continue
+        cells = [f'<td><div class="v">version {v}</div><img alt="{html.escape(figure.title)}" '
+                 f'src="data:image/png;base64,{_png(figure, columns, rows)}"></td>'
+                 for v, (columns, rows) in zip(versions, results)]
         charts.append(f"<section><h2>{html.escape(figure.title)}</h2><table><tr>{''.join(cells)}</tr></table>"
                       "</section>")
     # One version: two charts a row; two versions: a row per chart, the versions side by side.
     parts.append(f'<div class="{"wide" if compare is not None else "grid"}">{"".join(charts)}</div>')
+    if empty:
+        parts.append(f'<p class="v">Nothing to plot (no rows): {html.escape("; ".join(empty))}.</p>')
     if recipe.report_texts:
-        parts.append(_beside("Diversity of generated text", versions, lambda v: _diversity_cell(
-            run_query(warehouse, dataset, recipe.report_texts, v)[1])))
+        parts.append(_beside("Diversity of generated text", versions, lambda v: _stepped(step, _diversity_cell(
+            run_query(warehouse, dataset, recipe.report_texts, v)[1]))))
     if recipe.report_personas:
-        parts.append(_beside("Persona attribute coverage", versions, lambda v: _coverage_cell(
-            run_query(warehouse, dataset, recipe.report_personas, v)[1])))
+        parts.append(_beside("Persona attribute coverage", versions, lambda v: _stepped(step, _coverage_cell(
+            run_query(warehouse, dataset, recipe.report_personas, v)[1]))))
     style = ("body{font-family:sans-serif;margin:2em;max-width:1500px}td{vertical-align:top;padding:0 1em}"
              "img{max-width:100%}.v{color:#666;font-size:90%}table.numbers td{border-bottom:1px solid #ddd}"
              ".grid{display:flex;flex-wrap:wrap;gap:0 2em}.grid section{flex:1 1 640px;max-width:720px}"
              "h2{font-size:1.2em;margin-top:1.5em}")
     return (f"<!doctype html><html><head><meta charset=\"utf-8\"><title>{html.escape(head)}</title>"
             f"<style>{style}</style></head><body>{''.join(parts)}</body></html>\n")
+
+
+def _stepped(step: Callable[[], None], value: str) -> str:
+    step()
+    return value
+
+
+def _summary_cell(warehouse: Path, dataset: str, version: int, row: dict[str, Any], judged: list[str]) -> str:
+    """Items kept, repaired, dropped and flagged, the main reasons, the cost, the judges' pass rates."""
+    from memsynth.warehouse.catalog import run_query
+
+    items, first, repaired = run_query(warehouse, dataset, ITEMS_SQL, version)[1][0]
+    lost = dict(run_query(warehouse, dataset, FAILURES_SQL, version)[1])
+    reasons = run_query(warehouse, dataset, REASONS_SQL, version)[1]
+    cost = row.get("estimated_cost_usd")
+    lines = [("items asked", f"{items:,}"), ("right the first time", f"{first:,}"), ("repaired", f"{repaired:,}"),
+             ("dropped", f"{lost.get('dropped', 0):,}"), ("flagged (kept, marked)", f"{lost.get('flagged', 0):,}"),
+             ("LLM calls (sent / from the cache)",
+              f"{row.get('llm_calls') or 0:,} ({row.get('llm_requests') or 0:,} / {row.get('llm_cache_hits') or 0:,})"),
+             ("estimated cost", "unknown (no price for the model)" if cost is None else f"${cost:,.2f}")]
+    if judged:
+        stages = ", ".join("'" + j.replace("'", "''") + "'" for j in judged)
+        for stage, seen, rejected in run_query(warehouse, dataset, JUDGED_SQL.format(stages=stages), version)[1]:
+            rate = f"{(seen - rejected) / seen:.0%}" if seen else "–"
+            lines.append((f"judge of {stage}: passed", f"{seen - rejected:,} of {seen:,} ({rate})"))
+    table = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in lines)
+    why = "".join(f"<tr><td>{html.escape(stage)}</td><td>{html.escape(reason)}</td><td>{html.escape(action)}</td>"
+                  f"<td>{n:,}</td></tr>" for stage, reason, action, n in reasons)
+    return (f'<table class="numbers">{table}</table>'
+            + (f'<p>Why items were dropped or flagged (the first problem\'s check)</p><table class="numbers">'
+               f"<tr><th>stage</th><th>check</th><th>action</th><th>items</th></tr>{why}</table>" if why else ""))
 
 
 def _beside(title: str, versions: list[int], cell: Any) -> str:
@@ -275,9 +358,9 @@ def _coverage_cell(rows: list[tuple[Any, ...]]) -> str:
 
 
 def write_report(warehouse: Path, dataset: str, out: Path, version: int | None = None,
-                 compare: int | None = None) -> Path:
+                 compare: int | None = None, step: Callable[[], None] | None = None) -> Path:
     """Write the page to `out` whole (a temporary file, then a rename)."""
-    page = build_report(warehouse, dataset, version, compare)
+    page = build_report(warehouse, dataset, version, compare, step)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp")
     tmp.write_text(page, encoding="utf-8")
