@@ -42,10 +42,28 @@ def _print_rows(columns: list[str], rows: list[tuple[Any, ...]] | list[dict[str,
         for r in records:
             writer.writerow([r.get(c) for c in columns])
     else:
-        table = RichTable(*columns, show_lines=False)
-        for r in records:
-            table.add_row(*("" if r.get(c) is None else str(r.get(c)) for c in columns))
+        cells = [["" if r.get(c) is None else str(r.get(c)) for c in columns] for r in records]
+        # Each column as wide as its name, and its values up to 40 characters, plus borders.
+        needed = 1 + sum(3 + max(len(c), *(min(len(row[i]), 40) for row in cells)) if cells else 3 + len(c)
+                         for i, c in enumerate(columns))
+        if needed > out.width and len(columns) > 2:
+            _print_blocks(columns, cells)  # too wide for the terminal: one record per block
+            return
+        table = RichTable(show_lines=False)
+        for c in columns:  # a name is never cut; long values wrap
+            table.add_column(c, min_width=len(c), overflow="fold")
+        for row in cells:
+            table.add_row(*row)
         out.print(table)
+
+
+def _print_blocks(columns: list[str], cells: list[list[str]]) -> None:
+    """Rows as blocks of `name: value` lines, for tables wider than the terminal."""
+    width = max(len(c) for c in columns)
+    for n, row in enumerate(cells, start=1):
+        out.print(Text(f"── row {n} of {len(cells)} ──", style="dim"))
+        for c, value in zip(columns, row):
+            out.print(Text.assemble((f"{c:>{width}}", "bold"), f"  {value}"))
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

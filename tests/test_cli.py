@@ -569,3 +569,18 @@ def test_a_build_leaves_nothing_in_prefects_home(tmp_path):
     assert not list(home.rglob("prefect.db*")), "Prefect's database belongs to the build's own server"
     assert not [p for p in Path(tempfile.gettempdir()).glob("memsynth-prefect-*")
                 if p.stat().st_mtime > home.stat().st_mtime], "its temporary database is removed"
+
+
+def test_tables_at_80_columns_cut_no_name(tmp_path):
+    config = write_config(tmp_path / "c.yaml", dataset="narrow", personas={"count": 1},
+                          recipe_options={"dialogues_per_persona": 0})
+    _build(config, tmp_path / "wh", "--llm", "simulator")
+    narrow = memsynth_cli("versions", "narrow", "--warehouse", str(tmp_path / "wh"), env={"COLUMNS": "80"})
+    assert narrow.returncode == 0 and "…" not in narrow.stdout
+    assert "── row 1 of 1 ──" in narrow.stdout and "snapshot_id  1" in narrow.stdout
+    assert max(len(line) for line in narrow.stdout.splitlines()) <= 80
+    wide = memsynth_cli("versions", "narrow", "--warehouse", str(tmp_path / "wh"), env={"COLUMNS": "250"})
+    assert "snapshot_id" in wide.stdout and "── row" not in wide.stdout and "…" not in wide.stdout
+    few = memsynth_cli("query", "SELECT 'a rather long value that will have to wrap somewhere' AS v, 1 AS n",
+                       "--dataset", "narrow", "--warehouse", str(tmp_path / "wh"), env={"COLUMNS": "40"})
+    assert "…" not in few.stdout and max(len(line) for line in few.stdout.splitlines()) <= 40
