@@ -821,10 +821,13 @@ def simulator() -> None:
               help="how long a batch takes from creation to completed")
 @click.option("--batch-failed-rate", type=click.FloatRange(0, 1), default=0.0,
               help="share of batch lines written to the error file instead of answered")
+@click.option("--profile", type=click.Choice(["openai", "llamacpp"]), default="openai", show_default=True,
+              help="which server to behave as: `llamacpp` answers a json_schema response_format with "
+                   "llama-cpp-python's HTTP 500")
 def simulator_serve(host: str, port: int, latency_ms: float, rate_429: float, rate_500: float,
                     rate_dropped: float, rate_malformed: float, rate_truncated: float,
                     rate_slow: float, slow_ms: float, seed: int, upstream: str | None,
-                    batch_delay_s: float, batch_failed_rate: float) -> None:
+                    batch_delay_s: float, batch_failed_rate: float, profile: str) -> None:
     """Serve POST /v1/chat/completions, the Files and Batch API (/v1/files, /v1/batches),
     GET /v1/models and GET /stats until interrupted."""
     import asyncio
@@ -839,7 +842,8 @@ def simulator_serve(host: str, port: int, latency_ms: float, rate_429: float, ra
         rate_429=rate_429, rate_500=rate_500, rate_dropped=rate_dropped,
         rate_malformed=rate_malformed, rate_truncated=rate_truncated, rate_slow=rate_slow,
         slow_ms=slow_ms, seed=seed),
-        batch_faults=BatchFaults(delay_s=batch_delay_s, failed_line_rate=batch_failed_rate, seed=seed))
+        batch_faults=BatchFaults(delay_s=batch_delay_s, failed_line_rate=batch_failed_rate, seed=seed),
+        profile=profile)
     try:
         asyncio.run(serve_forever(sim, host, port))
     except OSError as exc:

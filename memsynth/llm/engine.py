@@ -26,6 +26,7 @@ from memsynth.llm.retry import (
     FailureRate,
     Truncated,
     backoff_seconds,
+    invalid_request,
     is_connect_failure,
     is_fatal,
     is_rate_limit,
@@ -325,6 +326,8 @@ class LLMEngine:
                 raise
             if is_fatal(exc):
                 raise BuildFailed(f"the endpoint refused the request: {_describe(exc)}") from exc
+            if fix := invalid_request(exc):
+                raise BuildFailed(f"the endpoint refused the request ({_describe(exc)[:120]}); {fix}") from exc
             if is_retryable(exc):
                 # The endpoint is up but keeps failing this request: stop the build rather
                 # than drop the item (every answer so far is cached).

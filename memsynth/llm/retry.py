@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from typing import Any
 
 import openai
@@ -26,8 +27,31 @@ class Truncated(Exception):
         self.completion = completion
 
 
+# What servers say when they cannot take a field of the request at all (any status: llama.cpp
+# answers a json_schema response_format with a 500), and the setting that avoids the field.
+_INVALID_FIELDS = (
+    (re.compile(r"response_format|json_schema|'text' or 'json_object'|structured output", re.I),
+     "response_format", "set llm.response_mode: json_object (the schema then goes in the prompt)"),
+)
+
+
+def invalid_request(exc: BaseException) -> str | None:
+    """'<field>: <fix>' when the endpoint refuses a field every request of the build carries:
+    no retry can succeed, and nothing should be paid waiting for one."""
+    if not isinstance(exc, openai.APIStatusError) or exc.status_code in (408, 429) or exc.status_code >= 502:
+        return None
+    said = f"{exc.message} {getattr(exc, 'body', '') or ''}"
+    for pattern, name, fix in _INVALID_FIELDS:
+        if pattern.search(said):
+            return f"it does not accept the request's `{name}`: {fix}"
+    return None
+
+
 def is_retryable(exc: BaseException) -> bool:
-    """True for 429, 5xx, timeouts, dropped connections, unreadable bodies and cut-off answers."""
+    """True for 429, 5xx, timeouts, dropped connections, unreadable bodies and cut-off answers;
+    never for a request the endpoint calls invalid."""
+    if invalid_request(exc):
+        return False
     if isinstance(exc, (EmptyResponse, Truncated)):
         return True
     if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError)):
@@ -48,6 +72,8 @@ def is_unanswered(exc: BaseException) -> bool:
     """No answer from the endpoint itself: refused, reset, timed out, or a 5xx gateway error."""
     if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError)):
         return True
+    if invalid_request(exc):
+        return False  # it answered: with a refusal of the request, not an outage
     return isinstance(exc, openai.APIStatusError) and exc.status_code >= 500
 
 

@@ -64,7 +64,11 @@ class Simulator:
 
     def __init__(self, *, latency_ms: float = 0.0, faults: Faults | None = None,
                  upstream: str | None = None, answers: dict[str, StageAnswer] | None = None,
-                 batch_faults: BatchFaults | None = None, prompt_cache: PrefixCache | None = None):
+                 batch_faults: BatchFaults | None = None, prompt_cache: PrefixCache | None = None,
+                 profile: str = "openai"):
+        if profile not in PROFILES:
+            raise ValueError(f"unknown server profile {profile!r} (known: {', '.join(PROFILES)})")
+        self.profile = profile
         self.latency_s = latency_ms / 1000.0
         self.faults = faults or Faults()
         self.upstream = upstream.rstrip("/") if upstream else None
@@ -156,6 +160,10 @@ class Simulator:
                 self.recorded_headers.append(dict(request.headers))
             if self.latency_s:
                 await asyncio.sleep(self.latency_s)
+            refusal = _profile_refusal(self.profile, body)
+            if refusal is not None:
+                c.count("profile_refused")
+                return refusal
             fault = self._pick_fault(number)
             if fault == "429":
                 c.count("429")
@@ -306,6 +314,22 @@ def _truncate(payload: dict[str, Any]) -> None:
     content = choice["message"]["content"] or ""
     choice["message"]["content"] = content[: max(1, len(content) // 2)]
     choice["finish_reason"] = "length"
+
+
+# How real servers differ from OpenAI's, as far as a build notices. `llamacpp`: llama-cpp-python's
+# server validates `response_format.type` against text / json_object and answers anything else
+# with a 500 carrying pydantic's message.
+PROFILES = ("openai", "llamacpp")
+
+
+def _profile_refusal(profile: str, body: dict[str, Any]) -> web.Response | None:
+    fmt = body.get("response_format") or {}
+    if profile == "llamacpp" and fmt.get("type") not in (None, "text", "json_object"):
+        detail = [{"type": "literal_error", "loc": ["body", "response_format", "type"],
+                   "msg": "Input should be 'text' or 'json_object'", "input": fmt.get("type")}]
+        return web.json_response({"error": {"message": str(detail), "type": "internal_server_error",
+                                            "param": None, "code": None}}, status=500)
+    return None
 
 
 def _error(status: int, message: str, headers: dict[str, str] | None = None) -> web.Response:
