@@ -200,6 +200,18 @@ def _chromium() -> str | None:
     return next((p for p in map(shutil.which, ("chromium", "chromium-browser")) if p), None)
 
 
+def _wait_serving(app: subprocess.Popen, port: int, timeout_s: float = 60) -> None:
+    """Until the app answers on `port`; fails if it exits first."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.5).close()
+            return
+        except OSError:
+            assert app.poll() is None and time.monotonic() < deadline, "the app never served"
+            time.sleep(0.2)
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -220,14 +232,7 @@ def test_in_a_headless_browser_a_click_lands_in_the_table_and_the_report_renders
                         str(report)).returncode == 0
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), 0.5).close()
-                break
-            except OSError:
-                assert app.poll() is None and time.monotonic() < deadline, app.stdout.read().decode()[-2000:]
-                time.sleep(0.2)
+        _wait_serving(app, port)
         with sync_api.sync_playwright() as p:
             browser = p.chromium.launch(executable_path=_chromium(), args=["--no-sandbox"])
             try:
@@ -265,14 +270,7 @@ def test_sigterm_to_review_stops_the_app_it_serves(warehouse: Path):
     app = subprocess.Popen([str(exe), "review", "--dataset", "enpmr", "--warehouse", str(warehouse),
                             "--annotator", "term", "--sample", "2", "--port", str(port)],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.5).close()
-            break
-        except OSError:
-            assert app.poll() is None and time.monotonic() < deadline, "the app never served"
-            time.sleep(0.2)
+    _wait_serving(app, port)
     app.send_signal(signal.SIGTERM)
     app.wait(timeout=20)
     deadline = time.monotonic() + 10
