@@ -549,6 +549,15 @@ def test_a_mistyped_command_line_is_one_line_with_exit_2_and_a_bad_stage_is_refu
                           "--regenerate", "p-x", "--from-stage", "nosuch", "--warehouse", str(tmp_path))
     assert result.returncode == 1 and "--from-stage 'nosuch': not a stage of enpmr" in result.stderr
     assert time.monotonic() - started < 10, "refused before Prefect starts"
+    config = write_config(tmp_path / "c.yaml", dataset="early", personas={"count": 1},
+                          recipe_options={"dialogues_per_persona": 0})
+    _build(config, tmp_path / "wh", "--llm", "simulator")
+    for args, needle in ((["--regenerate", "p-nobody"], "not personas of early version 1: p-nobody"),
+                         (["--where", "SELECT 'x' FROM nowhere"], "query failed")):
+        started = time.monotonic()
+        result = memsynth_cli("build", str(config), "--llm", "simulator", "--warehouse", str(tmp_path / "wh"), *args)
+        assert result.returncode == 1 and needle in result.stderr.strip().splitlines()[-1], result.stderr
+        assert time.monotonic() - started < 10, "refused before Prefect starts"
 
 
 def test_a_build_leaves_nothing_in_prefects_home(tmp_path):
