@@ -87,6 +87,20 @@ def main() -> None:
                        f"{r['ratio_to_limit']:.2f} | {r['cpu_ms_per_call']:.2f} | {r['peak_rss_mb']:.0f} | "
                        f"{r['ok']}/{r['calls']} |")
         out.append("")
+    configs = load("configs")
+    if configs:
+        m = configs["machine"]
+        out += ["## Every shipped config at its stated size on the simulator (`bench/configs.py`)", "",
+                f"`{configs['command']}` — {m['cores']} cores, {m['memory_gib']} GiB, {m['when']}.", "",
+                "| config | recipe | personas asked / built | calls | failed items | wall s | result |",
+                "|---|---|---|---|---|---|---|"]
+        for r in configs["runs"]:
+            if "error" in r:
+                out.append(f"| {r['config']} | | | | | {r.get('wall_seconds', '')} | not built: {r['error'][:100]} |")
+                continue
+            out.append(f"| {r['config']} | {r['recipe']} | {r['personas_asked']} / {r['personas_built']} | "
+                       f"{r['calls']:,} | {r['failed_items']} | {r['wall_seconds']} | built |")
+        out.append("")
     builds = sorted((BENCH / "results").glob("build-*.json"))
     if builds:
         out += ["## Whole enpmr builds on the simulator (`bench/build.py`)", "",
