@@ -280,6 +280,7 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+@pytest.mark.xdist_group("process-signals")
 @pytest.mark.parametrize("sig", ["SIGKILL", "SIGTERM", "SIGINT"])
 def test_a_killed_or_stopped_build_loses_only_calls_in_flight_and_leaves_no_process(tmp_path, sig):
     """kill -9 mid-build keeps every paid call; SIGTERM and Ctrl-C stop within seconds with
@@ -485,6 +486,7 @@ def test_persona_counts_are_bounded_as_the_config_is(tmp_path, flag):
     assert not (tmp_path / "wh").exists()
 
 
+@pytest.mark.xdist_group("process-signals")
 def test_sigterm_stops_persona_writing_within_seconds(tmp_path):
     """A million personas to write: SIGTERM while they are being asked for ends the build in
     seconds, with one line, as it does mid-shard."""

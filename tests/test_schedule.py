@@ -27,6 +27,10 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+# Prefect's runner kills the pids its runs recorded: these never overlap the tests that
+# signal builds by pid (see pyproject's addopts).
+pytestmark = pytest.mark.xdist_group("process-signals")
+
 @pytest.fixture(scope="module")
 def prefect_server(tmp_path_factory):
     """`prefect server start` on a free loopback port with its own SQLite home: its API URL."""
