@@ -146,16 +146,3 @@ def test_check_answers_refuses_a_missing_path_and_non_json(tmp_path):
     (tmp_path / "x.json").write_text("{not json", encoding="utf-8")
     broken = memsynth_cli("check-answers", str(tmp_path / "x.json"))
     assert broken.returncode == 2 and "not JSON" in broken.stderr
-
-
-def test_the_readme_example_file_checks_as_the_readme_says(tmp_path):
-    import re
-
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("## Checking a model's answers"):]
-    example = re.search(r"```json\n(.*?)```", section, re.S).group(1)
-    path = tmp_path / "query.json"
-    path.write_text(example, encoding="utf-8")
-    result = memsynth_cli("check-answers", str(path), "--show-repair")
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "stratmem.query [en] a1: passed (labelled acceptable)" in result.stdout

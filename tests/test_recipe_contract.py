@@ -1,6 +1,6 @@
 """The recipe contract: a recipe added through the registry alone builds; options are
 resolved and hashed with their defaults; versions describe themselves; the engine imports
-no recipe; the README's recipe tables match `memsynth recipes`."""
+no recipe; docs/recipes.md's recipe tables match `memsynth recipes`."""
 
 from __future__ import annotations
 
@@ -261,9 +261,9 @@ def test_the_engine_imports_no_recipe_except_through_the_registry():
 
 
 def _readme_section(recipe: str) -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = text.index(f"### The {recipe} recipe")
-    end = text.find("\n### ", start + 1)
+    text = (ROOT / "docs" / "recipes.md").read_text(encoding="utf-8")
+    start = text.index(f"## The {recipe} recipe")
+    end = text.find("\n## ", start + 1)
     return text[start:end if end > 0 else None]
 
 
@@ -279,7 +279,7 @@ def test_the_readme_recipe_tables_match_memsynth_recipes(name):
     assert options == {o["name"]: o["default"] for o in described["options"]}
     chain = re.findall(r"`([a-z_]+)`", section.split("| rule |")[0])
     for stage in described["stages"]:
-        assert stage["name"] in chain, f"README does not name {name}'s stage {stage['name']}"
+        assert stage["name"] in chain, f"docs/recipes.md does not name {name}'s stage {stage['name']}"
     # Its templates are where the contract says.
     for stage in described["stages"]:
         assert (ROOT / "prompts" / stage["template"]).is_file()

@@ -177,7 +177,7 @@ def test_the_readme_shows_the_blri_means_a_strong_model_gives_good_dialogues():
     answers = Path(os.environ.get("MEMSYNTH_MODEL_ANSWERS", root.parent / "shared" / "model-answers"))
     if not answers.is_dir():
         pytest.skip(f"model answers not found at {answers}")
-    readme = (root / "README.md").read_text(encoding="utf-8")
+    readme = (root / "docs" / "recipes.md").read_text(encoding="utf-8")
     table = {m[1]: (float(m[2]), m[3]) for m in re.finditer(
         r"^\| (blri-\w\w-a\d) \| \w+ \| ([\d.]+) \| (yes|no) \|$", readme, re.MULTILINE)}
     good = {a["id"]: a["answer"]["scores"] for language in ("en", "zh")

@@ -42,10 +42,11 @@ def write_jsonl(table: pa.Table, path: Path) -> None:
             fh.write(json.dumps(row, ensure_ascii=False, default=_iso) + "\n")
 
 
-def write_json(value: Any, path: Path) -> None:
-    """Pretty JSON, UTF-8 text as is, ending in a newline."""
+def write_json(value: Any, path: Path, *, indent: int = 2, final_newline: bool = True) -> None:
+    """Pretty JSON, UTF-8 text as is, ending in a newline unless a seed's own file has none."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(value, ensure_ascii=False, indent=2, default=_iso) + "\n", encoding="utf-8")
+    text = json.dumps(value, ensure_ascii=False, indent=indent, default=_iso)
+    path.write_text(text + "\n" if final_newline else text, encoding="utf-8")
 
 
 def _iso(value: Any) -> str:

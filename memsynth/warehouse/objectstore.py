@@ -12,7 +12,7 @@ What lives where:
 A machine without the catalog fetches the bucket's copy when it first opens a dataset, so
 a second machine queries, versions and builds on from where the first left off; builds
 must then take turns (one writer at a time), as the lock is per machine. Many machines
-writing at once need DuckLake's Postgres catalog instead (see the README).
+writing at once need DuckLake's Postgres catalog instead (see docs/scaling.md).
 
 Credentials come only from the standard AWS variables (AWS_ACCESS_KEY_ID,
 AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN) and are never written anywhere: DuckDB gets
