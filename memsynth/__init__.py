@@ -8,3 +8,11 @@ import os as _os
 # unless asked (`memsynth build -v`).
 _os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 _os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+
+# Prefect's events client reports at exit that events are still being sent ("EventsWorker -
+# Still processing items"): a note about delivery to a server the build no longer needs, not
+# something a user can act on. Shown with `-v`, which lowers PREFECT_LOGGING_LEVEL.
+if _os.environ["PREFECT_LOGGING_LEVEL"].upper() in ("WARNING", "ERROR", "CRITICAL"):
+    import logging as _logging
+
+    _logging.getLogger("EventsWorker").setLevel(_logging.ERROR)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import logging
 import os
 import sys
 from pathlib import Path
@@ -124,6 +125,7 @@ def build(config_path: str, llm: str, personas: int | None, concurrency: int | N
         raise click.UsageError("--from-stage needs --regenerate, --regenerate-file or --where")
     if verbose:  # memsynth sets WARNING by default (memsynth/__init__.py)
         os.environ["PREFECT_LOGGING_LEVEL"] = "INFO"
+        logging.getLogger("EventsWorker").setLevel(logging.NOTSET)
     from memsynth.config import load_config
 
     config = load_config(config_path)  # a bad config is one line before Prefect is imported

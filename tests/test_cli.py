@@ -595,3 +595,22 @@ def test_tables_at_80_columns_cut_no_name(tmp_path):
     few = memsynth_cli("query", "SELECT 'a rather long value that will have to wrap somewhere' AS v, 1 AS n",
                        "--dataset", "narrow", "--warehouse", str(tmp_path / "wh"), env={"COLUMNS": "40"})
     assert "…" not in few.stdout and max(len(line) for line in few.stdout.splitlines()) <= 40
+
+
+@pytest.mark.parametrize("level", ["WARNING", "INFO"])
+def test_prefects_note_about_unsent_events_at_exit_is_shown_only_when_verbose(level):
+    """Prefect's "EventsWorker - Still processing items" at exit (issue 31 item 12) is not for a
+    memsynth user; `-v` (PREFECT_LOGGING_LEVEL=INFO) shows it again."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import memsynth, logging\n"
+            "from prefect.logging.configuration import setup_logging\n"
+            "setup_logging()\n"
+            "logging.getLogger('EventsWorker').warning('Still processing items: 1 items remaining...')\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={**env, "PREFECT_LOGGING_LEVEL": level})
+    assert done.returncode == 0, done.stderr
+    assert ("Still processing items" in done.stdout + done.stderr) == (level == "INFO")

@@ -147,6 +147,8 @@ class Page:
         status = next((int(e.split()[1]) for e in command.expect if re.fullmatch(r"exits \d+", e)), 0)
         assert done.returncode == status, (
             f"{self.where(command.line)}: `{text}` exited {done.returncode}:\n{output[-3000:]}")
+        for noise in ("Traceback", "EventsWorker"):  # nothing a user should have to read past
+            assert noise not in output, f"{self.where(command.line)}: `{text}` printed {noise}:\n{output[-3000:]}"
         for expected in (e for e in command.expect if not re.fullmatch(r"exits \d+", e)):
             assert normalized(expected) in normalized(output), (
                 f"{self.where(command.line)}: `{text}` did not print {expected!r}:\n{output[-3000:]}")

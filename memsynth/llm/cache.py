@@ -91,7 +91,8 @@ class CacheIndex:
                                   (indexed_to, log_id))
                 self._con.execute("COMMIT")
             except BaseException:
-                self._con.execute("ROLLBACK")
+                if self._con.in_transaction:  # SQLite already rolled back on a full disk
+                    self._con.execute("ROLLBACK")
                 raise
 
     def forget(self, names: list[str]) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 from pydantic import BaseModel
 
+from memsynth.errors import BuildFailed
 from memsynth.tables import Table
 from memsynth.warehouse.objectstore import ObjectStore
 
@@ -58,6 +59,14 @@ class StagingArea:
         self.url = store.join(dataset_dir.name, STAGING_DIR, build_id) if store is not None else None
 
     def write(self, table: Table, shard: str, rows: list[BaseModel]) -> Path | str:
+        try:
+            return self._write(table, shard, rows)
+        except OSError as exc:  # a full disk, a folder turned read-only: one line, not a task traceback
+            reason = os.strerror(exc.errno) if exc.errno else str(exc)
+            raise BuildFailed(f"cannot write the build's staged rows in {self.url or self.path}: {reason} "
+                              "(every answer received is cached: free space and re-run)") from exc
+
+    def _write(self, table: Table, shard: str, rows: list[BaseModel]) -> Path | str:
         if self.store is not None:
             url = f"{self.url}/{table.name}/{shard}.parquet"
             pq.write_table(table.to_arrow(rows), self.store.key(url), filesystem=self.store.filesystem(),
@@ -67,10 +76,13 @@ class StagingArea:
         folder.mkdir(parents=True, exist_ok=True)
         final = folder / f"{shard}.parquet"
         tmp = folder / f".{shard}.parquet.tmp"
-        pq.write_table(table.to_arrow(rows), tmp, compression="zstd")
-        with open(tmp, "rb") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, final)
+        try:
+            pq.write_table(table.to_arrow(rows), tmp, compression="zstd")
+            with open(tmp, "rb") as fh:
+                os.fsync(fh.fileno())
+            os.replace(tmp, final)
+        finally:
+            tmp.unlink(missing_ok=True)
         return final
 
     def files(self, table_name: str) -> list[Path] | list[str]:
