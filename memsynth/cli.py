@@ -135,7 +135,7 @@ def build(config_path: str, llm: str, personas: int | None, concurrency: int | N
         names = [s.name for s in recipe_class(config.recipe).all_stages()]
         if from_stage not in names:
             raise MemsynthError(f"--from-stage {from_stage!r}: not a stage of {config.recipe} ({', '.join(names)})")
-    if ids or where_sql or add_personas:  # unknown ids, a bad --where or no version yet: said before Prefect starts
+    if not estimate:  # another recipe's dataset, unknown ids, a bad --where, no version yet: said before Prefect
         from flows.registry import recipe_class
         from memsynth.config import resolve_warehouse
         from memsynth.regenerate import RegenerationRequest, derive

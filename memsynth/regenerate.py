@@ -46,6 +46,9 @@ def derive(warehouse: Path, dataset: str, recipe: Recipe, request: RegenerationR
     the persona again from a later version draws another sample.
     """
     latest = _latest(warehouse, dataset)
+    if latest is not None and latest["recipe"] != recipe.name:  # said before the first call, not at publish
+        raise ConfigError(f"dataset {dataset!r} holds {latest['recipe']} versions; a build of recipe {recipe.name} cannot "
+                          "add to it (choose another dataset name)")
     regenerations = {pid: dict(stages) for pid, stages in (latest or {}).get("regenerations", {}).items()}
     wanted = list(dict.fromkeys(request.persona_ids))
     if (wanted or request.where or request.add_personas) and latest is None:
