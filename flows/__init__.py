@@ -1,1 +1,1 @@
-"""The recipes: one package per recipe, found by name through `flows/registry.py`."""
+"""The recipes: one package per recipe, each registered as a `memsynth.recipes` entry point in pyproject.toml."""

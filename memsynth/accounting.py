@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from memsynth.config import Price
-from memsynth.llm.engine import EngineCounters
-from memsynth.simulator.server import MODEL_ID as SIMULATOR_MODEL
+from memsynth.llm.settings import EngineCounters
 
 
 def estimated_cost(by_model: dict[str, list[int]], prices: dict[str, Price], *, batch: bool = False) -> float:
@@ -21,8 +21,9 @@ def estimated_cost(by_model: dict[str, list[int]], prices: dict[str, Price], *, 
 
 
 def llm_totals(calls: int, cache_hits: int, counters: EngineCounters,
-               prices: dict[str, Price], *, batch: bool = False) -> dict[str, Any]:
-    """Totals over the build's stage calls plus what the engine sent upstream."""
+               prices: dict[str, Price], *, batch: bool = False, free_models: Collection[str] = ()) -> dict[str, Any]:
+    """Totals over the build's stage calls plus what the engine sent upstream; `free_models`
+    (the simulator's) cost nothing and need no price."""
     return {
         "calls": calls,
         "cache_hits": cache_hits,
@@ -32,6 +33,5 @@ def llm_totals(calls: int, cache_hits: int, counters: EngineCounters,
         "completion_tokens": counters.completion_tokens,
         "cached_prompt_tokens": counters.cached_prompt_tokens,
         "estimated_cost_usd": estimated_cost(counters.by_model, prices, batch=batch),
-        # The simulator costs nothing, so it never makes a summary say "unpriced".
-        "priced": all(m in prices or m == SIMULATOR_MODEL for m in counters.by_model),
+        "priced": all(m in prices or m in free_models for m in counters.by_model),
     }

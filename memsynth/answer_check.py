@@ -56,8 +56,8 @@ class AnswerVerdict:
 
 def find_stage(recipe: str, name: str) -> Stage:
     """The stage `name` of `recipe`: a build stage, an evaluation stage, or emotion scoring."""
-    from flows.registry import evaluation_stages, names, recipe_class
     from memsynth.emotions import SCORE
+    from memsynth.registry import evaluation_stages, names, recipe_class
 
     if recipe == SCORE.recipe:
         candidates: tuple[Stage, ...] = (SCORE,)

@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
-import logging
 import math
 import os
 import secrets
 import time
-from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -32,7 +30,8 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 import memsynth
 from memsynth.accounting import llm_totals
-from memsynth.build_report import report_markdown
+from memsynth.backoff import WORKER_ID
+from memsynth.build_report import attach_report
 from memsynth.cluster import dask_cluster, limit_share, task_runner
 from memsynth.collector import collector_for_build
 from memsynth.config import BuildConfig, redacted, resolve_warehouse
@@ -46,8 +45,8 @@ from memsynth.progress import BuildProgress
 from memsynth.provenance import hashes, version_artifacts
 from memsynth.recipe import Recipe, ShardOutput
 from memsynth.regenerate import RegenerationRequest, derive
+from memsynth.shard_stats import failure_rate, merge_stats
 from memsynth.shards import (
-    WORKER_ID,
     ShardPlan,
     ShardRuntime,
     forget,
@@ -57,6 +56,7 @@ from memsynth.shards import (
     register,
     runtime_for,
 )
+from memsynth.simulator.endpoint import endpoint_for
 from memsynth.warehouse.ducklake import dataset_dir
 from memsynth.warehouse.lock import BuildLock
 from memsynth.warehouse.objectstore import pull_cache, push_cache, store_of
@@ -245,36 +245,6 @@ def build_flow(build_id: str, dataset: str) -> list[dict[str, Any]]:
     return [results[i] for i in range(len(futures))] + ([synthesis_stats] if synthesis_stats else [])
 
 
-def _merge_stats(shard_stats: list[dict[str, Any]]) -> dict[str, Any]:
-    stages: dict[str, Counter[str]] = {}
-    checks: dict[str, Counter[str]] = {}
-    rows: Counter[str] = Counter()
-    problems: list[str] = []
-    for s in shard_stats:
-        rows.update(s["rows"])
-        problems += s["problems"]
-        for stage, counts in s["stage_stats"].items():
-            stages.setdefault(stage, Counter()).update(counts)
-        for name, counts in s["check_stats"].items():
-            checks.setdefault(name, Counter()).update(counts)
-    return {
-        "rows": dict(rows),
-        "stages": {k: dict(v) for k, v in stages.items()},
-        "checks": {k: {**v, "pass_rate": round(v["passed"] / v["total"], 4) if v["total"] else None}
-                   for k, v in checks.items()},
-        "calls": sum(s["calls"] for s in shard_stats),
-        "cache_hits": sum(s["cache_hits"] for s in shard_stats),
-        "integrity_drops": sum(s.get("integrity_drops", 0) for s in shard_stats),
-        "problems": problems,
-    }
-
-
-def _failure_rate(stages: dict[str, dict[str, int]]) -> tuple[int, int]:
-    items = sum(s.get("items", 0) for s in stages.values())
-    failed = sum(s.get("dropped", 0) + s.get("flagged", 0) for s in stages.values())
-    return failed, items
-
-
 def run_build(config: BuildConfig, options: BuildOptions) -> dict[str, Any]:
     """Build `config` and publish it as the dataset's next version; returns the summary."""
     warehouse = resolve_warehouse(options.warehouse, config)
@@ -309,14 +279,19 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
     if mirrored:
         pull_cache(store, cache_dir_for(config, warehouse))
     cache = cache_for(config, warehouse, read=not options.no_cache)
-    engine, simulator, model = open_engine(config, options.llm, cache, latency_ms=options.simulator_latency_ms,
-                                           model=model)
+    endpoint = endpoint_for(options.llm, options.simulator_latency_ms)  # the simulator, chosen here
+    try:
+        engine, model = open_engine(config, cache, endpoint=endpoint, model=model)
+    except BaseException:
+        if endpoint is not None:
+            endpoint.stop()
+        raise
     build_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{secrets.token_hex(3)}"
     sweep_stale(dataset_dir(warehouse, config.dataset))
     plan = ShardPlan(build_id=build_id, config=config, warehouse=str(warehouse),
                      dataset_dir=str(dataset_dir(warehouse, config.dataset)),
                      cache_dir=str(cache.directory), cache_read=not options.no_cache,
-                     base_url=engine.settings.base_url, model=model, simulated=simulator is not None,
+                     base_url=engine.settings.base_url, model=model, simulated=endpoint is not None,
                      regenerations=derivation.regenerations, store=store, mirror_cache=mirrored)
     runtime = open_runtime(plan, engine, recipe=recipe)
     prompts, staging, tables, loop = runtime.runner.prompts, runtime.staging, runtime.tables, runtime.loop
@@ -353,15 +328,15 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
         errors = [s["error"] for s in shard_stats if "error" in s]
         if errors:
             raise BuildFailed(f"{errors[0]}; nothing was published")
-        stats = _merge_stats(shard_stats)
-        failed, items = _failure_rate(stats["stages"])
+        stats = merge_stats(shard_stats)
+        failed, items = failure_rate(stats["stages"])
         if items and failed / items > config.max_failure_rate:
             examples = "; ".join(stats["problems"][:3])
             raise BuildFailed(
                 f"{failed} of {items} items failed ({failed / items:.0%}, limit "
                 f"{config.max_failure_rate:.0%}); nothing was published. First problems: {examples}")
         totals = llm_totals(stats["calls"], stats["cache_hits"], engine.counters, config.llm.prices,
-                            batch=config.llm.mode == "batch")
+                            batch=config.llm.mode == "batch", free_models=(model,) if endpoint else ())
         artifacts = version_artifacts(recipe, prompts, config)
         info = VersionInfo(
             build_id=build_id, recipe=recipe.name,
@@ -384,8 +359,8 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
         cache.close()
         if mirrored:
             push_cache(store, cache.directory)  # this machine's new answers, for the next
-        if simulator is not None:
-            simulator.stop()
+        if endpoint is not None:
+            endpoint.stop()
     summary = {
         "dataset": config.dataset,
         "warehouse": store.url if store is not None else str(warehouse),
@@ -414,25 +389,8 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
         "batch": None if engine.batches is None else asdict(engine.batches.counters),
     }
     with temporary_settings(updates={PREFECT_API_URL: api_url} if api_url else {}):
-        _report(session, summary)
+        attach_report(session.flow_run_id, summary)
     return summary
-
-
-def _report(session: BuildSession, summary: dict[str, Any]) -> None:
-    """Leave the summary on the build's Prefect run as a Markdown artifact."""
-    from prefect.client.orchestration import get_client
-    from prefect.client.schemas.actions import ArtifactCreate
-
-    if session.flow_run_id is None:
-        return
-    try:
-        with get_client(sync_client=True) as client:
-            client.create_artifact(ArtifactCreate(
-                key=f"memsynth-{summary['dataset']}".replace("_", "-"), type="markdown",
-                description=f"{summary['dataset']} version {summary['version']}",
-                data=report_markdown(summary), flow_run_id=session.flow_run_id))
-    except Exception as exc:  # noqa: BLE001 - the version is published; the report is a view of it
-        logging.getLogger("memsynth").warning("could not attach the build report to Prefect: %s", exc)
 
 
 def _statistics(recipe: Recipe, warehouse: Path, dataset: str, version: int) -> dict[str, Any]:

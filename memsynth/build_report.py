@@ -1,7 +1,8 @@
-"""A build's summary as Markdown, for the Prefect UI (what the terminal summary shows)."""
+"""A build's summary as Markdown, left on its Prefect run for the UI (what the terminal summary shows)."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 
@@ -32,3 +33,20 @@ def report_markdown(s: dict[str, Any]) -> str:
         lines += ["", "| figure | this build | seed |", "|---|---:|---:|"]
         lines += [f"| {name} | {value} | {seed.get(name, '')} |" for name, value in s["statistics"].items()]
     return "\n".join(lines) + "\n"
+
+
+def attach_report(flow_run_id: Any, summary: dict[str, Any]) -> None:
+    """Leave the summary on the build's Prefect run as a Markdown artifact."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.actions import ArtifactCreate
+
+    if flow_run_id is None:
+        return
+    try:
+        with get_client(sync_client=True) as client:
+            client.create_artifact(ArtifactCreate(
+                key=f"memsynth-{summary['dataset']}".replace("_", "-"), type="markdown",
+                description=f"{summary['dataset']} version {summary['version']}",
+                data=report_markdown(summary), flow_run_id=flow_run_id))
+    except Exception as exc:  # noqa: BLE001 - the version is published; the report is a view of it
+        logging.getLogger("memsynth").warning("could not attach the build report to Prefect: %s", exc)

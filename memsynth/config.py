@@ -1,4 +1,5 @@
-"""Build configs: YAML validated by pydantic, resolved against flags and environment."""
+"""Build configs: YAML validated by pydantic, resolved against flags and environment; plain data
+that knows no recipe."""
 
 from __future__ import annotations
 
@@ -11,8 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, model_validator
-from pydantic_core import PydanticCustomError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from memsynth.errors import ConfigError
 from memsynth.limits import MAX_PERSONAS
@@ -141,7 +141,7 @@ class DaskConfig(_Strict):
 
 class BuildConfig(_Strict):
     dataset: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")
-    recipe: str = "enpmr"  # a name in flows/registry.py (`memsynth recipes` lists them)
+    recipe: str = "enpmr"  # an installed recipe (`memsynth recipes` lists them)
     description: str = ""
     seed: int = 0
     reference_date: dt.date = dt.date(2024, 12, 2)
@@ -162,8 +162,9 @@ class BuildConfig(_Strict):
     s3: S3Config = Field(default_factory=S3Config)
     cache_dir: str | None = None  # default: <warehouse>/_cache
     llm: LLMConfig = Field(default_factory=LLMConfig)
-    # Validated by the recipe's options model when the config loads, and kept resolved
-    # (every default filled in), so the published config and its hash say what was built.
+    # Validated by the recipe's options model when the config loads (memsynth.registry's
+    # load_config), and kept resolved (every default filled in), so the published config and
+    # its hash say what was built. This module knows no recipe.
     recipe_options: dict[str, Any] = Field(default_factory=dict)
 
     # Where the YAML came from; relative paths in it are read from there.
@@ -176,29 +177,6 @@ class BuildConfig(_Strict):
                              "the provider does the parallel work)")
         return self
 
-    @model_validator(mode="after")
-    def _resolve_recipe_options(self, info: ValidationInfo) -> BuildConfig:
-        from flows.registry import recipe_class  # recipes live above the engine
-
-        try:
-            recipe = recipe_class(self.recipe)
-        except ConfigError as exc:
-            raise PydanticCustomError("unknown_recipe", "{message}", {"message": str(exc)}) from exc
-        if not recipe.buildable and not (info.context or {}).get("recorded"):
-            raise PydanticCustomError("unbuildable_recipe", "{message}", {"message": (
-                f"recipe {self.recipe!r} is imported, not built: memsynth import {self.recipe} FILE --dataset D")})
-        model = recipe.options_model
-        try:
-            resolved = model.model_validate(self.recipe_options)
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            where = ".".join(["recipe_options", *(str(p) for p in err["loc"])])
-            more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-            raise PydanticCustomError("recipe_option", "{message}",
-                                      {"message": f"{err['msg'].removeprefix('Value error, ')}{more}", "where": where}) from exc
-        self.recipe_options = resolved.model_dump(mode="json")
-        return self
-
     def resolve_path(self, value: str) -> Path:
         path = Path(value).expanduser()
         return path if path.is_absolute() else (self.source_dir / path)
@@ -207,8 +185,7 @@ class BuildConfig(_Strict):
     def of_version(cls, recorded: dict[str, Any], **changes: Any) -> BuildConfig:
         """The config a version records, with `changes`; what an import recorded beside the
         config's own fields (its file and digest) is left out."""
-        return cls.model_validate({k: v for k, v in {**recorded, **changes}.items() if k in cls.model_fields},
-                                  context={"recorded": True})
+        return cls.model_validate({k: v for k, v in {**recorded, **changes}.items() if k in cls.model_fields})
 
     def hash(self) -> str:
         """sha256 (first 16 hex) of the redacted config: same config, same hash."""
@@ -218,8 +195,9 @@ class BuildConfig(_Strict):
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def load_config(path: Path | str) -> BuildConfig:
-    """Read and validate a YAML build config; errors become one ConfigError line."""
+def read_config(path: Path | str) -> BuildConfig:
+    """Read and validate a YAML build config, its recipe options as written (`memsynth.registry.
+    load_config` resolves them); errors become one ConfigError line."""
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"config file not found: {path}")
@@ -235,8 +213,7 @@ def load_config(path: Path | str) -> BuildConfig:
         config = BuildConfig.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
-        # An option of the recipe keeps its own path (recipe_options.blri_threshold).
-        where = (err.get("ctx") or {}).get("where") or ".".join(str(p) for p in err["loc"]) or "recipe"
+        where = ".".join(str(p) for p in err["loc"]) or "config"
         more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
         raise ConfigError(f"{path}: {where}: {err['msg']}{more}") from exc
     config.source_dir = path.resolve().parent

@@ -1,6 +1,8 @@
-"""DuckDB connections as memsynth opens them."""
+"""DuckDB as memsynth uses it: connections, SQL string literals, extensions from PyPI."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import duckdb
 
@@ -10,3 +12,23 @@ def connect() -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
     con.execute("SET enable_progress_bar = false")
     return con
+
+
+def sql_str(value: str) -> str:
+    """`value` inside a single-quoted SQL literal."""
+    return value.replace("'", "''")
+
+
+def shipped_extension_path(name: str) -> Path | None:
+    """The extension file inside the PyPI package `duckdb-extension-<name>`, if installed."""
+    try:
+        module = __import__(f"duckdb_extension_{name}")
+    except ImportError:
+        return None
+    base = Path(module.__file__).parent / "extensions"
+    version = f"v{duckdb.__version__}"
+    for candidate in [base / version / f"{name}.duckdb_extension",
+                      *sorted(base.glob(f"*/{name}.duckdb_extension"))]:
+        if candidate.is_file():
+            return candidate
+    return None

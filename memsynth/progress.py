@@ -15,7 +15,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from memsynth.llm.engine import EngineCounters
+from memsynth.llm.settings import EngineCounters
 
 
 class BuildProgress:

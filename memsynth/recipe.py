@@ -6,7 +6,7 @@ import abc
 import asyncio
 import random
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel
 
 from memsynth.config import BuildConfig
+from memsynth.offers import Figure, ReviewTask
 from memsynth.records import (
     LLM_CALLS,
     REJECTED_ANSWER_CHARS,
@@ -23,8 +24,6 @@ from memsynth.records import (
     PersonaRow,
     StageFailureRow,
 )
-from memsynth.review.items import ReviewTask
-from memsynth.review.report import Figure
 from memsynth.rules import Rule
 from memsynth.stage import ItemResult, Stage, StageRunner
 from memsynth.tables import Table, trusted_row
@@ -37,7 +36,7 @@ class Recipe(abc.ABC):
     """A dataset recipe: everything the build asks of one, with the default of each hook.
 
     A recipe sets `name`, `options_model`, `stages` and `tables` and writes `generate`;
-    the rest is optional. The build finds it by name through `flows/registry.py`, and
+    the rest is optional. The build finds it by name through `memsynth/registry.py` (entry points), and
     calls nothing that is not declared here.
     """
 
@@ -120,21 +119,22 @@ class Recipe(abc.ABC):
     async def generate(self, ctx: PersonaContext) -> None:
         """Run the stage chain for `ctx.persona`, emitting rows into `ctx`."""
 
-    async def run_shard(self, contexts: Sequence[PersonaContext]) -> None:
+    async def run_shard(self, contexts: Sequence[PersonaContext],
+                        annotate: Callable[[Recipe, Sequence[PersonaContext]], Awaitable[None]] | None = None) -> None:
         """What the build calls for a shard: `prepare_shard`, then every persona's chain
-        concurrently, each reported done as it ends. Not meant to be overridden."""
+        concurrently, each reported done as it ends; with `annotate` (the build's emotion
+        scoring, when the options ask for it), the shard's rows are scored before the personas
+        are done. Not meant to be overridden."""
         await self.prepare_shard(contexts)
 
         async def one(ctx: PersonaContext) -> None:
             await self.generate(ctx)
-            if not self.annotates_emotions:
+            if annotate is None:
                 ctx.done()
 
         await asyncio.gather(*(one(ctx) for ctx in contexts))
-        if self.annotates_emotions and contexts:
-            from memsynth.emotions.annotate import annotate_shard
-
-            await annotate_shard(self, contexts)
+        if annotate is not None and contexts:
+            await annotate(self, contexts)
             for ctx in contexts:
                 ctx.done()
 

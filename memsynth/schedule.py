@@ -11,8 +11,9 @@ from prefect.client.schemas.objects import ConcurrencyLimitConfig, ConcurrencyLi
 from prefect.types.entrypoint import EntrypointType
 
 from memsynth.build import BuildOptions, run_build
-from memsynth.config import load_config, resolve_warehouse
+from memsynth.config import resolve_warehouse
 from memsynth.errors import BuildFailed, ConfigError
+from memsynth.registry import load_config
 from memsynth.warehouse.ducklake import dataset_dir
 from memsynth.warehouse.lock import BuildLock
 

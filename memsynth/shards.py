@@ -9,20 +9,21 @@ instead, so all its shards share one event loop, one client and one set of limit
 from __future__ import annotations
 
 import atexit
-import os
-import socket
 import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memsynth.backoff import WORKER_ID, BackoffListener
 from memsynth.config import BuildConfig
+from memsynth.emotions.scoring import annotate_shard
 from memsynth.integrity import cascade
 from memsynth.llm.cache import ResponseCache
-from memsynth.llm.engine import EngineCounters, LLMEngine
+from memsynth.llm.engine import LLMEngine
 from memsynth.llm.loop import LoopThread
 from memsynth.llm.session import engine_settings, generation_settings
+from memsynth.llm.settings import EngineCounters
 from memsynth.prompts import DEFAULT_PROMPTS_DIR, PromptLibrary
 from memsynth.recipe import PersonaContext, Recipe, ShardOutput, persona_rng
 from memsynth.records import LLM_CALLS, STAGE_FAILURES
@@ -72,7 +73,7 @@ class ShardPlan:
 
 def recipe_for(config: BuildConfig) -> Recipe:
     """The config's recipe, with its options (validated when the config was loaded)."""
-    from flows.registry import recipe_class
+    from memsynth.registry import recipe_class
 
     return recipe_class(config.recipe)(config.recipe_options)
 
@@ -108,7 +109,7 @@ class ShardRuntime:
         contexts = [PersonaContext(persona=p, config=config, runner=self.runner, output=output,
                                    rng=persona_rng(config.seed, p.persona_id), on_done=self.on_persona_done)
                     for p in personas]
-        await self.recipe.run_shard(contexts)
+        await self.recipe.run_shard(contexts, annotate=annotate_shard if self.recipe.annotates_emotions else None)
         return output
 
     def stage(self, shard: str, output: ShardOutput) -> dict[str, Any]:
@@ -145,7 +146,6 @@ class ShardRuntime:
                 push_cache(self.plan.store, Path(self.plan.cache_dir))
 
 
-WORKER_ID = f"{socket.gethostname()}:{os.getpid()}"
 _RUNTIMES: dict[str, ShardRuntime] = {}
 _LOCK = threading.Lock()
 
@@ -203,8 +203,6 @@ def _build_runtime(plan: ShardPlan) -> ShardRuntime:
         raise
     runtime = open_runtime(plan, engine, owned=True)
     if share is not None and share.backoff_channel:
-        from memsynth.cluster import BackoffListener
-
         runtime._listener = BackoffListener.start(share.backoff_channel, engine.limits.concurrency, runtime.loop)
     return runtime
 

@@ -114,7 +114,8 @@ def test_a_full_disk_stops_every_call_at_once_with_one_message(tmp_path):
     import pytest
 
     from memsynth.errors import BuildFailed
-    from memsynth.llm.engine import EngineSettings, LLMEngine
+    from memsynth.llm.engine import LLMEngine
+    from memsynth.llm.settings import EngineSettings
     from tests.conftest import start_simulator
 
     if not os.path.exists("/dev/full"):

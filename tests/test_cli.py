@@ -351,7 +351,7 @@ def test_a_killed_or_stopped_build_loses_only_calls_in_flight_and_leaves_no_proc
 @pytest.mark.parametrize("name", ["quickstart", "enpmr", "pal"])
 def test_shipped_configs_are_valid(name):
     from memsynth.build import recipe_for
-    from memsynth.config import load_config
+    from memsynth.registry import load_config
 
     config = load_config(ROOT / "configs" / f"{name}.yaml")
     assert recipe_for(config).name == config.recipe
@@ -432,8 +432,8 @@ def test_a_killed_regeneration_rerun_sends_only_the_rest_and_matches_an_uninterr
     import time
 
     from memsynth.build import BuildOptions, run_build
-    from memsynth.config import load_config
     from memsynth.regenerate import RegenerationRequest
+    from memsynth.registry import load_config
     from memsynth.warehouse.catalog import run_query
     from tests.conftest import ROOT
 

@@ -135,14 +135,15 @@ class Page:
 
     def run(self, command: Command) -> None:
         text = command.text
-        print(f"{self.where(command.line)}: {text.splitlines()[0]}", flush=True)
         if text.startswith("export "):
             self.exports.append(text)
         if text.rstrip().endswith("&"):
             self.background.append(self.start(text.rstrip()[:-1]))
             return
+        started = time.monotonic()
         done = subprocess.run(["bash", "-c", self.script(text)], cwd=self.ws, env=self.env,
                               capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S)
+        print(f"{self.where(command.line)} ({time.monotonic() - started:.1f} s): {text.splitlines()[0]}")
         output = done.stdout + done.stderr
         status = next((int(e.split()[1]) for e in command.expect if re.fullmatch(r"exits \d+", e)), 0)
         assert done.returncode == status, (

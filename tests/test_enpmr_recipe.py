@@ -12,7 +12,8 @@ import pytest
 from flows.enpmr import EnpmrOptions, EnpmrRecipe, blri_mean, can_meet, plan_dialogues
 from memsynth.config import SEED_PERSONAS, BuildConfig
 from memsynth.llm.cache import ResponseCache
-from memsynth.llm.engine import EngineSettings, LLMEngine
+from memsynth.llm.engine import LLMEngine
+from memsynth.llm.settings import EngineSettings
 from memsynth.persona_synthesis import synthesize_personas
 from memsynth.personas import read_persona_file
 from memsynth.prompts import PromptLibrary

@@ -12,8 +12,9 @@ import pytest
 
 from memsynth.evaluation.emotional import EMOTIONS
 from memsynth.llm.cache import ResponseCache
-from memsynth.llm.engine import EngineSettings, LLMEngine
+from memsynth.llm.engine import LLMEngine
 from memsynth.llm.request import EmbeddingRequest
+from memsynth.llm.settings import EngineSettings
 from tests.conftest import ROOT, cli_json, memsynth_cli, write_config
 
 REFERENCE = Path(os.environ.get("MEMSYNTH_REFERENCE_DATA", ROOT.parent / "shared" / "reference-data"))

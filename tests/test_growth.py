@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from memsynth.config import load_config
 from memsynth.errors import ConfigError
 from memsynth.personas import build_personas
+from memsynth.registry import load_config
 from memsynth.shards import recipe_for
 from tests.conftest import ROOT, cli_json, memsynth_cli, write_config
 

@@ -11,7 +11,7 @@ from aiohttp import web
 
 from memsynth.config import BuildConfig
 from memsynth.llm.cache import ResponseCache
-from memsynth.llm.engine import EngineSettings, LLMEngine
+from memsynth.llm.engine import LLMEngine
 from memsynth.llm.http import DirectPoster, OpenAIPoster, openai_client
 from memsynth.llm.request import EmbeddingRequest, LLMRequest
 from memsynth.llm.retry import (
@@ -22,6 +22,7 @@ from memsynth.llm.retry import (
     is_unanswered,
     retry_after_seconds,
 )
+from memsynth.llm.settings import EngineSettings
 from memsynth.simulator.server import Faults, Simulator, SimulatorThread
 from tests.conftest import start_simulator
 

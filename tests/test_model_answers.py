@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.registry import recipe_class
+from memsynth.registry import recipe_class
 from tests.conftest import memsynth_cli
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -10,7 +10,8 @@ import pytest
 from flows.pal import ACTION_GRAMMAR, PalRecipe, conforms_to_grammar
 from memsynth.config import BuildConfig
 from memsynth.llm.cache import ResponseCache
-from memsynth.llm.engine import EngineSettings, LLMEngine
+from memsynth.llm.engine import LLMEngine
+from memsynth.llm.settings import EngineSettings
 from memsynth.prompts import PromptLibrary
 from memsynth.recipe import PersonaContext, ShardOutput, persona_rng
 from memsynth.records import PersonaRow

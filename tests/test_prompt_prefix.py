@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from flows.registry import RECIPES, recipe_class
 from memsynth.prompts import PromptLibrary
+from memsynth.registry import RECIPES, recipe_class
 from memsynth.stage import localized
 from tests.golden import LANGUAGES, recorded_requests
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.registry import recipe_class
+from memsynth.registry import recipe_class
 from memsynth.review.report import (
     ENGINE_FIGURES,
     cost_figure,

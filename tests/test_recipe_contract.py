@@ -1,4 +1,4 @@
-"""The recipe contract: a recipe added through the registry alone builds; options are
+"""The recipe contract: a recipe installed as a package alone builds; options are
 resolved and hashed with their defaults; versions describe themselves; the engine imports
 no recipe; docs/recipes.md's recipe tables match `memsynth recipes`."""
 
@@ -14,10 +14,10 @@ import pytest
 import yaml
 from pydantic import create_model
 
-from flows import registry
-from memsynth.config import load_config
+from memsynth import registry
 from memsynth.errors import ConfigError
 from memsynth.provenance import artifact_hash
+from memsynth.registry import load_config
 from memsynth.warehouse.catalog import run_query
 from tests.conftest import ROOT, cli_json, memsynth_cli
 
@@ -138,6 +138,45 @@ def toy_package(tmp_path: Path) -> Path:
     return root
 
 
+def _wheel(source: Path, folder: Path) -> Path:
+    """A wheel of the toy package, as a lab's build would make one: its files, and a dist-info
+    whose entry_points.txt registers the recipe with memsynth."""
+    import base64
+    import hashlib
+    import zipfile
+
+    dist = "toy_recipe-0.1.dist-info"
+    files = {str(p.relative_to(source)): p.read_bytes() for p in sorted(source.rglob("*")) if p.is_file()}
+    files[f"{dist}/METADATA"] = b"Metadata-Version: 2.1\nName: toy-recipe\nVersion: 0.1\n"
+    files[f"{dist}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    files[f"{dist}/entry_points.txt"] = b"[memsynth.recipes]\ntoy = toy_recipe\n"
+
+    def record(data: bytes) -> str:
+        return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+    rows = [f"{name},{record(data)},{len(data)}" for name, data in files.items()] + [f"{dist}/RECORD,,"]
+    files[f"{dist}/RECORD"] = ("\n".join(rows) + "\n").encode()
+    wheel = folder / "toy_recipe-0.1-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        for name, data in files.items():
+            zf.writestr(name, data)
+    return wheel
+
+
+@pytest.fixture
+def installed_toy(tmp_path: Path, toy_package: Path) -> Path:
+    """The toy recipe `pip install`ed (offline, from its wheel) into a folder of its own."""
+    import subprocess
+    import sys
+
+    site = tmp_path / "site"
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps",
+                           "--target", str(site), str(_wheel(toy_package, tmp_path))],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return site
+
+
 def _toy_config(tmp_path: Path) -> Path:
     personas = tmp_path / "personas.jsonl"
     personas.write_text("".join(json.dumps({"persona": p}) + "\n" for p in
@@ -151,8 +190,10 @@ def _toy_config(tmp_path: Path) -> Path:
     return config
 
 
-def test_a_recipe_added_through_the_registry_alone_builds_on_the_simulator(tmp_path, toy_package):
-    env = {"MEMSYNTH_RECIPES": "toy=toy_recipe", "PYTHONPATH": str(toy_package)}
+def test_a_recipe_installed_with_pip_builds_on_the_simulator(tmp_path, installed_toy):
+    """A lab's recipe in its own package: installed, it is found through its entry point."""
+    env = {"PYTHONPATH": str(installed_toy)}
+    assert "toy" not in memsynth_cli("recipes").stdout
     wh = str(tmp_path / "wh")
     summary = cli_json("build", str(_toy_config(tmp_path)), "--llm", "simulator", "--warehouse", wh,
                        "--format", "json", env=env)
@@ -194,7 +235,8 @@ def _assert_artifacts_match(shown: dict) -> None:
 def test_a_registered_recipe_is_known_to_configs_and_an_unknown_one_is_one_line(tmp_path, toy_package,
                                                                                  monkeypatch):
     monkeypatch.syspath_prepend(str(toy_package))
-    monkeypatch.setitem(registry.RECIPES, "toy", "toy_recipe")
+    monkeypatch.setattr(registry, "_added", {})  # known to this process only, and only in this test
+    registry.register("toy", "toy_recipe")
     assert "toy" in registry.names()
     assert load_config(_toy_config(tmp_path)).recipe_options == {"replies": 2}
     (tmp_path / "bad.yaml").write_text("dataset: x\nrecipe: toy\nrecipe_options: {replies: 0}\n")
@@ -244,7 +286,7 @@ def test_changing_any_option_default_changes_the_config_hash(tmp_path, monkeypat
     assert load_config(path).hash() == first.hash()
 
 
-def test_the_engine_imports_no_recipe_except_through_the_registry():
+def test_the_engine_imports_no_recipe():
     offenders = []
     for path in sorted((ROOT / "memsynth").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -255,7 +297,7 @@ def test_the_engine_imports_no_recipe_except_through_the_registry():
             else:
                 continue
             offenders += [f"{path.relative_to(ROOT)}:{node.lineno} {m}" for m in modules
-                          if m.split(".")[0] in ("flows", "schemas") and m != "flows.registry"]
+                          if m.split(".")[0] in ("flows", "schemas")]
     assert offenders == []
     assert not (ROOT / "schemas" / "records.py").exists()
 

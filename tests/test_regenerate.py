@@ -8,9 +8,9 @@ import json
 import pytest
 
 from memsynth.build import BuildOptions, run_build
-from memsynth.config import load_config
 from memsynth.errors import ConfigError
 from memsynth.regenerate import RegenerationRequest
+from memsynth.registry import load_config
 from memsynth.warehouse.catalog import open_version, run_query
 from tests.conftest import ROOT, cli_json, memsynth_cli
 

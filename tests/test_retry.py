@@ -14,7 +14,7 @@ import pytest
 
 from memsynth.errors import BuildFailed, ConfigError
 from memsynth.llm.cache import ResponseCache
-from memsynth.llm.engine import EngineSettings, LLMEngine
+from memsynth.llm.engine import LLMEngine
 from memsynth.llm.request import LLMRequest
 from memsynth.llm.retry import (
     FailureRate,
@@ -23,6 +23,7 @@ from memsynth.llm.retry import (
     is_retryable,
     retry_after_seconds,
 )
+from memsynth.llm.settings import EngineSettings
 from memsynth.simulator.server import Faults, Simulator, SimulatorThread
 from tests.conftest import start_simulator
 

@@ -12,7 +12,8 @@ import pytest
 from flows.enpmr import EnpmrRecipe
 from memsynth.config import BuildConfig
 from memsynth.llm.cache import ResponseCache
-from memsynth.llm.engine import EngineSettings, LLMEngine
+from memsynth.llm.engine import LLMEngine
+from memsynth.llm.settings import EngineSettings
 from memsynth.prompts import PromptLibrary
 from memsynth.recipe import PersonaContext, ShardOutput, persona_rng
 from memsynth.records import PersonaRow

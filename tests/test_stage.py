@@ -9,7 +9,8 @@ import pytest
 from pydantic import BaseModel, Field
 
 from memsynth.llm.cache import ResponseCache
-from memsynth.llm.engine import EngineSettings, LLMEngine
+from memsynth.llm.engine import LLMEngine
+from memsynth.llm.settings import EngineSettings
 from memsynth.prompts import PromptLibrary
 from memsynth.stage import GenerationSettings, Stage, StageRunner, check
 

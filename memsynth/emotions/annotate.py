@@ -1,5 +1,5 @@
-"""Running the emotion stage: inside a build's shard, or over a published version (which
-then publishes the next version: the same rows, plus `emotions`)."""
+"""Running the emotion stage over a published version, which then publishes the next version:
+the same rows, plus `emotions` (inside a build, `memsynth.emotions.scoring` runs it)."""
 
 from __future__ import annotations
 
@@ -16,24 +16,10 @@ from memsynth.config import BuildConfig, redacted
 from memsynth.emotions import SCORE, EmotionItem, emotion_row, emotions_table, item_key
 from memsynth.errors import MemsynthError
 from memsynth.provenance import Artifact, schema_text, text_hash
-from memsynth.recipe import PersonaContext, Recipe, ShardOutput
+from memsynth.recipe import ShardOutput
 from memsynth.records import LLM_CALLS, STAGE_FAILURES
 
 ENGINE_TABLES = ("versions", "artifacts")
-
-
-async def annotate_shard(recipe: Recipe, contexts: Sequence[PersonaContext]) -> None:
-    """Score the memories and queries the shard's chains emitted, each with its persona."""
-    output = contexts[0].output
-    source = recipe.emotion_source
-    tables = {name: [row.model_dump(mode="json") for row in output.rows.get(name, [])]
-              for name in source.tables}
-    items = source.items(tables, contexts[0].language)
-    by_persona = {ctx.persona.persona_id: ctx for ctx in contexts}
-    results = await asyncio.gather(*(by_persona[i.persona_id].run(SCORE, i.variables(), item_key(i))
-                                     for i in items if i.persona_id in by_persona))
-    rows = [r for r in (emotion_row(i, res) for i, res in zip(items, results)) if r is not None]
-    output.emit(emotions_table(source.refs), rows)
 
 
 def read_tables(con: Any, names: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
@@ -55,10 +41,11 @@ def annotate_version(warehouse: Path, dataset: str, version: int | None, *, llm:
                      model: str | None = None, progress: bool = True) -> dict[str, Any]:
     """Score every memory and query of `version` (default: the latest) and publish the next
     version: its tables unchanged, plus `emotions`; a re-run pays only for what is uncached."""
-    from flows.registry import recipe_class
     from memsynth.accounting import llm_totals
     from memsynth.llm.session import open_session
     from memsynth.progress import BuildProgress
+    from memsynth.registry import config_of_version, recipe_class
+    from memsynth.simulator.endpoint import endpoint_for
     from memsynth.warehouse.catalog import open_version
     from memsynth.warehouse.ducklake import dataset_dir
     from memsynth.warehouse.lock import BuildLock
@@ -72,7 +59,7 @@ def annotate_version(warehouse: Path, dataset: str, version: int | None, *, llm:
         try:
             recipe_cls = recipe_class(parent["recipe"])
             options = {**parent["config"].get("recipe_options", {}), "emotions": True}
-            config = BuildConfig.of_version(parent["config"], recipe_options=options)
+            config = config_of_version(parent["config"], recipe_options=options)
             recipe = recipe_cls(config.recipe_options)
             if not recipe.annotates_emotions:
                 raise MemsynthError(f"recipe {recipe.name} has no emotion annotation")
@@ -97,13 +84,14 @@ def annotate_version(warehouse: Path, dataset: str, version: int | None, *, llm:
             con.close()
         try:
             output = ShardOutput()
-            with open_session(config, llm, warehouse, model=model) as session:
+            with open_session(config, endpoint_for(llm), warehouse, model=model) as session:
                 with BuildProgress(len(items), session.engine.counters, enabled=progress, unit="items") as shown:
                     rows = session.run(_score(session.runner, items, config, output, shown))
                 totals = llm_totals(len(output.rows.get(LLM_CALLS.name, [])),
                                     sum(1 for c in output.rows.get(LLM_CALLS.name, []) if c.cache_hit),
                                     session.engine.counters, config.llm.prices,
-                                    batch=config.llm.mode == "batch")
+                                    batch=config.llm.mode == "batch",
+                                    free_models=(session.model,) if session.simulated else ())
                 used_model = session.model
             table = emotions_table(source.refs)
             staging.write(table, "annotate", rows)

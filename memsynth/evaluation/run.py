@@ -14,6 +14,7 @@ from memsynth.config import BuildConfig
 from memsynth.errors import MemsynthError
 from memsynth.evaluation.store import EvalRun, Score, evaluations_dir, record
 from memsynth.llm.session import LLMSession, open_session
+from memsynth.simulator.endpoint import endpoint_for
 from memsynth.stage import ItemResult, Stage, StageRunner
 
 
@@ -94,7 +95,7 @@ Task = Callable[[EvalContext], int]  # runs, fills ctx.scores, returns the items
 def evaluate(task_name: str, warehouse: Path, dataset: str, version: int | None,
              options: EvalOptions) -> tuple[EvalRun, str]:
     """Run `task_name` on the version, record it, and return it with its markdown report."""
-    from flows.registry import evaluation_tasks
+    from memsynth.registry import config_of_version, evaluation_tasks
     from memsynth.warehouse.catalog import open_version
 
     started = time.time()
@@ -105,15 +106,16 @@ def evaluate(task_name: str, warehouse: Path, dataset: str, version: int | None,
             known = ", ".join(sorted(tasks)) or "none"
             raise MemsynthError(f"task {task_name!r} does not apply to {dataset} (a {row['recipe']} dataset; "
                                 f"its tasks: {known})")
-        config = BuildConfig.of_version(row["config"])
-        with open_session(config, options.llm, warehouse, model=options.model) as session:
+        config = config_of_version(row["config"])
+        with open_session(config, endpoint_for(options.llm), warehouse, model=options.model) as session:
             ctx = EvalContext(dataset, row, config, session, options, con)
             items = tasks[task_name](ctx)
             from memsynth.accounting import llm_totals
 
             counters = session.engine.counters
             totals = llm_totals(counters.done, counters.cached, counters, config.llm.prices,
-                                batch=config.llm.mode == "batch")
+                                batch=config.llm.mode == "batch",
+                                free_models=(session.model,) if session.simulated else ())
     finally:
         con.close()
     run = EvalRun(run_id=f"{task_name}-{time.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}", task=task_name,

@@ -6,18 +6,20 @@ import asyncio
 import json
 import os
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 import httpx2 as httpx  # the HTTP library of openai >= 3
 import openai
 import orjson
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
+from tenacity import AsyncRetrying, retry_if_exception
 
 from memsynth.errors import BuildFailed, ConfigError
-from memsynth.llm.batch import BatchQueue, BatchSettings, LineFailed
+from memsynth.llm.attempts import CallBudget, describe_failure, longer_max_tokens
+from memsynth.llm.batch import BatchQueue, LineFailed
 from memsynth.llm.cache import ResponseCache
-from memsynth.llm.http import Client, DirectPoster, OpenAIPoster, Poster, openai_client
+from memsynth.llm.completion import Completion, response_from_record
+from memsynth.llm.http import DirectPoster, OpenAIPoster, Poster, openai_client
 from memsynth.llm.limits import RequestLimits
 from memsynth.llm.outage import OutageGate
 from memsynth.llm.request import EmbeddingRequest, LLMRequest, LLMResponse
@@ -25,62 +27,13 @@ from memsynth.llm.retry import (
     EmptyResponse,
     FailureRate,
     Truncated,
-    backoff_seconds,
     invalid_request,
     is_connect_failure,
     is_fatal,
     is_rate_limit,
     is_retryable,
-    is_unanswered,
 )
-
-
-@dataclass
-class EngineSettings:
-    """Transport settings resolved from config and environment (never the key itself)."""
-
-    base_url: str | None
-    api_key_env: str
-    concurrency: int = 32
-    rpm: float | None = None
-    tpm: float | None = None
-    timeout_s: float = 120.0
-    max_attempts: int = 6
-    backoff_base_s: float = 0.5
-    backoff_cap_s: float = 30.0
-    outage_wait_s: float = 600.0  # how long every call waits for an endpoint that went away
-    rate_limit_wait_s: float = 600.0  # how long one call may keep being told 429
-    # The most max_tokens a cut-off answer is asked again with (doubling each time);
-    # None: asked again with the request's own.
-    max_tokens_ceiling: int | None = None
-    # Stop before the cost of what was sent could pass this (US dollars), by `prices`:
-    # model -> (input, output) dollars per million tokens.
-    budget_usd: float | None = None
-    # model -> (input, output, cached input) dollars per million tokens.
-    prices: dict[str, tuple[float, float, float]] = field(default_factory=dict)
-    # "batch": chat requests go out in OpenAI Batch API files (see memsynth.llm.batch).
-    mode: str = "online"
-    batch: BatchSettings = field(default_factory=BatchSettings)
-    # How chat and embedding POSTs are sent (see memsynth.llm.http).
-    client: Client = "openai"
-
-
-@dataclass
-class EngineCounters:
-    """Live totals for progress displays and the build summary."""
-
-    requests: int = 0  # sent upstream, including retries
-    done: int = 0
-    cached: int = 0
-    failed: int = 0
-    retries: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cached_prompt_tokens: int = 0
-    in_flight: int = 0
-    # model -> [prompt, completion, cached prompt] tokens
-    by_model: dict[str, list[int]] = field(default_factory=dict)
-
+from memsynth.llm.settings import EngineCounters, EngineSettings
 
 # Calls that must fail to connect, with no call ever answered, before a build gives up.
 UNREACHABLE_AFTER = 2
@@ -160,7 +113,7 @@ class LLMEngine:
         if record is not None:
             self.counters.cached += 1
             self.counters.done += 1
-            return _response_from_record(record, cached=True)
+            return response_from_record(record, cached=True)
         self.cache.check_writable()
         # Identical requests in flight at once share one upstream call.
         pending = self._inflight_keys.get(key)
@@ -253,7 +206,7 @@ class LLMEngine:
     async def _keep_batch_answer(self, key: str, body: dict[str, Any], stage: str, model: str) -> LLMResponse:
         """A batch line's chat completion, counted, priced and cached like an online answer."""
         try:
-            raw = _Completion.parse(body)
+            raw = Completion.parse(body)
         except (EmptyResponse, ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
             raise LineFailed(f"unreadable answer in a batch: {exc}") from exc
         response = LLMResponse(content=raw.content, finish_reason=raw.finish_reason,
@@ -281,9 +234,9 @@ class LLMEngine:
         estimate = _estimate_tokens(request)
         started = time.monotonic()
         attempts = 0
-        budget = _CallBudget(self.settings, self.gate, self.failure_rate, started)
+        budget = CallBudget(self.settings, self.gate, self.failure_rate, started)
 
-        async def attempt() -> _Completion:
+        async def attempt() -> Completion:
             nonlocal attempts
             await self.gate.admit()
             attempts += 1
@@ -325,15 +278,15 @@ class LLMEngine:
             if isinstance(exc, BuildFailed):
                 raise
             if is_fatal(exc):
-                raise BuildFailed(f"the endpoint refused the request: {_describe(exc)}") from exc
+                raise BuildFailed(f"the endpoint refused the request: {describe_failure(exc)}") from exc
             if fix := invalid_request(exc):
-                raise BuildFailed(f"the endpoint refused the request ({_describe(exc)[:120]}); {fix}") from exc
+                raise BuildFailed(f"the endpoint refused the request ({describe_failure(exc)[:120]}); {fix}") from exc
             if is_retryable(exc):
                 # The endpoint is up but keeps failing this request: stop the build rather
                 # than drop the item (every answer so far is cached).
-                raise BuildFailed(f"the endpoint failed a request {budget.describe()}: {_describe(exc)}. "
+                raise BuildFailed(f"the endpoint failed a request {budget.describe()}: {describe_failure(exc)}. "
                                   "Every answer so far is cached: re-run the build to resume") from exc
-            raise TransportFailure(f"{_describe(exc)} (after {attempts} attempts)") from exc
+            raise TransportFailure(f"{describe_failure(exc)} (after {attempts} attempts)") from exc
         self._successes += 1
         response = LLMResponse(
             content=raw.content,
@@ -366,11 +319,11 @@ class LLMEngine:
             if self._unreachable >= UNREACHABLE_AFTER:
                 raise BuildFailed(
                     f"cannot reach the endpoint at {self.settings.base_url or 'the default OpenAI URL'}: "
-                    f"{_describe(exc)}") from exc
+                    f"{describe_failure(exc)}") from exc
 
-    async def _send(self, request: LLMRequest, estimate: int, max_tokens: int | None) -> _Completion:
+    async def _send(self, request: LLMRequest, estimate: int, max_tokens: int | None) -> Completion:
         return await self._post("/chat/completions", self._chat_body(request, max_tokens), estimate,
-                                _Completion.parse)
+                                Completion.parse)
 
     @staticmethod
     def _chat_body(request: LLMRequest, max_tokens: int | None) -> dict[str, Any]:
@@ -387,11 +340,11 @@ class LLMEngine:
         return body
 
     async def _send_embedding(self, request: EmbeddingRequest, estimate: int, _max_tokens: int | None
-                              ) -> _Completion:
+                              ) -> Completion:
         return await self._post("/embeddings", {"model": request.model, "input": [request.text]},
-                                estimate, _Completion.from_embedding)
+                                estimate, Completion.from_embedding)
 
-    async def _post(self, path: str, body: dict[str, Any], estimate: int, parse: Any) -> _Completion:
+    async def _post(self, path: str, body: dict[str, Any], estimate: int, parse: Any) -> Completion:
         await self.limits.acquire(estimate)
         try:
             self.cache.check_writable()  # the disk may have filled while this call waited
@@ -419,157 +372,8 @@ class LLMEngine:
             self.limits.release(estimate, actual)
 
 
-class _CallBudget:
-    """How long one call keeps trying: 429s on a time budget, outages on the gate's clock,
-    and only the failures of an endpoint that answers others against `max_attempts`
-    (raised when the endpoint fails often enough to explain a longer run)."""
-
-    def __init__(self, settings: EngineSettings, gate: OutageGate, rate: FailureRate, started: float):
-        self.settings = settings
-        self.gate = gate
-        self.rate = rate
-        self.started = started
-        # The gate's (confirmed outages, answers) at each failure of this request.
-        self.failures: list[tuple[int, int]] = []
-        self.rate_limited = 0
-        self.truncated = 0
-        self.last: BaseException | None = None
-
-    def max_tokens(self, request: LLMRequest) -> int | None:
-        return longer_max_tokens(request, self.settings.max_tokens_ceiling, self.truncated)
-
-    @property
-    def counted(self) -> int:
-        """Failures of this request that the endpoint answered others after, with no
-        confirmed outage since: the request's own fault, not the endpoint's."""
-        return sum(1 for confirmed, answers in self.failures
-                   if confirmed == self.gate.confirmed and self.gate.answers > answers)
-
-    def failed(self, exc: BaseException) -> None:
-        self.last = exc
-        mark = (self.gate.confirmed, self.gate.answers)
-        if is_rate_limit(exc):
-            self.rate_limited += 1
-            self.gate.answered()
-            return
-        if isinstance(exc, Truncated):
-            self.truncated += 1
-        if is_unanswered(exc):
-            was_down = self.gate.down
-            self.gate.unreachable(_describe(exc))
-            if was_down:
-                return
-        else:
-            self.gate.answered()  # a malformed body is still an answer
-        self.rate.record(ok=False)
-        self.failures.append(mark)
-
-    @property
-    def allowed(self) -> int:
-        """Failures this request may have: `max_attempts`, or more on a flaky endpoint."""
-        return self.rate.attempts_needed(self.settings.max_attempts)
-
-    def exhausted(self, state: RetryCallState) -> bool:
-        if self.gate.down:
-            return False  # the gate decides: the endpoint comes back, or the build stops
-        if self.last is not None and is_rate_limit(self.last):
-            return time.monotonic() - self.started > self.settings.rate_limit_wait_s
-        if isinstance(self.last, Truncated):
-            # Cut off again and again is the answer's length, not luck: the runner asks for
-            # a shorter one after `max_attempts`.
-            return self.counted >= self.settings.max_attempts
-        return self.counted >= self.allowed
-
-    def wait(self, state: RetryCallState) -> float:
-        if self.gate.down:
-            return 0.0  # the gate does the waiting, and lets one probe through at a time
-        if isinstance(self.last, Truncated):
-            return 0.0  # an answer, not a struggling endpoint: ask again at once
-        if self.last is not None and is_rate_limit(self.last):
-            return backoff_seconds(min(self.rate_limited, 6), self.last, base=self.settings.backoff_base_s,
-                                   cap=self.settings.backoff_cap_s)
-        return backoff_seconds(max(1, self.counted), self.last, base=self.settings.backoff_base_s,
-                               cap=self.settings.backoff_cap_s)
-
-    def describe(self) -> str:
-        if self.last is not None and is_rate_limit(self.last):
-            return f"with 429 for {time.monotonic() - self.started:.0f} s (llm.rate_limit_wait_s)"
-        return (f"{self.counted} times in a row while answering others (llm.max_attempts is "
-                f"{self.settings.max_attempts}; {self.allowed} at the endpoint's failure rate)")
-
-
-@dataclass(frozen=True)
-class _Completion:
-    """The parts of a chat.completion response memsynth uses."""
-
-    content: str
-    finish_reason: str | None
-    prompt_tokens: int
-    completion_tokens: int
-    model: str
-    cached_prompt_tokens: int = 0
-
-    @classmethod
-    def parse(cls, data: dict[str, Any]) -> _Completion:
-        choices = data.get("choices") or []
-        if not choices:
-            raise EmptyResponse("the endpoint answered with no choices")
-        usage = data.get("usage") or {}
-        return cls(content=(choices[0].get("message") or {}).get("content") or "",
-                   finish_reason=choices[0].get("finish_reason"),
-                   prompt_tokens=int(usage.get("prompt_tokens") or 0),
-                   completion_tokens=int(usage.get("completion_tokens") or 0),
-                   cached_prompt_tokens=int((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0),
-                   model=str(data.get("model") or ""))
-
-    @classmethod
-    def from_embedding(cls, data: dict[str, Any]) -> _Completion:
-        vector = [float(x) for x in data["data"][0]["embedding"]]
-        if not vector:
-            raise EmptyResponse("the endpoint answered with an empty embedding")
-        usage = data.get("usage") or {}
-        return cls(content=json.dumps(vector), finish_reason="stop",
-                   prompt_tokens=int(usage.get("prompt_tokens") or 0), completion_tokens=0,
-                   model=str(data.get("model") or ""))
-
-
-def longer_max_tokens(request: LLMRequest, ceiling: int | None, truncated: int) -> int | None:
-    """max_tokens after `truncated` cut-off answers: doubled each time, up to the ceiling
-    (None: the request's own)."""
-    asked = request.params.get("max_tokens")
-    if not truncated or asked is None or ceiling is None or ceiling <= asked:
-        return None
-    return min(ceiling, int(asked) * 2 ** truncated)
-
-
 def _estimate_tokens(request: LLMRequest | EmbeddingRequest) -> int:
     if isinstance(request, EmbeddingRequest):
         return len(request.text) // 4 + 1
     chars = sum(len(m.get("content", "")) for m in request.messages)
     return chars // 4 + min(int(request.params.get("max_tokens", 1000)), 1000)
-
-
-def _describe(exc: BaseException) -> str:
-    """What happened, in words: the status, or the connection error's own cause."""
-    if isinstance(exc, openai.APIStatusError):
-        return f"HTTP {exc.status_code}: {str(exc.message)[:200]}"
-    if is_connect_failure(exc):  # the client calls a refused connection a timeout
-        return f"cannot connect: {str(exc.__cause__ or exc.__context__)[:200]}"
-    cause = exc.__cause__
-    if isinstance(exc, openai.APIConnectionError) and cause is not None and str(cause):
-        return f"{type(exc).__name__}: {type(cause).__name__}: {str(cause)[:200]}"
-    return f"{type(exc).__name__}: {str(exc)[:200]}"
-
-
-def _response_from_record(record: dict[str, Any], *, cached: bool) -> LLMResponse:
-    return LLMResponse(
-        content=record["content"],
-        finish_reason=record.get("finish_reason"),
-        prompt_tokens=record.get("prompt_tokens", 0),
-        completion_tokens=record.get("completion_tokens", 0),
-        cached_prompt_tokens=record.get("cached_prompt_tokens", 0),
-        model=record.get("model", ""),
-        cached=cached,
-        attempts=0,
-        latency_s=0.0,
-    )

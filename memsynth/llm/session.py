@@ -4,7 +4,7 @@ models with, under the same cache, limits and retries as a build."""
 from __future__ import annotations
 
 import os
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -13,14 +13,25 @@ from memsynth.config import BuildConfig
 from memsynth.errors import ConfigError
 from memsynth.llm.batch import BatchSettings
 from memsynth.llm.cache import CACHE_DIR_NAME, ResponseCache
-from memsynth.llm.engine import EngineSettings, LLMEngine
+from memsynth.llm.engine import LLMEngine
 from memsynth.llm.loop import LoopThread
+from memsynth.llm.settings import EngineSettings
 from memsynth.prompts import DEFAULT_PROMPTS_DIR, PromptLibrary
-from memsynth.simulator.server import MODEL_ID, Simulator, SimulatorThread
 from memsynth.stage import GenerationSettings, StageRunner
 
 T = TypeVar("T")
 LLMMode = Literal["simulator", "openai"]
+
+
+@dataclass
+class Endpoint:
+    """An endpoint that is not the config's (memsynth's simulator): the layer that chose it
+    started it, hands it in here, and stops it."""
+
+    base_url: str
+    api_key: str
+    model: str  # the model every request names, whatever the config says
+    stop: Callable[[], None]
 
 
 def engine_settings(config: BuildConfig, base_url: str | None, *, concurrency: int | None = None,
@@ -52,25 +63,17 @@ def generation_settings(config: BuildConfig, model: str, *, simulated: bool,
         stage_variables=llm.stage_variables or simulated, regenerate=regenerate or {})
 
 
-def open_engine(config: BuildConfig, llm: LLMMode, cache: ResponseCache, *, latency_ms: float = 0.0,
-                model: str | None = None) -> tuple[LLMEngine, SimulatorThread | None, str]:
-    """The config's engine, or one on a fresh simulator; and the model its requests name."""
+def open_engine(config: BuildConfig, cache: ResponseCache, *, endpoint: Endpoint | None = None,
+                model: str | None = None) -> tuple[LLMEngine, str]:
+    """The config's engine, or one on `endpoint`; and the model its requests name."""
     model = model or os.environ.get("MEMSYNTH_MODEL") or config.llm.model
-    simulator: SimulatorThread | None = None
     api_key: str | None = None
     base_url = config.llm.base_url or os.environ.get("OPENAI_BASE_URL") or None
-    if llm == "simulator":
-        simulator = SimulatorThread(Simulator(latency_ms=latency_ms)).start()
-        base_url, api_key, model = simulator.base_url, "simulator", MODEL_ID
+    if endpoint is not None:
+        base_url, api_key, model = endpoint.base_url, endpoint.api_key, endpoint.model
     elif config.llm.budget_usd is not None and model not in config.llm.prices:
         raise ConfigError(f"llm.budget_usd needs the price of {model} in llm.prices ($MEMSYNTH_MODEL names it)")
-    try:
-        engine = LLMEngine(engine_settings(config, base_url), cache, api_key=api_key)
-    except BaseException:
-        if simulator is not None:
-            simulator.stop()
-        raise
-    return engine, simulator, model
+    return LLMEngine(engine_settings(config, base_url), cache, api_key=api_key), model
 
 
 def cache_dir_for(config: BuildConfig, warehouse: Path) -> Path:
@@ -92,11 +95,11 @@ class LLMSession:
     loop: LoopThread
     cache: ResponseCache
     model: str
-    simulator: SimulatorThread | None
+    endpoint: Endpoint | None
 
     @property
     def simulated(self) -> bool:
-        return self.simulator is not None
+        return self.endpoint is not None
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run `coro` on the session's loop, blocking until it finishes."""
@@ -108,8 +111,8 @@ class LLMSession:
         finally:
             self.loop.stop()
             self.cache.close()
-            if self.simulator is not None:
-                self.simulator.stop()
+            if self.endpoint is not None:
+                self.endpoint.stop()
 
     def __enter__(self) -> LLMSession:
         return self
@@ -118,15 +121,21 @@ class LLMSession:
         self.close()
 
 
-def open_session(config: BuildConfig, llm: LLMMode, warehouse: Path, *, model: str | None = None,
+def open_session(config: BuildConfig, endpoint: Endpoint | None, warehouse: Path, *, model: str | None = None,
                  no_cache: bool = False, prompts_dirs: tuple[Path, ...] = ()) -> LLMSession:
-    """An `LLMSession` for `config`'s endpoint and sampling settings (model overridable)."""
-    cache = cache_for(config, warehouse, read=not no_cache)
+    """An `LLMSession` for `config`'s endpoint (or `endpoint`, which the session then owns and
+    stops) and sampling settings (model overridable)."""
     try:
-        engine, simulator, model = open_engine(config, llm, cache, model=model)
+        cache = cache_for(config, warehouse, read=not no_cache)
+        try:
+            engine, model = open_engine(config, cache, endpoint=endpoint, model=model)
+        except BaseException:
+            cache.close()
+            raise
     except BaseException:
-        cache.close()
+        if endpoint is not None:
+            endpoint.stop()
         raise
     runner = StageRunner(engine, PromptLibrary(DEFAULT_PROMPTS_DIR, *prompts_dirs),
-                         generation_settings(config, model, simulated=llm == "simulator"))
-    return LLMSession(engine, runner, LoopThread(), cache, model, simulator)
+                         generation_settings(config, model, simulated=endpoint is not None))
+    return LLMSession(engine, runner, LoopThread(), cache, model, endpoint)

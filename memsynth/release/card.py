@@ -13,7 +13,7 @@ from memsynth.release.plots import bar_chart
 from memsynth.review.report import card_quality
 
 if TYPE_CHECKING:
-    from memsynth.release.create import VersionTables
+    from memsynth.release.views import VersionTables
 
 _ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent), autoescape=False,
                           keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
@@ -62,7 +62,7 @@ def front_matter(source: VersionTables, name: str, splits: dict[str, float], lic
 def render_card(source: VersionTables, folder: Path, name: str, tag: str, splits: dict[str, float],
                 license_id: str, rows: dict[str, dict[str, int]]) -> None:
     """Draw the plots into `folder/plots/` and write `folder/README.md`."""
-    from flows.registry import recipe_class  # recipes live above the engine
+    from memsynth.registry import recipe_class  # recipes live above the engine
 
     version = source.version
     recipe = recipe_class(version["recipe"])

@@ -8,11 +8,9 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -26,73 +24,11 @@ from memsynth.release.files import (
     write_jsonl,
     write_parquet_shards,
 )
-from memsynth.release.spec import ReleaseSpec
-from memsynth.release.splits import assign_splits
-from memsynth.warehouse.catalog import open_version
+from memsynth.release.views import VersionTables, read_views
 
 TAG = re.compile(r"^v\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$")
 MANIFEST = "manifest.json"
 SUMS = "SHA256SUMS"
-
-
-def release_spec(recipe: str) -> ReleaseSpec:
-    """The recipe's release declarations (`flows/<recipe>/release.py`)."""
-    from flows.registry import release_spec as lookup  # recipes live above the engine
-
-    return lookup(recipe)
-
-
-@dataclass
-class VersionTables:
-    """A version's views as Arrow tables, with what produced them."""
-
-    version: dict[str, Any]
-    spec: ReleaseSpec
-    language: str
-    views: dict[str, pa.Table]
-    persona_splits: dict[str, str]
-    con: duckdb.DuckDBPyConnection
-
-
-def read_views(root: Path, dataset: str, version: int | None, splits: dict[str, float],
-               split_seed: int | None) -> VersionTables:
-    """Run the recipe's views over the version; the caller closes `.con`."""
-    con, row = open_version(root, dataset, version)
-    try:
-        row["dataset"] = dataset
-        spec = release_spec(row["recipe"])
-        language = row["config"].get("language", "en")
-        seed = row["config"].get("seed", 0) if split_seed is None else split_seed
-        personas = _personas(con)
-        persona_splits = assign_splits([p for p, _ in personas], splits, seed)
-        con.register("release_personas", pa.table({
-            "persona_id": [p for p, _ in personas], "ordinal": [o for _, o in personas],
-            "split": [persona_splits[p] for p, _ in personas]}))
-        for name, table in spec.lookup_tables(language).items():
-            con.register(name, table)
-        views = {}
-        for view in spec.views:
-            try:
-                views[view.name] = con.execute(
-                    f"SELECT * FROM ({view.sql}) ORDER BY {view.order or view.key}").to_arrow_table()
-            except duckdb.Error as exc:
-                raise MemsynthError(f"release view {view.name} failed: {str(exc).splitlines()[0]}") from exc
-        row["split_seed"] = seed
-        return VersionTables(row, spec, language, views, persona_splits, con)
-    except BaseException:
-        con.close()
-        raise
-
-
-def _personas(con: duckdb.DuckDBPyConnection) -> list[tuple[str, int]]:
-    """(persona id, ordinal) in ordinal order; versions built before ordinals rank by id."""
-    columns = {r[0] for r in con.execute(
-        "SELECT column_name FROM duckdb_columns() WHERE database_name = 'lake' AND table_name = 'personas'"
-    ).fetchall()}
-    order = "ordinal, persona_id" if "ordinal" in columns else "persona_id"
-    rows = con.execute(f"SELECT DISTINCT persona_id{', ordinal' if 'ordinal' in columns else ''} "
-                       f"FROM personas ORDER BY {order}").fetchall()
-    return [(r[0], r[1] if len(r) > 1 and r[1] is not None else i) for i, r in enumerate(rows)]
 
 
 def split_table(table: pa.Table, persona_column: str, persona_splits: dict[str, str], split: str) -> pa.Table:

@@ -10,9 +10,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from memsynth.errors import MemsynthError
-from memsynth.release.create import read_views
 from memsynth.release.splits import DEFAULT_SPLITS
 from memsynth.release.verify import MANIFEST
+from memsynth.release.views import read_views
 
 EXAMPLES = 5
 

@@ -201,7 +201,7 @@ def _check_seed_format(folder: Path, manifest: dict[str, Any]) -> list[str]:
     name = manifest.get("seed_format")
     if not name:
         return []
-    from memsynth.release.create import release_spec
+    from memsynth.release.views import release_spec
 
     try:
         seed_format = release_spec(str(manifest.get("recipe"))).seed_format

@@ -99,7 +99,7 @@ def _round(value: float | None) -> float | None:
 def dataset_agreement(warehouse: Any, dataset: str, version: int | None = None) -> dict[str, Any]:
     """`agreement` over a dataset's recorded judgments, with its recipe's LLM judge (the
     version's own labels, where the recipe declares them) as the comparison."""
-    from flows.registry import recipe_class
+    from memsynth.registry import recipe_class
     from memsynth.review.annotations import AnnotationLog
     from memsynth.warehouse.catalog import open_version, run_query
     from memsynth.warehouse.ducklake import dataset_dir

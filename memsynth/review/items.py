@@ -11,75 +11,16 @@ from __future__ import annotations
 import random
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from memsynth.errors import MemsynthError
+from memsynth.offers import Item, ReviewTask
 
 COMMENT = "_comment"  # the criterion a free-text comment on an item is recorded under
 APP = Path(__file__).with_name("app.py")  # the Streamlit script `memsynth review` runs
 APP_SETTINGS = "MEMSYNTH_REVIEW"  # the environment variable that hands it its settings (JSON)
-
-
-@dataclass(frozen=True)
-class Text:
-    title: str
-    body: str
-
-
-@dataclass(frozen=True)
-class Turns:
-    """A dialogue; `highlight` is the 0-based index of the turn to mark."""
-
-    title: str
-    turns: tuple[tuple[str, str], ...]
-    highlight: int | None = None
-
-
-@dataclass(frozen=True)
-class Rows:
-    title: str
-    rows: tuple[dict[str, Any], ...]
-
-
-Section = Text | Turns | Rows
-
-
-@dataclass(frozen=True)
-class Question:
-    """One judgment to make: `criterion` of `item_id` (an item, or a part of one such as a
-    memory in a pool), answered with one of `options`."""
-
-    item_id: str
-    criterion: str
-    prompt: str
-    options: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Item:
-    item_id: str
-    stratum: str
-    sections: tuple[Section, ...]
-    questions: tuple[Question, ...]
-
-
-Query = Callable[..., list[dict[str, Any]]]
-
-
-@dataclass(frozen=True)
-class ReviewTask:
-    """A kind of review a recipe offers: which items (SQL of `(item_id, stratum)` rows), and
-    how one is shown (`show(query, item_id, language)`, with `query(sql, *params)` over the
-    version, in the version's language: a zh dataset is reviewed in Chinese)."""
-
-    name: str
-    description: str
-    items_sql: str
-    show: Callable[[Query, str, str], Item]
-    criteria: tuple[str, ...] = field(default=())
 
 
 def stratified_sample(rows: Sequence[tuple[str, str]], size: int, seed: int) -> list[tuple[str, str]]:
@@ -113,7 +54,7 @@ class ReviewSource:
     """A dataset version opened read-only for review; `query` is safe from several threads."""
 
     def __init__(self, warehouse: Path, dataset: str, version: int | None = None):
-        from flows.registry import recipe_class
+        from memsynth.registry import recipe_class
         from memsynth.warehouse.catalog import open_version
 
         self.warehouse, self.dataset = Path(warehouse), dataset

@@ -17,23 +17,11 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from memsynth.errors import MemsynthError
-
-
-@dataclass(frozen=True)
-class Figure:
-    """A chart of a query's rows: `bar` takes (label, value, ...) rows, one series per value
-    column; `hist` takes (value,) rows."""
-
-    title: str
-    sql: str
-    kind: Literal["bar", "hist"] = "bar"
-    xlabel: str = ""
-
+from memsynth.offers import Figure
 
 ENGINE_FIGURES = (
     Figure("LLM calls and repairs per stage",
@@ -221,7 +209,7 @@ def card_quality(con: Any, recipe: Any, plots_dir: Path, skip_titles: set[str]) 
 
 def report_steps(warehouse: Path, dataset: str, version: int | None = None, compare: int | None = None) -> int:
     """How many times `build_report` calls its `step`: for a progress bar's total."""
-    from flows.registry import recipe_class
+    from memsynth.registry import recipe_class
     from memsynth.warehouse.catalog import open_version
 
     con, row = open_version(warehouse, dataset, version)
@@ -236,7 +224,7 @@ def build_report(warehouse: Path, dataset: str, version: int | None = None, comp
                  step: Callable[[], None] | None = None) -> str:
     """The HTML page for a version (and, with `compare`, another version beside it);
     `step()` is called as each part is done."""
-    from flows.registry import recipe_class
+    from memsynth.registry import recipe_class
     from memsynth.warehouse.catalog import open_version, run_query
 
     con, row = open_version(warehouse, dataset, version)

@@ -4,7 +4,8 @@ A build run with `llm.stage_variables` sends each request's stage and variables 
 body (field `memsynth`). A recipe registers one function per stage that turns the
 schema-valid draft into an answer that also passes the stage's checks, reading only those
 variables — never the prompt, whose wording changes and comes in several languages.
-The engine knows no recipe: each recipe keeps its answers in `flows/<recipe>/simulated.py`.
+The engine knows no recipe: each recipe keeps its answers in `flows/<recipe>/simulated.py`,
+and `memsynth.simulator.stages` gathers them.
 """
 
 from __future__ import annotations
@@ -39,12 +40,3 @@ class AnswerBook(Mapping[str, StageAnswer]):
 
     def __len__(self) -> int:
         return len(self._answers)
-
-
-def recipe_answers() -> dict[str, StageAnswer]:
-    """The engine's own stages' answers (emotion scoring) and every registered recipe's
-    (imported lazily: recipes live above the engine)."""
-    from flows.registry import simulated_answers
-    from memsynth.emotions.simulated import ANSWERS as EMOTIONS
-
-    return {**EMOTIONS, **simulated_answers()}

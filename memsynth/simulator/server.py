@@ -20,10 +20,11 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-from memsynth.simulator.answers import StageAnswer, recipe_answers
+from memsynth.simulator.answers import StageAnswer
 from memsynth.simulator.batches import BatchDesk, BatchFaults, DeskCounters
 from memsynth.simulator.fake import SchemaFaker
 from memsynth.simulator.prompt_cache import PrefixCache
+from memsynth.simulator.stages import recipe_answers
 from memsynth.simulator.text import TextMaker
 
 MODEL_ID = "memsynth-simulator"

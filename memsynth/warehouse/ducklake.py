@@ -8,6 +8,7 @@ from pathlib import Path
 
 import duckdb
 
+from memsynth.duck import shipped_extension_path, sql_str
 from memsynth.errors import MemsynthError
 from memsynth.warehouse.objectstore import ObjectStore, store_of
 
@@ -37,7 +38,7 @@ def load_ducklake(con: duckdb.DuckDBPyConnection) -> None:
     """
     path = shipped_extension_path("ducklake")
     if path is not None:
-        con.execute(f"LOAD '{_sql_str(str(path))}'")
+        con.execute(f"LOAD '{sql_str(str(path))}'")
         return
     try:
         con.execute("LOAD ducklake")
@@ -45,21 +46,6 @@ def load_ducklake(con: duckdb.DuckDBPyConnection) -> None:
         raise MemsynthError(
             "the DuckLake extension is not installed: pip install "
             f"'duckdb-extension-ducklake=={duckdb.__version__}'") from exc
-
-
-def shipped_extension_path(name: str) -> Path | None:
-    """The extension file inside the PyPI package `duckdb-extension-<name>`, if installed."""
-    try:
-        module = __import__(f"duckdb_extension_{name}")
-    except ImportError:
-        return None
-    base = Path(module.__file__).parent / "extensions"
-    version = f"v{duckdb.__version__}"
-    for candidate in [base / version / f"{name}.duckdb_extension",
-                      *sorted(base.glob(f"*/{name}.duckdb_extension"))]:
-        if candidate.is_file():
-            return candidate
-    return None
 
 
 def attach(con: duckdb.DuckDBPyConnection, directory: Path, *, alias: str = "lake",
@@ -79,14 +65,14 @@ def attach(con: duckdb.DuckDBPyConnection, directory: Path, *, alias: str = "lak
         store.configure(con)
         data_path = store.join(directory.name, DATA_DIR)
         fetch_catalog(store, directory)
-    options = [f"DATA_PATH '{_sql_str(data_path)}/'", "OVERRIDE_DATA_PATH true"]
+    options = [f"DATA_PATH '{sql_str(data_path)}/'", "OVERRIDE_DATA_PATH true"]
     if read_only:
         options.append("READ_ONLY")
     else:
         options.append("DATA_INLINING_ROW_LIMIT 0")  # always real Parquet files
     if snapshot is not None:
         options.append(f"SNAPSHOT_VERSION {int(snapshot)}")
-    statement = f"ATTACH 'ducklake:{_sql_str(str(catalog))}' AS {alias} ({', '.join(options)})"
+    statement = f"ATTACH 'ducklake:{sql_str(str(catalog))}' AS {alias} ({', '.join(options)})"
     # A publish holds the catalog file's lock for a moment (readers too are refused while
     # it does): wait it out rather than fail.
     deadline = time.monotonic() + LOCK_WAIT_S
@@ -129,7 +115,3 @@ def _synced_stamp(directory: Path) -> str | None:
 def _record_stamp(directory: Path, stamp: str | None) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     (directory / SYNCED_FILE).write_text(f"{stamp}\n", encoding="utf-8")
-
-
-def _sql_str(value: str) -> str:
-    return value.replace("'", "''")

@@ -94,11 +94,11 @@ class ObjectStore:
         connection this store's credentials as a temporary secret."""
         import duckdb
 
-        from memsynth.warehouse.ducklake import _sql_str, shipped_extension_path
+        from memsynth.duck import shipped_extension_path, sql_str
 
         path = shipped_extension_path("httpfs")
         try:
-            con.execute(f"LOAD '{_sql_str(str(path))}'" if path else "LOAD httpfs")
+            con.execute(f"LOAD '{sql_str(str(path))}'" if path else "LOAD httpfs")
         except duckdb.Error as exc:
             raise MemsynthError("the httpfs extension is not installed: pip install "
                                 f"'duckdb-extension-httpfs=={duckdb.__version__}'") from exc
@@ -110,8 +110,8 @@ class ObjectStore:
             parsed = urlparse(self.endpoint_url)
             options["ENDPOINT"] = parsed.netloc or parsed.path
             options["USE_SSL"] = "true" if parsed.scheme != "http" else "false"
-        body = ", ".join(f"{k} {v}" if k == "USE_SSL" else f"{k} '{_sql_str(str(v))}'" for k, v in options.items())
-        con.execute(f"CREATE OR REPLACE TEMPORARY SECRET memsynth_s3 (TYPE s3, SCOPE '{_sql_str(self.url)}', {body})")
+        body = ", ".join(f"{k} {v}" if k == "USE_SSL" else f"{k} '{sql_str(str(v))}'" for k, v in options.items())
+        con.execute(f"CREATE OR REPLACE TEMPORARY SECRET memsynth_s3 (TYPE s3, SCOPE '{sql_str(self.url)}', {body})")
 
     # --- objects ---------------------------------------------------------------------------
 

@@ -18,8 +18,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from flows.registry import RECIPES, evaluation_stages, recipe_class
 from memsynth.prompts import PromptLibrary
+from memsynth.registry import RECIPES, evaluation_stages, recipe_class
 from memsynth.stage import localized
 from tests.golden.fixtures import variables as fixture_variables
 
@@ -116,7 +116,8 @@ def recorded_requests(recipe_name: str, language: str, options: dict[str, Any] |
     context, and every request body it sent (with the stage and its variables under `memsynth`)."""
     from memsynth.config import BuildConfig
     from memsynth.llm.cache import ResponseCache
-    from memsynth.llm.engine import EngineSettings, LLMEngine
+    from memsynth.llm.engine import LLMEngine
+    from memsynth.llm.settings import EngineSettings
     from memsynth.recipe import PersonaContext, ShardOutput, persona_rng
     from memsynth.records import PersonaRow
     from memsynth.simulator.server import Simulator, SimulatorThread
@@ -157,10 +158,10 @@ def recorded_evaluation_variables(language: str) -> dict[tuple[str, str], dict[s
     run on a couple of items."""
     import os
 
-    from flows.registry import evaluation_tasks
     from memsynth.build import BuildOptions, run_build
     from memsynth.config import BuildConfig, LLMConfig
     from memsynth.evaluation.run import EvalOptions, evaluate
+    from memsynth.registry import evaluation_tasks
     from memsynth.simulator.server import Simulator, SimulatorThread
 
     wanted = {(g, s.name) for g, stages in golden_stages().items() for s in stages

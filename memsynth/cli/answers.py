@@ -8,7 +8,7 @@ from collections import Counter
 import click
 from rich.text import Text
 
-from memsynth.cli_console import out
+from memsynth.cli.output import out
 
 
 @click.command("check-answers")

@@ -1,0 +1,5 @@
+"""`python -m memsynth.cli`."""
+
+from memsynth.cli import main
+
+main()

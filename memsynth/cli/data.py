@@ -1,0 +1,191 @@
+"""The data commands: recipes, datasets, versions, query, import, personas import."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.table import Table as RichTable
+from rich.text import Text
+
+from memsynth.cli.output import WAREHOUSE_HELP, out, print_rows, warehouse_root
+from memsynth.errors import MemsynthError
+
+
+@click.command()
+@click.argument("name", required=False)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def recipes(name: str | None, fmt: str) -> None:
+    """List the recipes a config may name; with NAME, its stage chain, the seed's rules and
+    what enforces each (a check, a judge criterion, or the prompt alone and why), its tables
+    and options (defaults and what each means)."""
+    from memsynth.registry import names, recipe_class
+
+    described = [recipe_class(n).describe() for n in ([name] if name else names())]
+    if fmt == "json":
+        click.echo(json.dumps(described if name is None else described[0], ensure_ascii=False, indent=2))
+        return
+    if name is None:
+        table = RichTable("recipe", "stages", "tables", "description")
+        for r in described:
+            table.add_row(r["name"], " → ".join(s["name"] for s in r["stages"]),
+                          ", ".join(t["name"] for t in r["tables"]), r["description"])
+        out.print(table)
+        return
+    r = described[0]
+    out.print(Text.assemble((r["name"], "bold"), f" — {r['description']}"))
+    stages = RichTable("stage", "template", "checks", "on failure")
+    for s in r["stages"]:
+        note = " (writes personas when the pool is short)" if s["writes_personas"] else ""
+        checks = ", ".join(s["checks"]) + (f"; then judged by {s['judge']}" if s["judge"] else "")
+        stages.add_row(s["name"] + note, s["template"], checks, s["policy"])
+    out.print(stages)
+    tables = RichTable("table", "columns")
+    for t in r["tables"]:
+        tables.add_row(t["name"], ", ".join(t["columns"]))
+    out.print(tables)
+    if r["rules"]:
+        rules = RichTable("rule", "what it asks", "enforced by", "from")
+        for rule in r["rules"]:
+            rules.add_row(rule["id"], rule["rule"], rule["enforced_by"], rule["source"])
+        out.print(rules)
+    options = RichTable("option", "type", "default", "description")
+    for o in r["options"]:
+        options.add_row(o["name"], o["type"], json.dumps(o["default"], ensure_ascii=False), o["description"])
+    out.print(options)
+
+
+@click.group()
+def datasets() -> None:
+    """Datasets in the warehouse."""
+
+
+@datasets.command("list")
+@click.option("--warehouse", help=WAREHOUSE_HELP)
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def datasets_list(warehouse: str | None, fmt: str) -> None:
+    """List datasets with their latest version."""
+    from memsynth.warehouse.catalog import list_datasets
+
+    rows = list_datasets(warehouse_root(warehouse))
+    print_rows(["dataset", "versions", "latest_version", "recipe", "created_at", "path"], rows, fmt)
+
+
+@click.command()
+@click.argument("dataset")
+@click.option("--show", "show", type=int, metavar="N",
+              help="print version N whole: its options, and the text of every template (with its "
+                   "includes) and JSON schema it used, each with its hash")
+@click.option("--warehouse", help=WAREHOUSE_HELP)
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def versions(dataset: str, show: int | None, warehouse: str | None, fmt: str) -> None:
+    """List the published versions of DATASET, or show one with --show N."""
+    from memsynth.warehouse.catalog import list_versions
+
+    if show is not None:
+        _show_version(warehouse_root(warehouse), dataset, show, fmt)
+        return
+    rows = list_versions(warehouse_root(warehouse), dataset)
+    if not rows:
+        raise MemsynthError(f"dataset {dataset!r} has no published version yet")
+    if fmt == "json":
+        print_rows([], rows, "json")
+        return
+    brief = [{"version": r["version"], "snapshot_id": r["snapshot_id"], "created_at": r["created_at"],
+              "model": r["model"], "rows": sum(r["row_counts"].values()),
+              "llm_calls": r["llm_calls"], "cache_hits": r["llm_cache_hits"],
+              "cost_usd": r["estimated_cost_usd"], "config_hash": r["config_hash"],
+              "derived": _derived(r.get("derivation") or {})} for r in rows]
+    print_rows(list(brief[0]) if brief else ["version"], brief, "table")
+
+
+def _derived(d: dict[str, Any]) -> str:
+    """What a version was derived from, in a few words."""
+    parts = [f"v{d['parent_version']}"] if d.get("parent_version") else []
+    if d.get("regenerated"):
+        ids = d["regenerated"]
+        parts.append(f"{len(ids)} regenerated from {d['from_stage']} ({', '.join(ids[:3])}"
+                     + (", …" if len(ids) > 3 else "") + ")")
+    if d.get("added_personas"):
+        parts.append(f"{d['added_personas']} personas added")
+    return " + ".join(parts)
+
+
+def _show_version(root: Path, dataset: str, version: int, fmt: str) -> None:
+    from memsynth.warehouse.catalog import version_artifacts
+
+    row, artifacts = version_artifacts(root, dataset, version)
+    for a in artifacts:
+        a["content"] = None if a["content"] is None else json.loads(a["content"])
+    if fmt == "json":
+        click.echo(json.dumps({"version": row["version"], "recipe": row["recipe"], "config": row["config"],
+                               "config_hash": row["config_hash"], "artifacts": artifacts},
+                              ensure_ascii=False, indent=2, default=str))
+        return
+    out.print(Text.assemble((f"{dataset} version {row['version']}", "bold"),
+                            f" · recipe {row['recipe']} · model {row['model']} · config {row['config_hash']}"
+                            f" · built {row['created_at']}"))
+    for a in artifacts:
+        out.print(Text.assemble("\n", (f"── {a['kind']} {a['name']} · {a['hash']}", "bold cyan")))
+        if a["content"] is None:
+            out.print("(not stored: this version was published before memsynth kept its texts)")
+        elif a["kind"] == "template":
+            for name, text in a["content"].items():
+                out.print(Text(f"── file {name}", style="dim"))
+                out.print(text.rstrip("\n"))
+        else:
+            out.print(json.dumps(a["content"], ensure_ascii=False, indent=2))
+
+
+@click.command()
+@click.argument("sql")
+@click.option("--dataset", required=True, help="dataset to query")
+@click.option("--version", "version", type=int, help="version to query (default: latest)")
+@click.option("--warehouse", help=WAREHOUSE_HELP)
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
+def query(sql: str, dataset: str, version: int | None, warehouse: str | None, fmt: str) -> None:
+    """Run a read-only SQL query over a dataset's tables at one version."""
+    from memsynth.warehouse.catalog import run_query
+
+    columns, rows, _ = run_query(warehouse_root(warehouse), dataset, sql, version)
+    print_rows(columns, rows, fmt)
+
+
+@click.group()
+def personas() -> None:
+    """Persona descriptions that builds draw from."""
+
+
+@personas.command("import")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--warehouse", help=WAREHOUSE_HELP)
+def personas_import(file: str, warehouse: str | None) -> None:
+    """Add the personas in FILE (JSONL, one {"persona": "..."} per line) to the pool."""
+    from memsynth.personas import import_personas
+
+    read, new, stored = import_personas(Path(file), warehouse_root(warehouse))
+    click.echo(f"read {read} personas, {new} new" + (f", stored in {stored}" if new else ""))
+
+
+@click.command("import")
+@click.argument("recipe", metavar="RECIPE")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--dataset", required=True, help="dataset to publish the file's items into, as its next version")
+@click.option("--warehouse", help=WAREHOUSE_HELP)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="summary as text or JSON")
+def import_release(recipe: str, file: str, dataset: str, warehouse: str | None, fmt: str) -> None:
+    """Load a seed benchmark's released FILE as a version of DATASET, so it can be queried,
+    compared with builds and released again (stratmem: StratMemBench.json; characters: a
+    CharacterEval test file, or a {role: [scene, ...]} object of a role's dialogue scenes)."""
+    from memsynth.registry import importer
+
+    summary = importer(recipe)(Path(file), warehouse_root(warehouse), dataset)
+    if fmt == "json":
+        click.echo(json.dumps(summary, indent=2, default=str))
+        return
+    click.echo(f"published {summary['dataset']} version {summary['version']}: "
+               + ", ".join(f"{n:,} {t}" for t, n in summary["row_counts"].items() if n))
+    print_rows(["figure", "value"], [{"figure": k, "value": v} for k, v in summary["statistics"].items()], "table")

@@ -1,0 +1,66 @@
+"""`memsynth simulator serve`: the built-in OpenAI-compatible endpoint as a server."""
+
+from __future__ import annotations
+
+import click
+
+from memsynth.errors import MemsynthError
+
+
+@click.group()
+def simulator() -> None:
+    """The built-in OpenAI-compatible simulator (for dry runs, tests and benchmarks)."""
+
+
+@simulator.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="address to listen on")
+@click.option("--port", type=click.IntRange(0, 65535), default=8001, show_default=True,
+              help="port to listen on (0: any free port)")
+@click.option("--latency-ms", type=click.FloatRange(min=0), default=0.0, show_default=True,
+              help="delay before each answer")
+@click.option("--rate-429", type=click.FloatRange(0, 1), default=0.0, help="share of requests answered 429")
+@click.option("--rate-500", type=click.FloatRange(0, 1), default=0.0, help="share answered 500")
+@click.option("--rate-dropped", type=click.FloatRange(0, 1), default=0.0,
+              help="share whose connection is closed without an answer")
+@click.option("--rate-malformed", type=click.FloatRange(0, 1), default=0.0,
+              help="share answered 200 with a body cut in half (not a readable completion)")
+@click.option("--rate-truncated", type=click.FloatRange(0, 1), default=0.0,
+              help="share whose content is cut in half, with finish_reason=length")
+@click.option("--rate-slow", type=click.FloatRange(0, 1), default=0.0,
+              help="share answered --slow-ms late")
+@click.option("--slow-ms", type=click.FloatRange(min=0), default=2000.0, show_default=True,
+              help="extra delay of a slow answer")
+@click.option("--seed", type=int, default=0, show_default=True, help="seed of the fault draws")
+@click.option("--upstream", help="act as a fault-injecting proxy in front of this OpenAI-compatible /v1 URL")
+@click.option("--batch-delay-s", type=click.FloatRange(min=0), default=0.0, show_default=True,
+              help="how long a batch takes from creation to completed")
+@click.option("--batch-failed-rate", type=click.FloatRange(0, 1), default=0.0,
+              help="share of batch lines written to the error file instead of answered")
+@click.option("--profile", type=click.Choice(["openai", "llamacpp"]), default="openai", show_default=True,
+              help="which server to behave as: `llamacpp` answers a json_schema response_format with "
+                   "llama-cpp-python's HTTP 500")
+def simulator_serve(host: str, port: int, latency_ms: float, rate_429: float, rate_500: float,
+                    rate_dropped: float, rate_malformed: float, rate_truncated: float,
+                    rate_slow: float, slow_ms: float, seed: int, upstream: str | None,
+                    batch_delay_s: float, batch_failed_rate: float, profile: str) -> None:
+    """Serve POST /v1/chat/completions, the Files and Batch API (/v1/files, /v1/batches),
+    GET /v1/models and GET /stats until interrupted."""
+    import asyncio
+
+    from memsynth.simulator.batches import BatchFaults
+    from memsynth.simulator.server import Faults, Simulator, serve_forever
+
+    if rate_429 + rate_500 + rate_dropped > 1 or rate_malformed + rate_truncated + rate_slow > 1:
+        raise MemsynthError("--rate-429, --rate-500 and --rate-dropped must add up to at most 1, "
+                            "and so must --rate-malformed, --rate-truncated and --rate-slow")
+    sim = Simulator(latency_ms=latency_ms, upstream=upstream, faults=Faults(
+        rate_429=rate_429, rate_500=rate_500, rate_dropped=rate_dropped,
+        rate_malformed=rate_malformed, rate_truncated=rate_truncated, rate_slow=rate_slow,
+        slow_ms=slow_ms, seed=seed),
+        batch_faults=BatchFaults(delay_s=batch_delay_s, failed_line_rate=batch_failed_rate, seed=seed),
+        profile=profile)
+    try:
+        asyncio.run(serve_forever(sim, host, port))
+    except OSError as exc:
+        raise MemsynthError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+

@@ -1,0 +1,55 @@
+"""What an engine is told (its transport settings) and what it counts (live totals)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from memsynth.llm.batch import BatchSettings
+from memsynth.llm.http import Client
+
+
+@dataclass
+class EngineSettings:
+    """Transport settings resolved from config and environment (never the key itself)."""
+
+    base_url: str | None
+    api_key_env: str
+    concurrency: int = 32
+    rpm: float | None = None
+    tpm: float | None = None
+    timeout_s: float = 120.0
+    max_attempts: int = 6
+    backoff_base_s: float = 0.5
+    backoff_cap_s: float = 30.0
+    outage_wait_s: float = 600.0  # how long every call waits for an endpoint that went away
+    rate_limit_wait_s: float = 600.0  # how long one call may keep being told 429
+    # The most max_tokens a cut-off answer is asked again with (doubling each time);
+    # None: asked again with the request's own.
+    max_tokens_ceiling: int | None = None
+    # Stop before the cost of what was sent could pass this (US dollars), by `prices`:
+    # model -> (input, output) dollars per million tokens.
+    budget_usd: float | None = None
+    # model -> (input, output, cached input) dollars per million tokens.
+    prices: dict[str, tuple[float, float, float]] = field(default_factory=dict)
+    # "batch": chat requests go out in OpenAI Batch API files (see memsynth.llm.batch).
+    mode: str = "online"
+    batch: BatchSettings = field(default_factory=BatchSettings)
+    # How chat and embedding POSTs are sent (see memsynth.llm.http).
+    client: Client = "openai"
+
+
+@dataclass
+class EngineCounters:
+    """Live totals for progress displays and the build summary."""
+
+    requests: int = 0  # sent upstream, including retries
+    done: int = 0
+    cached: int = 0
+    failed: int = 0
+    retries: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_prompt_tokens: int = 0
+    in_flight: int = 0
+    # model -> [prompt, completion, cached prompt] tokens
+    by_model: dict[str, list[int]] = field(default_factory=dict)
