@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memsynth.prompts import PromptLibrary
-from memsynth.registry import RECIPES, recipe_class
+from memsynth.registry import names, recipe_class
 from memsynth.stage import localized
 from tests.golden import LANGUAGES, recorded_requests
 
@@ -60,7 +60,7 @@ def late_instructions(recipe_name: str, language: str) -> dict[str, list[str]]:
     return late
 
 
-CASES = [(r, lang) for r in RECIPES if recipe_class(r).stages and recipe_class(r).buildable for lang in LANGUAGES]
+CASES = [(r, lang) for r in names() if recipe_class(r).stages and recipe_class(r).buildable for lang in LANGUAGES]
 
 
 @pytest.mark.parametrize(("recipe_name", "language"), CASES)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from memsynth.prompts import PromptLibrary
-from memsynth.registry import RECIPES, evaluation_stages, recipe_class
+from memsynth.registry import evaluation_stages, names, recipe_class
 from memsynth.stage import localized
 from tests.golden.fixtures import variables as fixture_variables
 
@@ -47,7 +47,7 @@ def golden_stages() -> dict[str, tuple[Any, ...]]:
     """Every prompted stage, by group: each recipe's chain and evaluation stages, and emotions'."""
     from memsynth.emotions import SCORE
 
-    groups = {recipe: (*recipe_class(recipe).stages, *evaluation_stages(recipe)) for recipe in RECIPES}
+    groups = {recipe: (*recipe_class(recipe).stages, *evaluation_stages(recipe)) for recipe in names()}
     return {**{g: stages for g, stages in groups.items() if stages}, "emotions": (SCORE,)}
 
 
@@ -173,7 +173,7 @@ def recorded_evaluation_variables(language: str) -> dict[tuple[str, str], dict[s
         warehouse = Path(folder)
         sim.simulator.record = True
         try:
-            for recipe in (r for r in RECIPES if evaluation_tasks(r) and recipe_class(r).buildable):
+            for recipe in (r for r in names() if evaluation_tasks(r) and recipe_class(r).buildable):
                 dataset = f"{recipe}-{language}"
                 # Seed 2: under seed 1 the zh stratmem labellers split three ways and the
                 # build's only instance is dropped, leaving nothing to evaluate.
