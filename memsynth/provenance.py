@@ -9,29 +9,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
 from memsynth.prompts import PromptLibrary, files_hash
 from memsynth.stage import localized
+from memsynth.warehouse.artifacts import Artifact, Kind
 
 if TYPE_CHECKING:
     from memsynth.config import BuildConfig
     from memsynth.recipe import Recipe
-
-Kind = Literal["template", "schema", "options"]
-
-
-@dataclass(frozen=True)
-class Artifact:
-    """One text a version used, and the hash the version records for it."""
-
-    kind: Kind
-    name: str
-    hash: str
-    content: str  # a template: JSON {file name: text} of it and its includes
 
 
 def text_hash(text: str) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from memsynth.review.agreement import agreement, cohen_kappa, fleiss_kappa
-from memsynth.review.annotations import AnnotationLog, Judgment
+from memsynth.warehouse.annotations import AnnotationLog, Judgment
 from tests.conftest import ROOT, cli_json, memsynth_cli, write_config
 
 # A stratmem build from the test conversation: 30 memories with their labellers' roles.

@@ -37,8 +37,8 @@ def review_command(dataset: str, version: int | None, annotator: str, task: str 
     import subprocess
 
     from memsynth.children import tied
-    from memsynth.review.annotations import check_annotator
     from memsynth.review.items import APP, APP_SETTINGS, ReviewSource
+    from memsynth.warehouse.annotations import check_annotator
 
     check_annotator(annotator)
     root = warehouse_root(warehouse)

@@ -15,9 +15,10 @@ import memsynth
 from memsynth.config import BuildConfig, redacted
 from memsynth.emotions import SCORE, EmotionItem, emotion_row, emotions_table, item_key
 from memsynth.errors import MemsynthError
-from memsynth.provenance import Artifact, schema_text, text_hash
+from memsynth.provenance import schema_text, text_hash
 from memsynth.recipe import ShardOutput
 from memsynth.records import LLM_CALLS, STAGE_FAILURES
+from memsynth.warehouse.artifacts import Artifact
 
 ENGINE_TABLES = ("versions", "artifacts")
 

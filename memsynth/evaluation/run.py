@@ -1,5 +1,5 @@
 """`memsynth eval TASK`: open a version, run the recipe's task with the engine, record
-the scores (memsynth.evaluation.store) and write a markdown report."""
+the scores (memsynth.warehouse.evaluations) and write a markdown report."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from typing import Any
 
 from memsynth.config import BuildConfig
 from memsynth.errors import MemsynthError
-from memsynth.evaluation.store import EvalRun, Score, evaluations_dir, record
 from memsynth.llm.session import LLMSession, open_session
 from memsynth.simulator.endpoint import endpoint_for
 from memsynth.stage import ItemResult, Stage, StageRunner
+from memsynth.warehouse.evaluations import EvalRun, Score, evaluations_dir, record
 
 
 @dataclass

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from itertools import combinations
 from typing import Any
 
-from memsynth.review.annotations import Judgment
+from memsynth.warehouse.annotations import Judgment
 
 
 def cohen_kappa(a: Sequence[str], b: Sequence[str]) -> float | None:
@@ -100,7 +100,7 @@ def dataset_agreement(warehouse: Any, dataset: str, version: int | None = None) 
     """`agreement` over a dataset's recorded judgments, with its recipe's LLM judge (the
     version's own labels, where the recipe declares them) as the comparison."""
     from memsynth.registry import recipe_class
-    from memsynth.review.annotations import AnnotationLog
+    from memsynth.warehouse.annotations import AnnotationLog
     from memsynth.warehouse.catalog import open_version, run_query
     from memsynth.warehouse.ducklake import dataset_dir
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import streamlit as st
 
 from memsynth.offers import Item, Question, Rows, Text, Turns
-from memsynth.review.annotations import AnnotationLog, Judgment, check_annotator
 from memsynth.review.items import APP_SETTINGS, COMMENT, ReviewSource
+from memsynth.warehouse.annotations import AnnotationLog, Judgment, check_annotator
 from memsynth.warehouse.ducklake import dataset_dir
 
 # The app's own words; a zh dataset is reviewed in Chinese throughout.

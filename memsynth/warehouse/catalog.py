@@ -12,7 +12,9 @@ import duckdb
 
 from memsynth import duck
 from memsynth.errors import MemsynthError
+from memsynth.warehouse.annotations import attach_annotations
 from memsynth.warehouse.ducklake import CATALOG_FILE, DATA_DIR, attach, dataset_dir, fetch_catalog
+from memsynth.warehouse.evaluations import attach_results
 from memsynth.warehouse.objectstore import store_of
 from memsynth.warehouse.readonly import check_read_only
 
@@ -105,9 +107,6 @@ def open_version(root: Path, dataset: str, version: int | None = None
         con.execute("DETACH lake")
         attach(con, dataset_dir(root, dataset), read_only=True, snapshot=row["snapshot_id"])
         con.execute("USE lake")
-        from memsynth.evaluation.store import attach_results
-        from memsynth.review.annotations import attach_annotations
-
         attach_results(con, root, dataset)
         attach_annotations(con, dataset_dir(root, dataset))
     except BaseException:

@@ -14,8 +14,8 @@ import duckdb
 from memsynth import duck
 from memsynth.errors import MemsynthError
 from memsynth.integrity import dangling
-from memsynth.provenance import Artifact
 from memsynth.tables import Table
+from memsynth.warehouse.artifacts import Artifact
 from memsynth.warehouse.ducklake import attach, dataset_dir, share_catalog
 
 VERSIONS_DDL = """
