@@ -165,7 +165,9 @@ def test_a_served_run_killed_with_its_server_resumes_exactly_when_served_again(t
             os.killpg(serving.pid, signal.SIGKILL)
             serving.wait(30)
         kept, sent_before = paid(), sim.simulator.counters.requests
-        assert sent_before - kept <= 4  # at most the calls in flight were lost
+        # Lost: the calls in flight (concurrency 4) and the answers received but still waiting for
+        # their group commit (a call frees its slot when its answer arrives), as in test_cli's kill test.
+        assert sent_before - kept <= 8
         states = {r["id"]: r["state_type"] for r in _runs(prefect_server, deployment["id"])}
         assert states == {killed["id"]: "RUNNING"}, "the server still thinks the run is under way"
 
