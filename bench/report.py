@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
@@ -11,6 +12,11 @@ BENCH = Path(__file__).resolve().parent
 def load(name: str) -> dict | None:
     path = BENCH / "results" / f"{name}.json"
     return json.loads(path.read_text()) if path.exists() else None
+
+
+def run_rows(runs: list[dict], row: Callable[[dict], str], failed: Callable[[dict], str]) -> list[str]:
+    """A results table's rows: `row(r)` for a run that finished, `failed(r)` for one that errored."""
+    return [failed(r) if "error" in r else row(r) for r in runs]
 
 
 # The CPU work of issue 16: the same 200-persona build before and after, and the profiles.
@@ -79,13 +85,12 @@ def main() -> None:
                 f"setting; {m['cores']} cores, {m['memory_gib']} GiB, Python {m['python']}, {m['when']}.", "",
                 "| tool | C | L (ms) | req/s | of C/L | client CPU ms/call | peak RSS MB | ok |",
                 "|---|---|---|---|---|---|---|---|"]
-        for r in throughput["runs"]:
-            if "error" in r:
-                out.append(f"| {r['tool']} | {r['concurrency']} | {r['latency_ms']} | not run: {r['error'][:80]} | | | | |")
-                continue
-            out.append(f"| {r['tool']} | {r['concurrency']} | {r['latency_ms']} | {r['requests_per_second']} | "
+        out += run_rows(
+            throughput["runs"],
+            lambda r: (f"| {r['tool']} | {r['concurrency']} | {r['latency_ms']} | {r['requests_per_second']} | "
                        f"{r['ratio_to_limit']:.2f} | {r['cpu_ms_per_call']:.2f} | {r['peak_rss_mb']:.0f} | "
-                       f"{r['ok']}/{r['calls']} |")
+                       f"{r['ok']}/{r['calls']} |"),
+            lambda r: f"| {r['tool']} | {r['concurrency']} | {r['latency_ms']} | not run: {r['error'][:80]} | | | | |")
         out.append("")
     configs = load("configs")
     if configs:
@@ -94,12 +99,11 @@ def main() -> None:
                 f"`{configs['command']}` — {m['cores']} cores, {m['memory_gib']} GiB, {m['when']}.", "",
                 "| config | recipe | personas asked / built | calls | failed items | wall s | result |",
                 "|---|---|---|---|---|---|---|"]
-        for r in configs["runs"]:
-            if "error" in r:
-                out.append(f"| {r['config']} | | | | | {r.get('wall_seconds', '')} | not built: {r['error'][:100]} |")
-                continue
-            out.append(f"| {r['config']} | {r['recipe']} | {r['personas_asked']} / {r['personas_built']} | "
-                       f"{r['calls']:,} | {r['failed_items']} | {r['wall_seconds']} | built |")
+        out += run_rows(
+            configs["runs"],
+            lambda r: (f"| {r['config']} | {r['recipe']} | {r['personas_asked']} / {r['personas_built']} | "
+                       f"{r['calls']:,} | {r['failed_items']} | {r['wall_seconds']} | built |"),
+            lambda r: f"| {r['config']} | | | | | {r.get('wall_seconds', '')} | not built: {r['error'][:100]} |")
         out.append("")
     builds = sorted((BENCH / "results").glob("build-*.json"))
     if builds:
