@@ -184,7 +184,11 @@ def test_an_outage_is_waited_out_and_no_item_is_lost(tmp_path, client):
     restarted = []
 
     def outage():
-        time.sleep(0.4)
+        # Down only once the engine has had answers: before any, a refused connection is a
+        # wrong URL, not an outage (on a loaded machine 0.4 s may pass with none).
+        deadline = time.monotonic() + 30
+        while engine._successes < 4 and time.monotonic() < deadline:
+            time.sleep(0.02)
         sim.stop()
         time.sleep(2.0)  # down: connections refused
         restarted.append(SimulatorThread(Simulator(latency_ms=50), port=port).start())
