@@ -67,7 +67,7 @@ def warm_prefect_home(home: Path) -> None:
     """Create and migrate Prefect's database in `home` before the timed runs, as on a
     machine that has built before: that is once per Prefect home (about 6 s here), not
     once per build."""
-    subprocess.run([sys.executable, "-c", "from memsynth.prefect_api import prefect_api_url; prefect_api_url()"],
+    subprocess.run([sys.executable, "-c", "from memsynth.build.prefect_api import prefect_api_url; prefect_api_url()"],
                    env={**os.environ, "PREFECT_HOME": str(home)}, cwd=ROOT, check=True, timeout=300)
 
 

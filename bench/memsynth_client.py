@@ -17,10 +17,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from workload import SYSTEM, Fact, client_args, report, user_prompt  # noqa: E402
 
+from memsynth.generation.prompts import PromptLibrary  # noqa: E402
+from memsynth.generation.stage import GenerationSettings, Stage, StageRunner  # noqa: E402
 from memsynth.llm.cache import ResponseCache  # noqa: E402
 from memsynth.llm.engine import EngineSettings, LLMEngine  # noqa: E402
-from memsynth.prompts import PromptLibrary  # noqa: E402
-from memsynth.stage import GenerationSettings, Stage, StageRunner  # noqa: E402
 
 
 def main() -> None:

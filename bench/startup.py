@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from simulator_process import ROOT, machine, write_result  # noqa: E402
 
-from memsynth.prefect_api import wait_healthy  # noqa: E402
+from memsynth.build.prefect_api import wait_healthy  # noqa: E402
 
 BIN = Path(sys.executable).parent
 

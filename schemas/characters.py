@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from memsynth.tables import Ref, Table
+from memsynth.core.tables import Ref, Table
 
 
 class FragmentRow(BaseModel):

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from memsynth.tables import Ref, Table
+from memsynth.core.tables import Ref, Table
 
 # --- stage outputs -----------------------------------------------------------------
 

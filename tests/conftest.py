@@ -27,12 +27,12 @@ from memsynth.simulator.server import Faults, Simulator, SimulatorThread  # noqa
 def shared_prefect_server():
     """One Prefect API server per test process, for every build it runs or starts: each
     `memsynth build` subprocess would otherwise start its own (about 4 s apiece). It is
-    memsynth's own server (memsynth.prefect_api), so it dies with this process; tests that
+    memsynth's own server (memsynth.build.prefect_api), so it dies with this process; tests that
     need another set or clear PREFECT_API_URL for their own commands."""
     if os.environ.get("PREFECT_API_URL"):
         yield os.environ["PREFECT_API_URL"]
         return
-    from memsynth.prefect_api import prefect_api_url
+    from memsynth.build.prefect_api import prefect_api_url
 
     url = prefect_api_url()
     os.environ["PREFECT_API_URL"] = url

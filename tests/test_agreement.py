@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from memsynth.review.agreement import agreement, cohen_kappa, fleiss_kappa
+from memsynth.quality.review.agreement import agreement, cohen_kappa, fleiss_kappa
 from memsynth.warehouse.annotations import AnnotationLog, Judgment
 from tests.conftest import ROOT, cli_json, memsynth_cli, write_config
 

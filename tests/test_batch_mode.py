@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from memsynth.errors import ConfigError
-from memsynth.registry import load_config
+from memsynth.core.errors import ConfigError
+from memsynth.generation.registry import load_config
 from memsynth.simulator.batches import BatchFaults
 from tests.conftest import ROOT, cli_json, start_simulator, write_config
 from tests.test_cluster import _recipe_rows

@@ -113,7 +113,7 @@ def test_a_full_disk_stops_every_call_at_once_with_one_message(tmp_path):
 
     import pytest
 
-    from memsynth.errors import BuildFailed
+    from memsynth.core.errors import BuildFailed
     from memsynth.llm.engine import LLMEngine
     from memsynth.llm.settings import EngineSettings
     from tests.conftest import start_simulator
@@ -148,7 +148,7 @@ def test_a_full_disk_stops_every_call_at_once_with_one_message(tmp_path):
 def test_a_cache_folder_that_cannot_be_written_fails_before_any_call(tmp_path):
     import pytest
 
-    from memsynth.errors import BuildFailed
+    from memsynth.core.errors import BuildFailed
 
     (tmp_path / "file").write_text("not a folder")
     with pytest.raises(BuildFailed, match="cannot write the response cache in .*file/c: Not a directory"):
@@ -257,7 +257,7 @@ def test_compact_keeps_each_key_once_and_drops_damage(tmp_path):
 def test_compact_is_refused_while_a_build_holds_the_cache(tmp_path):
     import pytest
 
-    from memsynth.errors import MemsynthError
+    from memsynth.core.errors import MemsynthError
     from memsynth.llm.maintenance import compact
 
     held = ResponseCache(tmp_path)

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from flows.characters.source import language_of, lines_of, memory_units, read_scenes
-from memsynth.errors import ConfigError
-from memsynth.evaluation.emotional import EMOTIONS
+from memsynth.core.errors import ConfigError
+from memsynth.quality.evaluation.emotional import EMOTIONS
 from tests.conftest import ROOT, cli_json, memsynth_cli, write_config
 
 SAMPLE = ROOT / "tests" / "data" / "characters_sample.zh.json"

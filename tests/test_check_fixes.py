@@ -14,9 +14,9 @@ from flows.pal import checks as pal
 from flows.pal import evaluation as pal_eval
 from flows.stratmem import checks as stratmem
 from flows.stratmem.evaluation import evidence_is_quoted
-from memsynth.prompts import PromptLibrary
-from memsynth.stage import _validation_problems
-from memsynth.textmatch import near_duplicates, sentences
+from memsynth.core.textmatch import near_duplicates, sentences
+from memsynth.generation.prompts import PromptLibrary
+from memsynth.generation.stage import _validation_problems
 from schemas.enpmr import (
     Faithfulness,
     LifeTheme,

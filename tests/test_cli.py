@@ -213,8 +213,8 @@ def test_personas_import_validates_and_feeds_builds(tmp_path):
     result = memsynth_cli("personas", "import", str(broken), "--warehouse", str(tmp_path / "wh"))
     assert result.returncode == 1 and "broken.jsonl:2:" in result.stderr
 
-    from memsynth.config import BuildConfig
-    from memsynth.personas import persona_pool
+    from memsynth.core.config import BuildConfig
+    from memsynth.generation.personas import persona_pool
 
     pool = persona_pool(BuildConfig(dataset="x"), tmp_path / "wh")
     assert pool[-1].description == "A beekeeper" and pool[-1].source == "import:mine.jsonl"
@@ -350,8 +350,8 @@ def test_a_killed_or_stopped_build_loses_only_calls_in_flight_and_leaves_no_proc
 
 @pytest.mark.parametrize("name", ["quickstart", "enpmr", "pal"])
 def test_shipped_configs_are_valid(name):
-    from memsynth.build import recipe_for
-    from memsynth.registry import load_config
+    from memsynth.build.flow import recipe_for
+    from memsynth.generation.registry import load_config
 
     config = load_config(ROOT / "configs" / f"{name}.yaml")
     assert recipe_for(config).name == config.recipe
@@ -431,9 +431,9 @@ def test_a_killed_regeneration_rerun_sends_only_the_rest_and_matches_an_uninterr
     import sys
     import time
 
-    from memsynth.build import BuildOptions, run_build
-    from memsynth.regenerate import RegenerationRequest
-    from memsynth.registry import load_config
+    from memsynth.build.flow import BuildOptions, run_build
+    from memsynth.build.regenerate import RegenerationRequest
+    from memsynth.generation.registry import load_config
     from memsynth.warehouse.catalog import run_query
     from tests.conftest import ROOT
 

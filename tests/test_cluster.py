@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from memsynth.errors import ConfigError
+from memsynth.build.shards import recipe_for
+from memsynth.core.errors import ConfigError
+from memsynth.generation.registry import load_config
 from memsynth.llm.limits import AdaptiveConcurrency
 from memsynth.llm.loop import LoopThread
-from memsynth.registry import load_config
-from memsynth.shards import recipe_for
 from memsynth.warehouse.catalog import run_query
 from tests.conftest import cli_json, memsynth_cli, start_simulator, write_config
 
@@ -80,7 +80,7 @@ def test_limits_hold_across_workers_and_back_off_together(tmp_path: Path):
 
 def test_backoff_channel_halves_the_other_workers_ceiling():
     distributed = pytest.importorskip("distributed")
-    from memsynth.backoff import BackoffListener
+    from memsynth.build.backoff import BackoffListener
 
     with distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=None,
                                   scheduler_kwargs={"dashboard": False}) as cluster, \

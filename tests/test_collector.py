@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 
-from memsynth.collector import YOUNG_THRESHOLD, collector_for_build
+from memsynth.build.collector import YOUNG_THRESHOLD, collector_for_build
 
 
 def test_a_build_freezes_what_exists_and_collects_less_often_then_puts_both_back():

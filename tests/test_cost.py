@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memsynth.config import Price
+from memsynth.core.config import Price
 from tests.conftest import cli_json, memsynth_cli, start_simulator, write_config
 
 PRICES = {"test-model": {"input_per_1m": 0.15, "output_per_1m": 0.60}}

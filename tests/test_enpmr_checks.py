@@ -76,7 +76,7 @@ def test_a_memory_is_referred_to_by_its_details_not_its_name():
 
 def test_the_recall_limit_counts_words_in_english_and_characters_in_chinese():
     from flows.enpmr.checks import recall_length
-    from memsynth.textmatch import length_in_words
+    from memsynth.core.textmatch import length_in_words
     from schemas.enpmr import SupportDialogue
 
     assert length_in_words("I remember the harbour concert.") == 5

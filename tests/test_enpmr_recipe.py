@@ -10,16 +10,16 @@ from collections import Counter
 import pytest
 
 from flows.enpmr import EnpmrOptions, EnpmrRecipe, blri_mean, can_meet, plan_dialogues
-from memsynth.config import SEED_PERSONAS, BuildConfig
+from memsynth.core.config import SEED_PERSONAS, BuildConfig
+from memsynth.core.records import PersonaRow
+from memsynth.generation.persona_synthesis import synthesize_personas
+from memsynth.generation.personas import read_persona_file
+from memsynth.generation.prompts import PromptLibrary
+from memsynth.generation.recipe import PersonaContext, ShardOutput, persona_rng
+from memsynth.generation.stage import GenerationSettings, StageRunner
 from memsynth.llm.cache import ResponseCache
 from memsynth.llm.engine import LLMEngine
 from memsynth.llm.settings import EngineSettings
-from memsynth.persona_synthesis import synthesize_personas
-from memsynth.personas import read_persona_file
-from memsynth.prompts import PromptLibrary
-from memsynth.recipe import PersonaContext, ShardOutput, persona_rng
-from memsynth.records import PersonaRow
-from memsynth.stage import GenerationSettings, StageRunner
 from schemas.enpmr import MemoryRow
 
 TODAY = "2024-12-02"

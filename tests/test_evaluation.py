@@ -10,11 +10,11 @@ from pathlib import Path
 import openai
 import pytest
 
-from memsynth.evaluation.emotional import EMOTIONS
 from memsynth.llm.cache import ResponseCache
 from memsynth.llm.engine import LLMEngine
 from memsynth.llm.request import EmbeddingRequest
 from memsynth.llm.settings import EngineSettings
+from memsynth.quality.evaluation.emotional import EMOTIONS
 from tests.conftest import ROOT, cli_json, memsynth_cli, write_config
 
 REFERENCE = Path(os.environ.get("MEMSYNTH_REFERENCE_DATA", ROOT.parent / "shared" / "reference-data"))
@@ -98,7 +98,7 @@ def test_annotate_publishes_the_next_version_and_repairs_bad_scores(tmp_path, si
     simulator.simulator.script("emotions_score", [json.dumps({"scores": doubled}), json.dumps({"scores": too_high})])
     monkeypatch.setenv("OPENAI_BASE_URL", simulator.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", "test")
-    from memsynth.emotions.annotate import annotate_version
+    from memsynth.quality.annotate import annotate_version
 
     summary = annotate_version(tmp_path, "en", None, llm="openai", progress=False)
     assert summary["version"] == 2 and summary["parent_version"] == 1 and summary["failed"] == 0

@@ -109,7 +109,7 @@ def _same_shape(fixture: Any, recorded: Any, where: str) -> list[str]:
 @pytest.mark.parametrize("language", LANGUAGES)
 @pytest.mark.parametrize("recipe", [g for g in golden_stages() if g != "emotions"])
 def test_the_fixtures_give_each_chain_stage_the_variables_the_chain_gives_it(recipe, language):
-    from memsynth.registry import recipe_class
+    from memsynth.generation.registry import recipe_class
     from tests.golden import recorded_variables
     from tests.golden.fixtures import variables
 
@@ -122,7 +122,7 @@ def test_the_fixtures_give_each_chain_stage_the_variables_the_chain_gives_it(rec
 
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_the_fixtures_give_each_evaluation_stage_the_variables_it_is_sent(language):
-    from memsynth.registry import recipe_class
+    from memsynth.generation.registry import recipe_class
     from tests.golden import recorded_evaluation_variables
     from tests.golden.fixtures import variables
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from memsynth.errors import ConfigError
-from memsynth.personas import build_personas
-from memsynth.registry import load_config
-from memsynth.shards import recipe_for
+from memsynth.build.shards import recipe_for
+from memsynth.core.errors import ConfigError
+from memsynth.generation.personas import build_personas
+from memsynth.generation.registry import load_config
 from tests.conftest import ROOT, cli_json, memsynth_cli, write_config
 
 ENGINE_TABLES = {"llm_calls", "stage_failures"}

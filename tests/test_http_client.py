@@ -9,7 +9,7 @@ import openai
 import pytest
 from aiohttp import web
 
-from memsynth.config import BuildConfig
+from memsynth.core.config import BuildConfig
 from memsynth.llm.cache import ResponseCache
 from memsynth.llm.engine import LLMEngine
 from memsynth.llm.http import DirectPoster, OpenAIPoster, openai_client

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from memsynth.errors import MemsynthError
-from memsynth.integrity import cascade
+from memsynth.core.errors import MemsynthError
+from memsynth.core.integrity import cascade
+from memsynth.core.tables import Ref, Table
 from memsynth.simulator.server import Simulator, SimulatorThread
-from memsynth.tables import Ref, Table
 from memsynth.warehouse.catalog import list_versions, run_query
 from memsynth.warehouse.publish import publish
 from memsynth.warehouse.staging import StagingArea

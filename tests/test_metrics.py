@@ -7,10 +7,26 @@ import math
 import numpy as np
 import pytest
 
-from memsynth.evaluation.emotional import cosine_distance, emotion_distance_at, euclidean, rank
-from memsynth.evaluation.ranking import mean, ndcg_at, precision_at, ranking_scores, recall_at, type_match
-from memsynth.evaluation.strategic import cir, majority, must_pass, pes, ratios, scenario, smc, smc_table
-from memsynth.evaluation.text import best_bleu, bleu, bleu_tokens, scaled, selection_score, tokens
+from memsynth.quality.evaluation.emotional import cosine_distance, emotion_distance_at, euclidean, rank
+from memsynth.quality.evaluation.ranking import (
+    mean,
+    ndcg_at,
+    precision_at,
+    ranking_scores,
+    recall_at,
+    type_match,
+)
+from memsynth.quality.evaluation.strategic import (
+    cir,
+    majority,
+    must_pass,
+    pes,
+    ratios,
+    scenario,
+    smc,
+    smc_table,
+)
+from memsynth.quality.evaluation.text import best_bleu, bleu, bleu_tokens, scaled, selection_score, tokens
 
 
 def test_ranking_metrics_with_one_golden_memory():

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from memsynth.registry import recipe_class
+from memsynth.generation.registry import recipe_class
 from tests.conftest import memsynth_cli
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,14 +8,14 @@ import json
 import pytest
 
 from flows.pal import ACTION_GRAMMAR, PalRecipe, conforms_to_grammar
-from memsynth.config import BuildConfig
+from memsynth.core.config import BuildConfig
+from memsynth.core.records import PersonaRow
+from memsynth.generation.prompts import PromptLibrary
+from memsynth.generation.recipe import PersonaContext, ShardOutput, persona_rng
+from memsynth.generation.stage import GenerationSettings, StageRunner
 from memsynth.llm.cache import ResponseCache
 from memsynth.llm.engine import LLMEngine
 from memsynth.llm.settings import EngineSettings
-from memsynth.prompts import PromptLibrary
-from memsynth.recipe import PersonaContext, ShardOutput, persona_rng
-from memsynth.records import PersonaRow
-from memsynth.stage import GenerationSettings, StageRunner
 from memsynth.warehouse.catalog import run_query
 from tests.conftest import cli_json, write_config
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from flows.pal import LOG_TYPES, SEED_FIGURES, conforms_to_grammar
-from memsynth.textmatch import sentences
+from memsynth.core.textmatch import sentences
 from schemas.pal import BigFive, RequirementTypes
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -125,7 +125,7 @@ def test_dialogue_hours_are_drawn_as_the_real_users_hours_are():
     from scipy.stats import chi2_contingency
 
     from flows.pal.plan import situation_times
-    from memsynth.recipe import persona_rng
+    from memsynth.generation.recipe import persona_rng
 
     real = Counter(int(s["dialogue_timestamp"][11:13]) for s in _sessions())
     ours: Counter[int] = Counter()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx2 as httpx
 
-from memsynth import prefect_api
+from memsynth.build import prefect_api
 
 
 def test_an_early_started_server_is_the_one_the_build_then_uses(monkeypatch):

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from memsynth.prompts import PromptLibrary
-from memsynth.registry import names, recipe_class
-from memsynth.stage import localized
+from memsynth.generation.prompts import PromptLibrary
+from memsynth.generation.registry import names, recipe_class
+from memsynth.generation.stage import localized
 from tests.golden import LANGUAGES, recorded_requests
 
 # Shorter static lines, and labels (ending in a colon), may sit in the item part.

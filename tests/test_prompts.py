@@ -5,8 +5,8 @@ from __future__ import annotations
 import jinja2
 import pytest
 
-from memsynth.errors import ConfigError
-from memsynth.prompts import PromptLibrary
+from memsynth.core.errors import ConfigError
+from memsynth.generation.prompts import PromptLibrary
 
 
 def test_variables_are_never_rendered_as_template_code():

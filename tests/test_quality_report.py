@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from memsynth.registry import recipe_class
-from memsynth.review.report import (
+from memsynth.generation.registry import recipe_class
+from memsynth.quality.review.report import (
     ENGINE_FIGURES,
     cost_figure,
     distinct_n,

@@ -10,8 +10,8 @@ import time
 import pytest
 from pydantic import BaseModel
 
-from memsynth.errors import MemsynthError
-from memsynth.tables import Table
+from memsynth.core.errors import MemsynthError
+from memsynth.core.tables import Table
 from memsynth.warehouse.catalog import run_query
 from memsynth.warehouse.publish import VersionInfo, publish
 from memsynth.warehouse.staging import StagingArea

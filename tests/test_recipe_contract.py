@@ -14,10 +14,10 @@ import pytest
 import yaml
 from pydantic import create_model
 
-from memsynth import registry
-from memsynth.errors import ConfigError
-from memsynth.provenance import artifact_hash
-from memsynth.registry import load_config
+from memsynth.core.errors import ConfigError
+from memsynth.generation import registry
+from memsynth.generation.provenance import artifact_hash
+from memsynth.generation.registry import load_config
 from memsynth.warehouse.catalog import run_query
 from tests.conftest import ROOT, cli_json, memsynth_cli
 
@@ -28,10 +28,10 @@ TOY = {
 
         from pydantic import BaseModel, ConfigDict, Field
 
-        from memsynth.recipe import Recipe
-        from memsynth.records import PERSONAS
-        from memsynth.stage import Stage, check
-        from memsynth.tables import Ref, Table
+        from memsynth.generation.recipe import Recipe
+        from memsynth.core.records import PERSONAS
+        from memsynth.generation.stage import Stage, check
+        from memsynth.core.tables import Ref, Table
 
 
         class ToyOptions(BaseModel):
@@ -354,9 +354,9 @@ def check_versions_show(wh: Path, dataset: str, version: int) -> None:
 
 
 def test_a_version_records_the_snippets_its_calls_used(tmp_path):
-    from memsynth.config import BuildConfig
-    from memsynth.prompts import PromptLibrary
-    from memsynth.provenance import version_artifacts
+    from memsynth.core.config import BuildConfig
+    from memsynth.generation.prompts import PromptLibrary
+    from memsynth.generation.provenance import version_artifacts
 
     recipe_cls = registry.recipe_class("pal")
     config = BuildConfig(dataset="x", recipe="pal", language="zh", llm={"response_mode": "json_object"})
@@ -370,7 +370,7 @@ def test_a_version_records_the_snippets_its_calls_used(tmp_path):
 
 @pytest.mark.parametrize("name", ["enpmr", "pal", "stratmem"])
 def test_every_rule_names_an_enforcer_the_recipe_has_and_the_readme_lists_them(name):
-    from memsynth.rules import rule_problems
+    from memsynth.generation.rules import rule_problems
 
     cls = registry.recipe_class(name)
     assert cls.rules, f"{name} declares no rules"
@@ -384,7 +384,7 @@ def test_every_rule_names_an_enforcer_the_recipe_has_and_the_readme_lists_them(n
 
 def test_rule_problems_says_what_a_rule_names_that_the_recipe_lacks():
     from flows.enpmr.stages import STAGES
-    from memsynth.rules import Rule, rule_problems
+    from memsynth.generation.rules import Rule, rule_problems
 
     bad = (Rule("a", "r", "s", checks=("scene.no_such_check",)), Rule("b", "r", "s", judges=("faithfulness.nope",)),
            Rule("c", "r", "s"), Rule("c", "r", "s", judges=("blri.scores",)))

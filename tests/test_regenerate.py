@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from memsynth.build import BuildOptions, run_build
-from memsynth.errors import ConfigError
-from memsynth.regenerate import RegenerationRequest
-from memsynth.registry import load_config
+from memsynth.build.flow import BuildOptions, run_build
+from memsynth.build.regenerate import RegenerationRequest
+from memsynth.core.errors import ConfigError
+from memsynth.generation.registry import load_config
 from memsynth.warehouse.catalog import open_version, run_query
 from tests.conftest import ROOT, cli_json, memsynth_cli
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from flows.pal.seed_format import PalSetFormat
-from memsynth.errors import MemsynthError
+from memsynth.core.errors import MemsynthError
 from memsynth.release.card import redact
 from memsynth.release.create import create_release
 from memsynth.release.splits import assign_splits, parse_splits

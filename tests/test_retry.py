@@ -12,7 +12,7 @@ import httpx2 as httpx
 import openai
 import pytest
 
-from memsynth.errors import BuildFailed, ConfigError
+from memsynth.core.errors import BuildFailed, ConfigError
 from memsynth.llm.cache import ResponseCache
 from memsynth.llm.engine import LLMEngine
 from memsynth.llm.request import LLMRequest

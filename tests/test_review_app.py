@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from memsynth.review.agreement import dataset_agreement
-from memsynth.review.items import APP, APP_SETTINGS, stratified_sample
+from memsynth.quality.review.agreement import dataset_agreement
+from memsynth.quality.review.items import APP, APP_SETTINGS, stratified_sample
 from memsynth.warehouse.annotations import AnnotationLog, Judgment
 from memsynth.warehouse.catalog import run_query
 from tests.conftest import ROOT, cli_json, memsynth_cli, write_config

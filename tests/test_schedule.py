@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from memsynth.prefect_api import wait_healthy
+from memsynth.build.prefect_api import wait_healthy
 from memsynth.warehouse.catalog import run_query
 from memsynth.warehouse.ducklake import dataset_dir
 from memsynth.warehouse.lock import BuildLock
@@ -235,7 +235,7 @@ def test_prefect_deploy_all_declares_a_deployment_per_shipped_config(prefect_ser
                           text=True, timeout=120)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     deployed = {d["name"]: d for d in _post(prefect_server, "/deployments/filter")
-                if d["entrypoint"] == "memsynth/schedule.py:scheduled_build"}
+                if d["entrypoint"] == "memsynth/build/schedule.py:scheduled_build"}
     shipped = {p.stem for p in (ROOT / "configs").glob("*.yaml")}
     assert set(deployed) == shipped
     for name, d in deployed.items():

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from flows.enpmr.options import RECALL_LIMIT, REPLY_LIMIT
-from memsynth.prompts import PromptLibrary
+from memsynth.generation.prompts import PromptLibrary
 
 
 def _prompt(stage: str, language: str, variables: dict) -> str:

@@ -10,15 +10,15 @@ import openai
 import pytest
 
 from flows.enpmr import EnpmrRecipe
-from memsynth.config import BuildConfig
+from memsynth.core.config import BuildConfig
+from memsynth.core.records import PersonaRow
+from memsynth.generation.prompts import PromptLibrary
+from memsynth.generation.recipe import PersonaContext, ShardOutput, persona_rng
+from memsynth.generation.stage import GenerationSettings, StageRunner
 from memsynth.llm.cache import ResponseCache
 from memsynth.llm.engine import LLMEngine
 from memsynth.llm.settings import EngineSettings
-from memsynth.prompts import PromptLibrary
-from memsynth.recipe import PersonaContext, ShardOutput, persona_rng
-from memsynth.records import PersonaRow
 from memsynth.simulator.server import Faults
-from memsynth.stage import GenerationSettings, StageRunner
 from tests.conftest import start_simulator
 
 

@@ -8,11 +8,11 @@ import json
 import pytest
 from pydantic import BaseModel, Field
 
+from memsynth.generation.prompts import PromptLibrary
+from memsynth.generation.stage import GenerationSettings, Stage, StageRunner, check
 from memsynth.llm.cache import ResponseCache
 from memsynth.llm.engine import LLMEngine
 from memsynth.llm.settings import EngineSettings
-from memsynth.prompts import PromptLibrary
-from memsynth.stage import GenerationSettings, Stage, StageRunner, check
 
 
 class Pair(BaseModel):

@@ -13,9 +13,9 @@ import pyarrow.parquet as pq
 import pytest
 from pydantic import BaseModel
 
-from memsynth.duck import shipped_extension_path
-from memsynth.errors import MemsynthError
-from memsynth.tables import Table
+from memsynth.core.duck import shipped_extension_path
+from memsynth.core.errors import MemsynthError
+from memsynth.core.tables import Table
 from memsynth.warehouse.catalog import check_read_only, list_datasets, list_versions, run_query
 from memsynth.warehouse.ducklake import load_ducklake
 from memsynth.warehouse.publish import VersionInfo, publish

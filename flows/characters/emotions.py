@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from memsynth.emotions import EmotionItem, EmotionSource
-from memsynth.tables import Ref
+from memsynth.core.tables import Ref
+from memsynth.generation.emotions import EmotionItem, EmotionSource
 
 TABLES = ("character_fragments", "character_queries")
 REFS = (Ref("item_id", "character_fragments", "fragment_id", when=("item_kind", "memory")),

@@ -10,11 +10,11 @@ the personality of the replies (its Tables II–III). What can be scored from th
 
 from __future__ import annotations
 
-from memsynth.errors import MemsynthError
-from memsynth.evaluation.emotional import emotion_distance_at
-from memsynth.evaluation.ranking import mean, ranking_scores
-from memsynth.evaluation.retrievers import chosen_retrievers, rank_bank, retrieval_inputs
-from memsynth.evaluation.run import EvalContext
+from memsynth.core.errors import MemsynthError
+from memsynth.quality.evaluation.emotional import emotion_distance_at
+from memsynth.quality.evaluation.ranking import mean, ranking_scores
+from memsynth.quality.evaluation.retrievers import chosen_retrievers, rank_bank, retrieval_inputs
+from memsynth.quality.evaluation.run import EvalContext
 
 
 def retrieval(ctx: EvalContext) -> int:

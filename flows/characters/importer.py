@@ -7,8 +7,8 @@ from typing import Any
 
 from flows.characters.recipe import STATISTICS
 from flows.characters.source import language_of, memory_units, read_scenes
-from memsynth.errors import ConfigError
-from memsynth.records import PERSONAS, PersonaRow
+from memsynth.core.errors import ConfigError
+from memsynth.core.records import PERSONAS, PersonaRow
 from memsynth.warehouse.imports import publish_import
 from schemas.characters import FRAGMENTS, QUERIES
 

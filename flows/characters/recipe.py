@@ -7,10 +7,10 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from flows.characters.emotions import SOURCE
-from memsynth.emotions import emotions_option
-from memsynth.errors import ConfigError
-from memsynth.recipe import PersonaContext, Recipe
-from memsynth.records import PERSONAS
+from memsynth.core.errors import ConfigError
+from memsynth.core.records import PERSONAS
+from memsynth.generation.emotions import emotions_option
+from memsynth.generation.recipe import PersonaContext, Recipe
 from schemas.characters import FRAGMENTS, QUERIES
 
 STATISTICS = {

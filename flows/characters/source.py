@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError
 
-from memsynth.errors import ConfigError
+from memsynth.core.errors import ConfigError
 from schemas.characters import FragmentRow, QueryRow
 
 # "speaker：text" or "speaker: text"; a name is short and holds no colon.

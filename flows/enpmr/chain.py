@@ -31,10 +31,10 @@ from flows.enpmr.options import (
     EnpmrOptions,
 )
 from flows.enpmr.plan import DialoguePlan, memory_details, memory_text, plan_dialogues
-from memsynth.recipe import PersonaContext, Recipe
-from memsynth.records import PERSONAS, STAGE_FAILURES, StageFailureRow
-from memsynth.stage import ItemResult
-from memsynth.tables import Table, trusted_row
+from memsynth.core.records import PERSONAS, STAGE_FAILURES, StageFailureRow
+from memsynth.core.tables import Table, trusted_row
+from memsynth.generation.recipe import PersonaContext, Recipe
+from memsynth.generation.stage import ItemResult
 from schemas.enpmr import (
     BENCHMARK,
     LIFE_THEMES,

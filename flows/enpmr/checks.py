@@ -15,8 +15,8 @@ from flows.enpmr.options import (
     MIN_PREFERENCES,
     MIN_PROFICIENT,
 )
-from memsynth.stage import check, say
-from memsynth.textmatch import length_in_words, mentions_exactly, near_duplicates, refers_to, sentences
+from memsynth.core.textmatch import length_in_words, mentions_exactly, near_duplicates, refers_to, sentences
+from memsynth.generation.stage import check, say
 from schemas.enpmr import (
     BlriScores,
     Faithfulness,

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from memsynth.emotions import EmotionItem, EmotionSource
-from memsynth.tables import Ref
+from memsynth.core.tables import Ref
+from memsynth.generation.emotions import EmotionItem, EmotionSource
 
 TABLES = ("memory_sessions", "benchmark")
 REFS = (Ref("item_id", "memories", "memory_id", when=("item_kind", "memory")),

@@ -15,12 +15,12 @@ from typing import Any
 
 from flows.enpmr.emotions import query_text, session_texts
 from flows.enpmr.options import NEED_TARGETS, NEEDS, REPLY_LIMIT
-from memsynth.errors import MemsynthError
-from memsynth.evaluation.ranking import mean, ranking_scores, type_match
-from memsynth.evaluation.retrievers import chosen_retrievers, rank_bank, retrieval_inputs
-from memsynth.evaluation.run import EvalContext
-from memsynth.stage import Stage, check, say
-from memsynth.textmatch import length_in_words
+from memsynth.core.errors import MemsynthError
+from memsynth.core.textmatch import length_in_words
+from memsynth.generation.stage import Stage, check, say
+from memsynth.quality.evaluation.ranking import mean, ranking_scores, type_match
+from memsynth.quality.evaluation.retrievers import chosen_retrievers, rank_bank, retrieval_inputs
+from memsynth.quality.evaluation.run import EvalContext
 from schemas.enpmr import ReplyGrade, SupportReply
 
 

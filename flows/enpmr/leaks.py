@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from memsynth.textmatch import normal_text, zh_words
+from memsynth.core.textmatch import normal_text, zh_words
 
 # Two details of a memory in one turn give it away; one shared word may be chance.
 GIVEAWAY_DETAILS = 2

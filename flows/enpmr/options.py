@@ -9,8 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from memsynth.config import PROJECT_ROOT
-from memsynth.emotions import emotions_option
+from memsynth.core.config import PROJECT_ROOT
+from memsynth.generation.emotions import emotions_option
 
 YEARS_OF_HISTORY = 5
 SESSION_TURNS = (10, 20)

@@ -1,6 +1,6 @@
 """enpmr's figures for `memsynth report`, and the text its diversity section reads."""
 
-from memsynth.offers import Figure
+from memsynth.generation.offers import Figure
 
 # An unjudged dialogue (no usable answer) has score 0 and an error: not a BLRI mean.
 BLRI_JUDGED = ("(SELECT score, passed FROM quality_checks "

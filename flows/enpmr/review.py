@@ -4,7 +4,7 @@ the LLM's own verdicts on the same criteria for `memsynth agreement`."""
 from __future__ import annotations
 
 from flows.enpmr.options import NEEDS
-from memsynth.offers import Item, Query, Question, ReviewTask, Rows, Text, Turns
+from memsynth.generation.offers import Item, Query, Question, ReviewTask, Rows, Text, Turns
 
 YES_NO = ("yes", "no")
 # The seed's human evaluation: two annotators, 0/1 per criterion.

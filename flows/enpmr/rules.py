@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memsynth.rules import Rule
+from memsynth.generation.rules import Rule
 
 RULES = (
     Rule("life-themes", "at least 10 distinct life themes, each starting in the five years before the reference date",

@@ -15,7 +15,7 @@ from flows.enpmr.options import (
     MIN_PROFICIENT,
     MIN_RELATIONSHIPS,
 )
-from memsynth.stage import Check, Stage
+from memsynth.generation.stage import Check, Stage
 from schemas.enpmr import (
     BlriScores,
     Faithfulness,

@@ -35,10 +35,10 @@ from flows.pal.plan import (
     sample_dialogues,
     situation_times,
 )
-from memsynth.recipe import PersonaContext, Recipe
-from memsynth.records import PERSONAS, PersonaRow
-from memsynth.stage import ItemResult
-from memsynth.tables import Table
+from memsynth.core.records import PERSONAS, PersonaRow
+from memsynth.core.tables import Table
+from memsynth.generation.recipe import PersonaContext, Recipe
+from memsynth.generation.stage import ItemResult
 from schemas.pal import (
     ASPECTS,
     CANDIDATE_SOLUTIONS,

@@ -13,8 +13,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from flows.pal.options import LOG_TYPES
-from memsynth.stage import check, say
-from memsynth.textmatch import length_in_words, near_duplicates, sentences
+from memsynth.core.textmatch import length_in_words, near_duplicates, sentences
+from memsynth.generation.stage import check, say
 from schemas.pal import (
     ASPECTS,
     AspectPreferences,

@@ -20,13 +20,13 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from memsynth.errors import MemsynthError
-from memsynth.evaluation.ranking import mean
-from memsynth.evaluation.retrievers import bm25_rank
-from memsynth.evaluation.run import EvalContext
-from memsynth.evaluation.text import best_bleu, bleu, scaled, selection_score
-from memsynth.stage import Stage, check, say
-from memsynth.textmatch import sentences
+from memsynth.core.errors import MemsynthError
+from memsynth.core.textmatch import sentences
+from memsynth.generation.stage import Stage, check, say
+from memsynth.quality.evaluation.ranking import mean
+from memsynth.quality.evaluation.retrievers import bm25_rank
+from memsynth.quality.evaluation.run import EvalContext
+from memsynth.quality.evaluation.text import best_bleu, bleu, scaled, selection_score
 from schemas.pal import ProposedSolution, Restatement, RestatementGrade, SolutionChoice
 
 MEMORY_K = 5

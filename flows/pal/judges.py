@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from memsynth.stage import Judge, Stage, say
+from memsynth.generation.stage import Judge, Stage, say
 from schemas.pal import PreferencesReview, RequirementsReview, SolutionPreferencesReview
 
 

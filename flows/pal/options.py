@@ -6,8 +6,8 @@ import json
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from memsynth.config import PROJECT_ROOT
-from memsynth.emotions import emotions_option
+from memsynth.core.config import PROJECT_ROOT
+from memsynth.generation.emotions import emotions_option
 
 LOG_TYPES: dict[str, dict[str, str]] = json.loads(
     (PROJECT_ROOT / "data" / "pal" / "log_types.json").read_text(encoding="utf-8"))["types"]

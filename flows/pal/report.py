@@ -1,6 +1,6 @@
 """pal's figures for `memsynth report`, and the text its diversity section reads."""
 
-from memsynth.offers import Figure
+from memsynth.generation.offers import Figure
 
 FIGURES = (
     Figure("Situations per persona", "SELECT count(*) FROM situations GROUP BY persona_id", "hist", "situations"),

@@ -3,7 +3,7 @@ did (sessions drawn per user, as the seed drew 10 sessions from each of 5 users)
 
 from __future__ import annotations
 
-from memsynth.offers import Item, Query, Question, ReviewTask, Rows, Text, Turns
+from memsynth.generation.offers import Item, Query, Question, ReviewTask, Rows, Text, Turns
 
 RATINGS = ("1", "2", "3")  # 1 does not match what was set out, 2 basically matches, 3 fully matches
 CRITERIA = ("logs", "dialogue")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memsynth.rules import Rule
+from memsynth.generation.rules import Rule
 
 RULES = (
     Rule("profiles", "profiles of 2-3 sentences a field, no students or retirees, Big Five levels that vary across "

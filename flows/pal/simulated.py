@@ -8,9 +8,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from memsynth.core.textmatch import near_duplicates
 from memsynth.simulator.answers import AnswerBook
 from memsynth.simulator.text import TextMaker
-from memsynth.textmatch import near_duplicates
 
 ANSWERS = AnswerBook("pal")
 MINUTE = "%Y-%m-%d %H:%M"

@@ -6,7 +6,7 @@ from pydantic import BaseModel
 
 from flows.pal import checks as c
 from flows.pal import judges as j
-from memsynth.stage import Check, Judge, Policy, Stage
+from memsynth.generation.stage import Check, Judge, Policy, Stage
 from schemas.pal import (
     AspectPreferences,
     Candidates,

@@ -31,9 +31,9 @@ from flows.stratmem.options import (
     StratmemOptions,
 )
 from flows.stratmem.source import Conversation, Session, read_dataset, read_locomo, spoken_time
-from memsynth.config import BuildConfig
-from memsynth.recipe import PersonaContext, Recipe
-from memsynth.records import PERSONAS, STAGE_FAILURES, PersonaRow, StageFailureRow
+from memsynth.core.config import BuildConfig
+from memsynth.core.records import PERSONAS, STAGE_FAILURES, PersonaRow, StageFailureRow
+from memsynth.generation.recipe import PersonaContext, Recipe
 from schemas.stratmem import INSTANCES, MEMORIES, ROLES, InstanceRow, MemoryRow
 
 STATISTICS = {

@@ -12,8 +12,8 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from memsynth.stage import check, say
-from memsynth.textmatch import shared_run, zh_words
+from memsynth.core.textmatch import shared_run, zh_words
+from memsynth.generation.stage import check, say
 from schemas.stratmem import MergedMemories, RoleLabels, UserQuery, VirtualPersona
 
 # A memory must carry its own time: "yesterday" means nothing once the session is over.

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from memsynth.emotions import EmotionItem, EmotionSource
-from memsynth.tables import Ref
+from memsynth.core.tables import Ref
+from memsynth.generation.emotions import EmotionItem, EmotionSource
 
 TABLES = ("stratmem_instances", "stratmem_memories")
 # A pool memory has no id column of its own to refer to; it leaves with its instance.

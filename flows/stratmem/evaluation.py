@@ -17,12 +17,21 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from flows.stratmem.source import spoken_time
-from memsynth.errors import MemsynthError
-from memsynth.evaluation.ranking import mean
-from memsynth.evaluation.run import EvalContext
-from memsynth.evaluation.strategic import ROLES, SCENARIOS, cir, majority, pes, scenario, smc, smc_table
-from memsynth.stage import Stage, check, say
-from memsynth.textmatch import mentions_exactly
+from memsynth.core.errors import MemsynthError
+from memsynth.core.textmatch import mentions_exactly
+from memsynth.generation.stage import Stage, check, say
+from memsynth.quality.evaluation.ranking import mean
+from memsynth.quality.evaluation.run import EvalContext
+from memsynth.quality.evaluation.strategic import (
+    ROLES,
+    SCENARIOS,
+    cir,
+    majority,
+    pes,
+    scenario,
+    smc,
+    smc_table,
+)
 from schemas.stratmem import IntegrationScore, Reply, UseJudgment
 
 JUDGE_RUNS = 3

@@ -12,8 +12,8 @@ from pydantic import ValidationError
 from flows.stratmem.chain import STATISTICS
 from flows.stratmem.options import TEST_SPLIT_NICE
 from flows.stratmem.seed_format import StratMemFile, decode_history
-from memsynth.errors import ConfigError
-from memsynth.records import PERSONAS, PersonaRow
+from memsynth.core.errors import ConfigError
+from memsynth.core.records import PERSONAS, PersonaRow
 from memsynth.warehouse.imports import publish_import
 from schemas.stratmem import INSTANCES, MEMORIES, ROLES, InstanceRow, MemoryRow
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from memsynth.emotions import emotions_option
+from memsynth.generation.emotions import emotions_option
 
 # The real release's given types (A 345, B 19, C 293 of 657): the queries were mostly
 # written to need a memory; what they turned out to need is the inferred type.

@@ -1,6 +1,6 @@
 """stratmem's figures for `memsynth report`, and the text its diversity section reads."""
 
-from memsynth.offers import Figure
+from memsynth.generation.offers import Figure
 
 FIGURES = (
     Figure("Memory roles", "SELECT role, count(*) AS memories FROM stratmem_memories GROUP BY 1 ORDER BY 1"),

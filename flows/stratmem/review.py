@@ -3,7 +3,7 @@ must / nice / irr, without seeing the labellers' roles (which `agreement` compar
 
 from __future__ import annotations
 
-from memsynth.offers import Item, Query, Question, ReviewTask, Text, Turns
+from memsynth.generation.offers import Item, Query, Question, ReviewTask, Text, Turns
 
 ROLES = ("must", "nice", "irr")
 WORDS = {

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memsynth.rules import Rule
+from memsynth.generation.rules import Rule
 
 RULES = (
     Rule("fact-form", "a memory is one sentence of 4-20 words (8-40 characters in Chinese), dated, never "

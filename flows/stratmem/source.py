@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from memsynth.errors import ConfigError
+from memsynth.core.errors import ConfigError
 
 LOCOMO_TIME = "%I:%M %p on %d %B, %Y"
 

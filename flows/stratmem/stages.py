@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from flows.stratmem import checks as c
-from memsynth.stage import Check, Stage
+from memsynth.generation.stage import Check, Stage
 from schemas.stratmem import ExtractedMemories, MergedMemories, RoleLabels, UserQuery, VirtualPersona
 
 

@@ -1,4 +1,7 @@
-"""The `memsynth` command line: one module per command group, registered on one group here."""
+"""The `memsynth` command line: one module per command group, registered on one group here.
+
+The top layer: it may import every package below it.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ import click
 
 from memsynth.cli import answers, build, cache, data, quality, release, simulator
 from memsynth.cli.output import err, error_line
-from memsynth.errors import MemsynthError
+from memsynth.core.errors import MemsynthError
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -28,7 +28,7 @@ def check_answers(paths: tuple[str, ...], fmt: str, show_repair: bool) -> None:
     Exit status: 0 every answer passed, 1 some answer was rejected, 2 a file could not be
     read or names a stage that cannot take its variables.
     """
-    from memsynth.answer_check import check_paths
+    from memsynth.quality.answer_check import check_paths
 
     verdicts = check_paths(paths)
     if fmt == "json":

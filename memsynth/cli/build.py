@@ -13,8 +13,8 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from memsynth.cli.output import WAREHOUSE_HELP, out
-from memsynth.errors import MemsynthError
-from memsynth.limits import MAX_PERSONAS
+from memsynth.core.errors import MemsynthError
+from memsynth.core.limits import MAX_PERSONAS
 
 
 @click.command()
@@ -66,34 +66,34 @@ def build(config_path: str, llm: str, personas: int | None, concurrency: int | N
     if verbose:  # memsynth sets WARNING by default (memsynth/__init__.py)
         os.environ["PREFECT_LOGGING_LEVEL"] = "INFO"
         logging.getLogger("EventsWorker").setLevel(logging.NOTSET)
-    from memsynth.registry import load_config
+    from memsynth.generation.registry import load_config
 
     config = load_config(config_path)  # a bad config is one line before Prefect is imported
     if from_stage:  # as early: a mistyped stage should not wait for Prefect's server
-        from memsynth.registry import recipe_class
+        from memsynth.generation.registry import recipe_class
 
         names = [s.name for s in recipe_class(config.recipe).all_stages()]
         if from_stage not in names:
             raise MemsynthError(f"--from-stage {from_stage!r}: not a stage of {config.recipe} ({', '.join(names)})")
     if not estimate:  # another recipe's dataset, unknown ids, a bad --where, no version yet: said before Prefect
-        from memsynth.config import resolve_warehouse
-        from memsynth.regenerate import RegenerationRequest, derive
-        from memsynth.registry import recipe_class
+        from memsynth.build.regenerate import RegenerationRequest, derive
+        from memsynth.generation.registry import recipe_class
+        from memsynth.warehouse.location import resolve_warehouse
 
         derive(resolve_warehouse(warehouse, config), config.dataset, recipe_class(config.recipe)(config.recipe_options),
                RegenerationRequest(persona_ids=ids, where=where_sql, from_stage=from_stage,
                                    add_personas=add_personas or 0))
     if estimate:
-        from memsynth.estimate import estimate_build
+        from memsynth.build.estimate import estimate_build
 
         _print_estimate(estimate_build(config, personas=personas, warehouse=warehouse,
                                        progress=not no_progress and fmt == "text"), fmt)
         return
-    from memsynth.prefect_api import start_early
+    from memsynth.build.prefect_api import start_early
 
     start_early()  # Prefect's server starts while the next import (about 2 s) runs
-    from memsynth.build import BuildOptions, run_build
-    from memsynth.regenerate import RegenerationRequest
+    from memsynth.build.flow import BuildOptions, run_build
+    from memsynth.build.regenerate import RegenerationRequest
 
     summary = run_build(config, BuildOptions(
         llm=llm, personas=personas, concurrency=concurrency, warehouse=warehouse,
@@ -123,7 +123,7 @@ def serve(config_path: str, cron: str | None, interval: float | None, name: str 
     a run due while one is under way waits for it."""
     if cron and interval:
         raise click.UsageError("give --cron or --interval, not both")
-    from memsynth.schedule import serve as serve_config
+    from memsynth.build.schedule import serve as serve_config
 
     serve_config(config_path, cron=cron, interval=interval, name=name, llm=llm, personas=personas,
                  warehouse=warehouse)

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from memsynth.cli.output import WAREHOUSE_HELP, out, print_rows, warehouse_root
-from memsynth.errors import MemsynthError
+from memsynth.core.errors import MemsynthError
 
 _CACHE_DIR_HELP = "cache folder (default: <warehouse>/_cache)"
 _REWRITE_HELP = "summary as text or JSON"
@@ -47,9 +47,9 @@ def _cache_dir(warehouse: str | None, cache_dir: str | None) -> Path:
 def _local_cache_dir(warehouse: str | None, cache_dir: str | None) -> Path:
     """The cache folder to rewrite: never an s3:// warehouse's, whose logs other machines
     share through the bucket and would bring back."""
-    from memsynth.warehouse.objectstore import store_of
+    from memsynth.warehouse.location import location_of
 
-    if not cache_dir and store_of(warehouse_root(warehouse)) is not None:
+    if not cache_dir and location_of(warehouse_root(warehouse)).shares_cache:
         raise MemsynthError("compact and gc rewrite a local cache; an s3:// warehouse's cache is "
                             "shared through its bucket, where logs are only ever added")
     return _cache_dir(warehouse, cache_dir)

@@ -11,7 +11,7 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from memsynth.cli.output import WAREHOUSE_HELP, out, print_rows, warehouse_root
-from memsynth.errors import MemsynthError
+from memsynth.core.errors import MemsynthError
 
 
 @click.command()
@@ -21,7 +21,7 @@ def recipes(name: str | None, fmt: str) -> None:
     """List the recipes a config may name; with NAME, its stage chain, the seed's rules and
     what enforces each (a check, a judge criterion, or the prompt alone and why), its tables
     and options (defaults and what each means)."""
-    from memsynth.registry import names, recipe_class
+    from memsynth.generation.registry import names, recipe_class
 
     described = [recipe_class(n).describe() for n in ([name] if name else names())]
     if fmt == "json":
@@ -163,7 +163,7 @@ def personas() -> None:
 @click.option("--warehouse", help=WAREHOUSE_HELP)
 def personas_import(file: str, warehouse: str | None) -> None:
     """Add the personas in FILE (JSONL, one {"persona": "..."} per line) to the pool."""
-    from memsynth.personas import import_personas
+    from memsynth.generation.personas import import_personas
 
     read, new, stored = import_personas(Path(file), warehouse_root(warehouse))
     click.echo(f"read {read} personas, {new} new" + (f", stored in {stored}" if new else ""))
@@ -180,7 +180,7 @@ def import_release(recipe: str, file: str, dataset: str, warehouse: str | None, 
     """Load a seed benchmark's released FILE as a version of DATASET, so it can be queried,
     compared with builds and released again (stratmem: StratMemBench.json; characters: a
     CharacterEval test file, or a {role: [scene, ...]} object of a role's dialogue scenes)."""
-    from memsynth.registry import importer
+    from memsynth.generation.registry import importer
 
     summary = importer(recipe)(Path(file), warehouse_root(warehouse), dataset)
     if fmt == "json":

@@ -27,7 +27,7 @@ WAREHOUSE_HELP = ("warehouse root (default: $MEMSYNTH_WAREHOUSE, then the config
 
 
 def warehouse_root(flag: str | None) -> Path:
-    from memsynth.config import resolve_warehouse
+    from memsynth.warehouse.location import resolve_warehouse
 
     return resolve_warehouse(flag)
 

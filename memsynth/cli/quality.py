@@ -11,7 +11,7 @@ import click
 from rich.table import Table as RichTable
 
 from memsynth.cli.output import WAREHOUSE_HELP, err, out, print_rows, warehouse_root
-from memsynth.errors import MemsynthError
+from memsynth.core.errors import MemsynthError
 
 
 @click.command("review")
@@ -36,8 +36,8 @@ def review_command(dataset: str, version: int | None, annotator: str, task: str 
     import signal
     import subprocess
 
-    from memsynth.children import tied
-    from memsynth.review.items import APP, APP_SETTINGS, ReviewSource
+    from memsynth.build.children import tied
+    from memsynth.quality.review.items import APP, APP_SETTINGS, ReviewSource
     from memsynth.warehouse.annotations import check_annotator
 
     check_annotator(annotator)
@@ -76,7 +76,7 @@ def review_command(dataset: str, version: int | None, annotator: str, task: str 
 def agreement_command(dataset: str, version: int | None, warehouse: str | None, fmt: str) -> None:
     """Agreement per criterion: value shares, Cohen's κ per pair of annotators, Fleiss' κ
     (three or more), and κ between the LLM's labels and each annotator."""
-    from memsynth.review.agreement import dataset_agreement
+    from memsynth.quality.review.agreement import dataset_agreement
 
     result = dataset_agreement(warehouse_root(warehouse), dataset, version)
     if not result["criteria"]:  # an error in either format: the exit code says the same thing
@@ -109,7 +109,7 @@ def report_command(dataset: str, version: int | None, compare: int | None, out_p
     personas' attribute coverage."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from memsynth.review.report import report_steps, write_report
+    from memsynth.quality.review.report import report_steps, write_report
 
     root = warehouse_root(warehouse)
     bar = Progress(TextColumn("[bold]report"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -162,7 +162,7 @@ def eval_task(task: str, dataset: str, version: int | None, llm: str, model: str
     """Score systems on a version with the seed's metrics: TASK is retrieval or response (enpmr),
     stratmem (stratmem), pal (pal). Scores go to the eval_runs and eval_scores tables
     (memsynth query sees them) and a markdown report."""
-    from memsynth.evaluation.run import EvalOptions, evaluate, score_table
+    from memsynth.quality.evaluation.run import EvalOptions, evaluate, score_table
 
     try:
         cutoffs = tuple(int(k) for k in ks.split(","))
@@ -202,7 +202,7 @@ def annotate_emotions(dataset: str, version: int | None, llm: str, model: str | 
                       no_progress: bool, fmt: str) -> None:
     """Score every memory and benchmark query of a version on Plutchik's eight emotions
     (1-10, Emotional RAG) and publish the next version: the same rows plus `emotions`."""
-    from memsynth.emotions.annotate import annotate_version
+    from memsynth.quality.annotate import annotate_version
 
     summary = annotate_version(warehouse_root(warehouse), dataset, version, llm=llm, model=model,
                                progress=not no_progress)

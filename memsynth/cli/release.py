@@ -9,7 +9,7 @@ import click
 from rich.text import Text
 
 from memsynth.cli.output import WAREHOUSE_HELP, err, out, warehouse_root
-from memsynth.errors import MemsynthError
+from memsynth.core.errors import MemsynthError
 
 
 @click.group()

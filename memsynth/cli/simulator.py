@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from memsynth.errors import MemsynthError
+from memsynth.core.errors import MemsynthError
 
 
 @click.group()

@@ -1,4 +1,8 @@
-"""The LLM call: the unit of caching, limiting, retrying and accounting."""
+"""The LLM call: the unit of caching, limiting, retrying and accounting.
+
+May import: `warehouse`, `core`. It knows no simulator, no recipe and no build: an
+endpoint is a URL and a key, whoever serves it.
+"""
 
 from memsynth.llm.request import LLMRequest, LLMResponse
 

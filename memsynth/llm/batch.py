@@ -26,7 +26,7 @@ from typing import Any
 
 import openai
 
-from memsynth.errors import BuildFailed
+from memsynth.core.errors import BuildFailed
 from memsynth.llm.request import LLMResponse
 
 JOURNAL_NAME = "batches.sqlite"

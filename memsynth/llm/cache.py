@@ -29,8 +29,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from memsynth import duck
-from memsynth.errors import BuildFailed
+from memsynth.core import duck
+from memsynth.core.errors import BuildFailed
 
 # The cache's folder under the warehouse root, unless a config names another.
 CACHE_DIR_NAME = "_cache"

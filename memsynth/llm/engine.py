@@ -14,7 +14,7 @@ import openai
 import orjson
 from tenacity import AsyncRetrying, retry_if_exception
 
-from memsynth.errors import BuildFailed, ConfigError
+from memsynth.core.errors import BuildFailed, ConfigError
 from memsynth.llm.attempts import CallBudget, describe_failure, longer_max_tokens
 from memsynth.llm.batch import BatchQueue, LineFailed
 from memsynth.llm.cache import ResponseCache

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from memsynth.errors import MemsynthError
+from memsynth.core.errors import MemsynthError
 from memsynth.llm.cache import INDEX_NAME, LOCK_NAME, CacheIndex, catch_up, packed
 
 

@@ -6,7 +6,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 
-from memsynth.errors import BuildFailed
+from memsynth.core.errors import BuildFailed
 
 # Transport failures in a row, across all calls, with no answer between them, that make
 # an outage. Random faults (10% 500s, 2% dropped connections) almost never line up 5 deep,

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 import jinja2
 import yaml
 
+from memsynth.quality.review.report import card_quality
 from memsynth.release.plots import bar_chart
-from memsynth.review.report import card_quality
 
 if TYPE_CHECKING:
     from memsynth.release.views import VersionTables
@@ -62,7 +62,7 @@ def front_matter(source: VersionTables, name: str, splits: dict[str, float], lic
 def render_card(source: VersionTables, folder: Path, name: str, tag: str, splits: dict[str, float],
                 license_id: str, rows: dict[str, dict[str, int]]) -> None:
     """Draw the plots into `folder/plots/` and write `folder/README.md`."""
-    from memsynth.registry import recipe_class  # recipes live above the engine
+    from memsynth.generation.registry import recipe_class  # recipes live above the engine
 
     version = source.version
     recipe = recipe_class(version["recipe"])

@@ -14,7 +14,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from memsynth.errors import MemsynthError
+from memsynth.core.errors import MemsynthError
 from memsynth.release.card import render_card
 from memsynth.release.files import (
     jsonl_rows,

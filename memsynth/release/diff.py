@@ -9,7 +9,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from memsynth.errors import MemsynthError
+from memsynth.core.errors import MemsynthError
 from memsynth.release.splits import DEFAULT_SPLITS
 from memsynth.release.verify import MANIFEST
 from memsynth.release.views import read_views

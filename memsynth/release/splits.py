@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from memsynth.errors import MemsynthError
+from memsynth.core.errors import MemsynthError
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 DEFAULT_SPLITS = {"test": 1.0}

@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from memsynth.errors import MemsynthError
+from memsynth.core.errors import MemsynthError
 from memsynth.release.files import jsonl_rows, parquet_rows_and_schema, sha256_file
 
 MANIFEST = "manifest.json"

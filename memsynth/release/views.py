@@ -9,7 +9,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from memsynth.errors import MemsynthError
+from memsynth.core.errors import MemsynthError
 from memsynth.release.spec import ReleaseSpec
 from memsynth.release.splits import assign_splits
 from memsynth.warehouse.catalog import open_version
@@ -17,7 +17,7 @@ from memsynth.warehouse.catalog import open_version
 
 def release_spec(recipe: str) -> ReleaseSpec:
     """The recipe's release declarations (`flows/<recipe>/release.py`)."""
-    from memsynth.registry import release_spec as lookup  # recipes live above the engine
+    from memsynth.generation.registry import release_spec as lookup  # recipes live above the engine
 
     return lookup(recipe)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from memsynth.evaluation.emotional import EMOTIONS
+from memsynth.generation.emotions import EMOTIONS
 from memsynth.simulator.answers import AnswerBook
 from memsynth.simulator.text import TextMaker
 

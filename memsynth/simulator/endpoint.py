@@ -3,7 +3,7 @@ port by the layer that chose `--llm simulator`, and handed to the LLM layer."""
 
 from __future__ import annotations
 
-from memsynth.llm.session import Endpoint
+from memsynth.generation.session import Endpoint
 from memsynth.simulator.server import MODEL_ID, Simulator, SimulatorThread
 
 

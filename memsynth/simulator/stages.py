@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memsynth.registry import simulated_answers
+from memsynth.generation.registry import simulated_answers
 from memsynth.simulator.answers import StageAnswer
 from memsynth.simulator.emotions import ANSWERS as EMOTIONS
 

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from memsynth.errors import MemsynthError
+from memsynth.core.errors import MemsynthError
 
 FOLDER = "_annotations"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")

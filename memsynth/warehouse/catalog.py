@@ -10,12 +10,12 @@ from typing import Any
 
 import duckdb
 
-from memsynth import duck
-from memsynth.errors import MemsynthError
+from memsynth.core import duck
+from memsynth.core.errors import MemsynthError
 from memsynth.warehouse.annotations import attach_annotations
-from memsynth.warehouse.ducklake import CATALOG_FILE, DATA_DIR, attach, dataset_dir, fetch_catalog
+from memsynth.warehouse.ducklake import CATALOG_FILE, attach, dataset_dir
 from memsynth.warehouse.evaluations import attach_results
-from memsynth.warehouse.objectstore import store_of
+from memsynth.warehouse.location import location_of
 from memsynth.warehouse.readonly import check_read_only
 
 
@@ -44,9 +44,7 @@ def list_datasets(root: Path) -> list[dict[str, Any]]:
 
 def _open(root: Path, dataset: str, snapshot: int | None = None) -> duckdb.DuckDBPyConnection:
     directory = dataset_dir(root, dataset)
-    store = store_of(root)
-    if store is not None:
-        fetch_catalog(store, directory)
+    location_of(root).fetch_catalog(directory)
     if not (directory / CATALOG_FILE).is_file():
         raise MemsynthError(f"no dataset {dataset!r} under {root} (memsynth datasets list)")
     con = duck.connect()
@@ -121,11 +119,9 @@ def run_query(root: Path, dataset: str, sql: str, version: int | None = None
     check_read_only(sql)
     con, row = open_version(root, dataset, version)
     try:
-        # The catalog's own files stay readable; every other path is off limits.
-        allowed = [str(dataset_dir(root, dataset).resolve())]
-        store = store_of(root)
-        if store is not None:  # an s3:// warehouse: the dataset's data files are in the bucket
-            allowed.append(store.join(dataset, DATA_DIR))
+        # The catalog's own files and the data files stay readable; every other path is off limits.
+        allowed = list(dict.fromkeys([str(dataset_dir(root, dataset).resolve()),
+                                      location_of(root).data_path(dataset)]))
         listed = ", ".join("'" + a.replace("'", "''") + "/'" for a in allowed)
         # A large sort spills here, in a directory only this query can see, not ./.tmp.
         spill = tempfile.mkdtemp(prefix="memsynth-query-")

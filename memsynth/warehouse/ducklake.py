@@ -8,14 +8,11 @@ from pathlib import Path
 
 import duckdb
 
-from memsynth.duck import shipped_extension_path, sql_str
-from memsynth.errors import MemsynthError
-from memsynth.warehouse.objectstore import ObjectStore, store_of
+from memsynth.core.duck import shipped_extension_path, sql_str
+from memsynth.core.errors import MemsynthError
+from memsynth.warehouse.location import CATALOG_FILE, location_of
 
-CATALOG_FILE = "catalog.ducklake"
 LOCK_WAIT_S = 30  # how long to wait for another process's publish to release the catalog
-DATA_DIR = "data"
-SYNCED_FILE = ".catalog.synced"  # s3:// warehouses: which bucket copy the local catalog is
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 
 
@@ -57,14 +54,12 @@ def attach(con: duckdb.DuckDBPyConnection, directory: Path, *, alias: str = "lak
         load_ducklake(con)
     directory = Path(directory).resolve()
     catalog = directory / CATALOG_FILE
-    # The data folder is wherever the catalog is now: a warehouse is a folder that can be
+    # The data folder is wherever the catalog is now: a local warehouse is a folder that can be
     # moved, copied or named by a relative path (file paths inside are stored relative).
-    data_path = str(directory / DATA_DIR)
-    store = store_of(directory.parent)
-    if store is not None:  # an s3:// warehouse: data in the bucket, the catalog here
-        store.configure(con)
-        data_path = store.join(directory.name, DATA_DIR)
-        fetch_catalog(store, directory)
+    location = location_of(directory.parent)
+    location.configure(con)
+    data_path = location.data_path(directory.name)
+    location.fetch_catalog(directory)
     options = [f"DATA_PATH '{sql_str(data_path)}/'", "OVERRIDE_DATA_PATH true"]
     if read_only:
         options.append("READ_ONLY")
@@ -87,31 +82,7 @@ def attach(con: duckdb.DuckDBPyConnection, directory: Path, *, alias: str = "lak
             time.sleep(0.1)
 
 
-def fetch_catalog(store: ObjectStore, directory: Path) -> None:
-    """Bring the bucket's copy of a dataset's catalog here when it changed since this
-    machine last fetched or shared it (another machine published)."""
-    catalog = directory / CATALOG_FILE
-    remote = store.stamp(store.join(directory.name, CATALOG_FILE))
-    if remote is not None and remote != _synced_stamp(directory):
-        store.download(store.join(directory.name, CATALOG_FILE), catalog)
-        _record_stamp(directory, remote)
-
-
 def share_catalog(directory: Path) -> None:
-    """After a publish (connection closed): put the catalog's copy in the bucket, if any."""
+    """After a publish (connection closed): let other machines see the catalog."""
     directory = Path(directory).resolve()
-    store = store_of(directory.parent)
-    if store is not None:
-        url = store.join(directory.name, CATALOG_FILE)
-        store.upload(directory / CATALOG_FILE, url)
-        _record_stamp(directory, store.stamp(url))
-
-
-def _synced_stamp(directory: Path) -> str | None:
-    path = directory / SYNCED_FILE
-    return path.read_text(encoding="utf-8").strip() if path.is_file() else None
-
-
-def _record_stamp(directory: Path, stamp: str | None) -> None:
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / SYNCED_FILE).write_text(f"{stamp}\n", encoding="utf-8")
+    location_of(directory.parent).share_catalog(directory)

@@ -15,7 +15,7 @@ from typing import Any
 
 import duckdb
 
-from memsynth import duck
+from memsynth.core import duck
 from memsynth.warehouse.ducklake import attach, dataset_dir
 
 EVALUATIONS_DIR = "evaluations"

@@ -11,8 +11,8 @@ from typing import Any
 from pydantic import BaseModel
 
 import memsynth
-from memsynth.records import LLM_CALLS, STAGE_FAILURES
-from memsynth.tables import Table
+from memsynth.core.records import LLM_CALLS, STAGE_FAILURES
+from memsynth.core.tables import Table
 from memsynth.warehouse.ducklake import dataset_dir
 from memsynth.warehouse.lock import BuildLock
 from memsynth.warehouse.publish import VersionInfo, publish

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-from memsynth.errors import BuildFailed
+from memsynth.core.errors import BuildFailed
 
 LOCK_FILE = ".build.lock"
 

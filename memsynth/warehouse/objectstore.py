@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from memsynth.errors import ConfigError, MemsynthError
+from memsynth.core.errors import ConfigError, MemsynthError
 
 MARKER = "warehouse.json"
 
@@ -94,7 +94,7 @@ class ObjectStore:
         connection this store's credentials as a temporary secret."""
         import duckdb
 
-        from memsynth.duck import shipped_extension_path, sql_str
+        from memsynth.core.duck import shipped_extension_path, sql_str
 
         path = shipped_extension_path("httpfs")
         try:

@@ -11,10 +11,10 @@ from typing import Any
 
 import duckdb
 
-from memsynth import duck
-from memsynth.errors import MemsynthError
-from memsynth.integrity import dangling
-from memsynth.tables import Table
+from memsynth.core import duck
+from memsynth.core.errors import MemsynthError
+from memsynth.core.integrity import dangling
+from memsynth.core.tables import Table
 from memsynth.warehouse.artifacts import Artifact
 from memsynth.warehouse.ducklake import attach, dataset_dir, share_catalog
 
@@ -45,7 +45,7 @@ CREATE TABLE IF NOT EXISTS lake.versions (
 # Columns added since the first release: a warehouse written before gains them on publish.
 VERSIONS_ADDED = {"options_hash": "VARCHAR", "derivation": "VARCHAR", "regenerations": "VARCHAR"}
 
-# Each template, schema and options text a version used, once per hash (see memsynth.provenance).
+# Each template, schema and options text a version used, once per hash (see memsynth.generation.provenance).
 ARTIFACTS_DDL = """
 CREATE TABLE IF NOT EXISTS lake.artifacts (
     hash VARCHAR,

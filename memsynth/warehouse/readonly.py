@@ -9,8 +9,8 @@ from typing import Any
 
 import duckdb
 
-from memsynth import duck
-from memsynth.errors import MemsynthError
+from memsynth.core import duck
+from memsynth.core.errors import MemsynthError
 
 # The words a read may open with. Checked on DuckDB's tokens before anything is parsed:
 # the parser itself runs some statements' side work (IMPORT DATABASE reads a file).

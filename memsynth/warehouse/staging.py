@@ -6,12 +6,11 @@ import os
 import shutil
 from pathlib import Path
 
-import pyarrow.parquet as pq
 from pydantic import BaseModel
 
-from memsynth.errors import BuildFailed
-from memsynth.tables import Table
-from memsynth.warehouse.objectstore import ObjectStore
+from memsynth.core.errors import BuildFailed
+from memsynth.core.tables import Table
+from memsynth.warehouse.location import Location, location_of
 
 STAGING_DIR = "_staging"
 
@@ -47,56 +46,26 @@ def _alive(pid: int) -> bool:
 
 
 class StagingArea:
-    """`<dataset>/_staging/<build_id>/<table>/<shard>.parquet`, each file written whole or not at all.
+    """`<dataset>/_staging/<build_id>/<table>/<shard>.parquet`, each file written whole or not at all,
+    wherever the warehouse's location keeps data (in a bucket, any worker can write it)."""
 
-    With an s3:// warehouse (`store`) the folder is in the bucket, where any worker can
-    write it; an object appears whole when its upload completes.
-    """
+    def __init__(self, dataset_dir: Path, build_id: str, location: Location | None = None):
+        self.location = location if location is not None else location_of(Path(dataset_dir).parent)
+        self.folder = self.location.path(Path(dataset_dir).name, STAGING_DIR, build_id)
 
-    def __init__(self, dataset_dir: Path, build_id: str, store: ObjectStore | None = None):
-        self.path = dataset_dir / STAGING_DIR / build_id
-        self.store = store
-        self.url = store.join(dataset_dir.name, STAGING_DIR, build_id) if store is not None else None
-
-    def write(self, table: Table, shard: str, rows: list[BaseModel]) -> Path | str:
+    def write(self, table: Table, shard: str, rows: list[BaseModel]) -> str:
+        path = f"{self.folder}/{table.name}/{shard}.parquet"
         try:
-            return self._write(table, shard, rows)
+            self.location.write_parquet(table.to_arrow(rows), path)
         except OSError as exc:  # a full disk, a folder turned read-only: one line, not a task traceback
             reason = os.strerror(exc.errno) if exc.errno else str(exc)
-            raise BuildFailed(f"cannot write the build's staged rows in {self.url or self.path}: {reason} "
-                              "(every answer received is cached: free space and re-run)") from exc
+            raise BuildFailed(f"cannot write the build's staged rows in {self.location.url(self.folder)}: "
+                              f"{reason} (every answer received is cached: free space and re-run)") from exc
+        return self.location.url(path)
 
-    def _write(self, table: Table, shard: str, rows: list[BaseModel]) -> Path | str:
-        if self.store is not None:
-            url = f"{self.url}/{table.name}/{shard}.parquet"
-            pq.write_table(table.to_arrow(rows), self.store.key(url), filesystem=self.store.filesystem(),
-                           compression="zstd")
-            return url
-        folder = self.path / table.name
-        folder.mkdir(parents=True, exist_ok=True)
-        final = folder / f"{shard}.parquet"
-        tmp = folder / f".{shard}.parquet.tmp"
-        try:
-            pq.write_table(table.to_arrow(rows), tmp, compression="zstd")
-            with open(tmp, "rb") as fh:
-                os.fsync(fh.fileno())
-            os.replace(tmp, final)
-        finally:
-            tmp.unlink(missing_ok=True)
-        return final
-
-    def files(self, table_name: str) -> list[Path] | list[str]:
-        if self.store is not None:
-            return sorted(f"{self.url}/{table_name}/{name}"
-                          for name in self.store.sizes(f"{self.url}/{table_name}") if name.endswith(".parquet"))
-        folder = self.path / table_name
-        return sorted(folder.glob("*.parquet")) if folder.is_dir() else []
+    def files(self, table_name: str) -> list[str]:
+        """The staged files of a table, as DuckDB reads them."""
+        return [self.location.url(p) for p in self.location.list_parquet(f"{self.folder}/{table_name}")]
 
     def discard(self) -> None:
-        if self.store is not None:
-            self.store.delete_dir(self.url)
-            return
-        shutil.rmtree(self.path, ignore_errors=True)
-        parent = self.path.parent
-        if parent.is_dir() and not any(parent.iterdir()):
-            parent.rmdir()
+        self.location.delete_dir(self.folder)

@@ -18,9 +18,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from memsynth.prompts import PromptLibrary
-from memsynth.registry import evaluation_stages, names, recipe_class
-from memsynth.stage import localized
+from memsynth.generation.prompts import PromptLibrary
+from memsynth.generation.registry import evaluation_stages, names, recipe_class
+from memsynth.generation.stage import localized
 from tests.golden.fixtures import variables as fixture_variables
 
 HERE = Path(__file__).resolve().parent
@@ -45,7 +45,7 @@ def render(messages: list[dict[str, str]]) -> str:
 
 def golden_stages() -> dict[str, tuple[Any, ...]]:
     """Every prompted stage, by group: each recipe's chain and evaluation stages, and emotions'."""
-    from memsynth.emotions import SCORE
+    from memsynth.generation.emotions import SCORE
 
     groups = {recipe: (*recipe_class(recipe).stages, *evaluation_stages(recipe)) for recipe in names()}
     return {**{g: stages for g, stages in groups.items() if stages}, "emotions": (SCORE,)}
@@ -114,14 +114,14 @@ def recorded_requests(recipe_name: str, language: str, options: dict[str, Any] |
                       ) -> tuple[Any, Any, list[dict[str, Any]]]:
     """Run `recipe_name` for one persona on a recording simulator: the recipe, the persona's
     context, and every request body it sent (with the stage and its variables under `memsynth`)."""
-    from memsynth.config import BuildConfig
+    from memsynth.core.config import BuildConfig
+    from memsynth.core.records import PersonaRow
+    from memsynth.generation.recipe import PersonaContext, ShardOutput, persona_rng
+    from memsynth.generation.stage import GenerationSettings, StageRunner
     from memsynth.llm.cache import ResponseCache
     from memsynth.llm.engine import LLMEngine
     from memsynth.llm.settings import EngineSettings
-    from memsynth.recipe import PersonaContext, ShardOutput, persona_rng
-    from memsynth.records import PersonaRow
     from memsynth.simulator.server import Simulator, SimulatorThread
-    from memsynth.stage import GenerationSettings, StageRunner
 
     with SimulatorThread(Simulator()) as sim, tempfile.TemporaryDirectory() as cache:
         sim.simulator.record = True
@@ -140,7 +140,7 @@ def recorded_requests(recipe_name: str, language: str, options: dict[str, Any] |
 
 def recorded_variables(recipe_name: str, language: str) -> dict[str, dict[str, Any]]:
     """Each chain stage's variables as a simulator run of `recipe_name` first sent them."""
-    from memsynth.recipe import persona_rng
+    from memsynth.generation.recipe import persona_rng
 
     recipe, ctx, recorded = recorded_requests(recipe_name, language)
     captured: dict[str, Any] = {}
@@ -158,10 +158,10 @@ def recorded_evaluation_variables(language: str) -> dict[tuple[str, str], dict[s
     run on a couple of items."""
     import os
 
-    from memsynth.build import BuildOptions, run_build
-    from memsynth.config import BuildConfig, LLMConfig
-    from memsynth.evaluation.run import EvalOptions, evaluate
-    from memsynth.registry import evaluation_tasks
+    from memsynth.build.flow import BuildOptions, run_build
+    from memsynth.core.config import BuildConfig, LLMConfig
+    from memsynth.generation.registry import evaluation_tasks
+    from memsynth.quality.evaluation.run import EvalOptions, evaluate
     from memsynth.simulator.server import Simulator, SimulatorThread
 
     wanted = {(g, s.name) for g, stages in golden_stages().items() for s in stages

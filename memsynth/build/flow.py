@@ -1,0 +1,404 @@
+"""The build flow: personas → shards (Prefect tasks) → staged Parquet → one published version.
+
+A shard is one Prefect task that runs a batch of personas through the recipe's whole
+stage chain. Its inputs are plain data (a `ShardPlan`, the personas): on the thread
+runner every shard finds the build's own runtime, so their LLM calls share one event
+loop and the build's limits; on Dask each worker process builds its own runtime from the
+plan with its share of the limits (memsynth.build.cluster). Nothing is published unless every
+shard finished and the share of failed items stays under `max_failure_rate`.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import math
+import os
+import secrets
+import time
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from prefect import flow, task, unmapped
+from prefect.artifacts import create_progress_artifact, update_progress_artifact
+from prefect.cache_policies import NO_CACHE
+from prefect.futures import as_completed
+from prefect.runtime import flow_run
+from prefect.settings import PREFECT_API_URL, temporary_settings
+from prefect.task_runners import ThreadPoolTaskRunner
+
+import memsynth
+from memsynth.llm.accounting import llm_totals
+from memsynth.build.backoff import WORKER_ID
+from memsynth.build.report import attach_report
+from memsynth.build.cluster import dask_cluster, limit_share, task_runner
+from memsynth.build.collector import collector_for_build
+from memsynth.core.config import BuildConfig, redacted
+from memsynth.warehouse.location import location_of, resolve_warehouse
+from memsynth.core.errors import BuildFailed, ConfigError, MemsynthError
+from memsynth.build.interrupt import Interrupted, run_in_thread, stop_on_signals
+from memsynth.generation.session import cache_dir_for, cache_for, open_engine
+from memsynth.generation.persona_synthesis import synthesize_personas
+from memsynth.generation.personas import build_personas
+from memsynth.build.prefect_api import prefect_api_url
+from memsynth.build.progress import BuildProgress
+from memsynth.generation.provenance import hashes, version_artifacts
+from memsynth.generation.recipe import Recipe, ShardOutput
+from memsynth.build.regenerate import RegenerationRequest, derive
+from memsynth.build.shard_stats import failure_rate, merge_stats
+from memsynth.build.shards import (
+    ShardPlan,
+    ShardRuntime,
+    forget,
+    merged_counters,
+    open_runtime,
+    recipe_for,
+    register,
+    runtime_for,
+)
+from memsynth.simulator.endpoint import endpoint_for
+from memsynth.warehouse.ducklake import dataset_dir
+from memsynth.warehouse.lock import BuildLock
+from memsynth.warehouse.publish import VersionInfo, publish
+from memsynth.warehouse.staging import sweep_stale
+
+# The most shard threads a batch-mode build runs at once (each only waits on the loop).
+BATCH_SHARD_THREADS = 512
+
+
+@dataclass
+class BuildOptions:
+    """Command-line overrides of a config."""
+
+    llm: Literal["simulator", "openai"] = "openai"
+    personas: int | None = None
+    concurrency: int | None = None
+    warehouse: str | None = None
+    no_cache: bool = False
+    progress: bool = True
+    simulator_latency_ms: float = 0.0
+    regeneration: RegenerationRequest = field(default_factory=RegenerationRequest)
+
+
+@dataclass
+class BuildSession:
+    """What the build's flow keeps in this process: the plan its tasks carry, the personas,
+    the progress display, and (thread runner) the runtime every shard shares."""
+
+    plan: ShardPlan
+    runtime: ShardRuntime
+    personas: dict[str, Any]
+    progress: BuildProgress
+    wanted: int = 0
+    shard_size: int = 8
+    remote: bool = False  # shards run in other processes (Dask workers)
+    synthesis: dict[str, int] = field(default_factory=dict)
+    flow_run_id: str | None = None  # the Prefect run the build's report is attached to
+    futures: list[Any] = field(default_factory=list)  # the shard tasks, while the flow waits
+    # Each worker process's latest report (remote shards): the build's totals add them up.
+    workers: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def cluster_summary(self) -> dict[str, Any] | None:
+        """Dask builds: the workers that ran shards, and how often their limits backed off."""
+        if not self.remote:
+            return None
+        # The personas task runs in this process, on the build's own engine.
+        return {"workers": sum(w != WORKER_ID for w in self.workers), "share": asdict(self.plan.share) if self.plan.share else None,
+                "backoffs": sum(w["backoffs"] - w["heard"] for w in self.workers.values()),
+                "backoffs_heard": sum(w["heard"] for w in self.workers.values())}
+
+    def stop(self) -> None:
+        """A signal: start no more shards, cancel the queued ones, and cancel every call in
+        flight (answers already received stay cached)."""
+        self.runtime.stopped = True
+        for future in list(self.futures):
+            with contextlib.suppress(Exception):
+                future.wrapped_future.cancel()  # a queued shard never starts; a running one goes on
+        self.runtime.loop.cancel_running()
+
+    def task_done(self, result: dict[str, Any], personas: int) -> None:
+        """Count a finished task's personas and calls when they ran in another process."""
+        if not self.remote or "worker" not in result:
+            return
+        worker = result["worker"]
+        mine = self.workers.get(worker["id"])
+        if mine is None or _progressed(worker["counters"]) >= _progressed(mine["counters"]):
+            self.workers[worker["id"]] = worker
+        merged_counters({w: s["counters"] for w, s in self.workers.items()}, into=self.runtime.engine.counters)
+        for _ in range(personas):
+            self.progress.persona_done()
+
+
+def _progressed(counters: dict[str, Any]) -> int:
+    return counters["done"] + counters["failed"] + counters["requests"]
+
+
+# Driver-side only: the flow (which always runs in the building process) finds its session
+# here; its tasks get the plain-data plan and find or build their runtime from it.
+_BUILDS: dict[str, BuildSession] = {}
+
+
+def _session(build_id: str) -> BuildSession:
+    # A function, not the dict itself, in the flow's body: Prefect ships the flow to Dask
+    # workers with its run context, and the flow's globals would go with it by value.
+    return _BUILDS[build_id]
+
+
+def _expected_failures(fn: Any) -> Any:
+    """Turn a MemsynthError inside a task into an {"error": ...} result.
+
+    A build that stops for a reason the user can act on (endpoint unreachable, key
+    refused, too few personas) is reported by run_build as one line, not as a Prefect
+    task crash with a traceback.
+    """
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except MemsynthError as exc:
+            return {"error": str(exc)}
+        except concurrent.futures.CancelledError:  # the build is being stopped (a signal)
+            return {"error": "cancelled"}
+    return wrapper
+
+
+@task(name="personas", cache_policy=NO_CACHE, persist_result=False)
+@_expected_failures
+def prepare_personas(plan: ShardPlan, pool: list[Any], wanted: int) -> dict[str, Any]:
+    """The build's personas, numbered; new ones written first when the pool is short."""
+    missing = wanted - len(pool)
+    if missing <= 0:
+        return {"personas": _numbered(pool[:wanted])}
+    runtime = runtime_for(plan)
+    stage = runtime.recipe.persona_stage
+    if stage is None:
+        raise ConfigError(f"the build asks for {wanted} personas but only {len(pool)} are "
+                          f"available, and recipe {runtime.recipe.name} cannot write new ones")
+    output = ShardOutput()
+    config = plan.config
+    rows, report = runtime.loop.run(synthesize_personas(
+        runtime.runner, stage, missing, seed=config.seed, language=config.language,
+        threshold=runtime.recipe.dedup_threshold, existing=pool,
+        attributes=runtime.recipe.persona_variables, output=output))
+    if len(rows) < missing:
+        raise BuildFailed(f"could write only {len(rows)} of {missing} distinct new personas "
+                          f"({report.near_duplicates} near and {report.exact_duplicates} exact "
+                          f"duplicates, {report.failed} failed); nothing was published")
+    return {"personas": _numbered(pool + rows), "synthesis": report.as_dict(),
+            "staged": runtime.stage("personas", output)}
+
+
+def _numbered(personas: list[Any]) -> list[Any]:
+    """Each of the build's personas with its ordinal (its place in the build)."""
+    return [p.model_copy(update={"ordinal": i}) for i, p in enumerate(personas)]
+
+
+@task(name="shard", cache_policy=NO_CACHE, persist_result=False, task_run_name="{label}")
+@_expected_failures
+def run_shard(plan: ShardPlan, index: int, personas: list[Any], label: str = "") -> dict[str, Any]:
+    """Run one batch of personas through every stage and stage its rows as Parquet."""
+    runtime = runtime_for(plan)
+    if runtime.stopped:  # queued before a signal stopped the build
+        return {"error": "cancelled"}
+    output = runtime.loop.run(runtime.run_personas(personas))
+    return runtime.stage(f"shard-{index:05d}", output)
+
+
+@flow(name="memsynth-build", persist_result=False, log_prints=False)
+def build_flow(build_id: str, dataset: str) -> list[dict[str, Any]]:
+    """Settle the personas, then map their shards over the task runner and wait for all."""
+    session = _session(build_id)
+    plan = session.plan
+    prepared = prepare_personas(plan, list(session.personas.values()), session.wanted)
+    if "error" in prepared:  # an expected failure, reported by run_build
+        return [prepared]
+    personas = prepared["personas"]
+    session.personas = {p.persona_id: p for p in personas}
+    session.synthesis = prepared.get("synthesis") or {}
+    synthesis_stats = prepared.get("staged")
+    if synthesis_stats:
+        session.task_done(synthesis_stats, 0)
+    session.progress.set_total(len(personas))
+    session.flow_run_id = str(flow_run.id) if flow_run.id else None
+    size = session.shard_size
+    starts = list(range(0, len(personas), size))
+    # Named by the personas they hold (their ordinals), as the UI lists them.
+    labels = [f"personas {i + 1}-{min(i + size, len(personas))}" if min(i + size, len(personas)) > i + 1
+              else f"persona {i + 1}" for i in starts]
+    batches = [personas[i:i + size] for i in starts]
+    futures = run_shard.map(unmapped(plan), list(range(len(starts))), batches, labels)
+    shown = create_progress_artifact(0.0, description=f"shards of {dataset} finished")
+    position = {id(f): i for i, f in enumerate(futures)}
+    results: dict[int, dict[str, Any]] = {}
+    session.futures = list(futures)
+    for future in as_completed(futures):
+        i = position[id(future)]
+        try:
+            results[i] = future.result()
+        except concurrent.futures.CancelledError:  # never started: the build was stopped
+            results[i] = {"error": "cancelled"}
+        session.task_done(results[i], len(batches[i]))
+        update_progress_artifact(shown, 100.0 * len(results) / len(futures))
+    return [results[i] for i in range(len(futures))] + ([synthesis_stats] if synthesis_stats else [])
+
+
+def run_build(config: BuildConfig, options: BuildOptions) -> dict[str, Any]:
+    """Build `config` and publish it as the dataset's next version; returns the summary."""
+    warehouse = resolve_warehouse(options.warehouse, config)
+    with BuildLock(dataset_dir(warehouse, config.dataset), config.dataset), collector_for_build():
+        return _build(config, options, warehouse)
+
+
+def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[str, Any]:
+    started = time.time()
+    if options.personas is not None:
+        config.personas.count = options.personas
+    if options.concurrency is not None:
+        config.llm.concurrency = options.concurrency
+    model = os.environ.get("MEMSYNTH_MODEL") or config.llm.model
+    recipe = recipe_for(config)
+    derivation = derive(warehouse, config.dataset, recipe, options.regeneration)
+    if derivation.personas is not None and options.personas is None:
+        config.personas.count = derivation.personas
+    floor_note = None
+    if options.personas is None and (derivation.latest_personas or 0) > config.personas.count:
+        # A dataset grown past its config keeps its personas: a plain or scheduled build
+        # never quietly drops them. --personas N builds N.
+        floor_note = (f"built {derivation.latest_personas} personas, as the last version has "
+                      f"(the config says {config.personas.count}; --personas N builds N)")
+        config.personas.count = derivation.latest_personas
+
+    pool = build_personas(recipe, config, warehouse, config.personas.count)
+    chosen = pool[: config.personas.count]
+
+    location = location_of(warehouse)
+    mirrored = location.shares_cache and not config.cache_dir  # the cache is the location's
+    if mirrored:
+        location.pull_cache(cache_dir_for(config, warehouse))
+    cache = cache_for(config, warehouse, read=not options.no_cache)
+    endpoint = endpoint_for(options.llm, options.simulator_latency_ms)  # the simulator, chosen here
+    try:
+        engine, model = open_engine(config, cache, endpoint=endpoint, model=model)
+    except BaseException:
+        if endpoint is not None:
+            endpoint.stop()
+        raise
+    build_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{secrets.token_hex(3)}"
+    sweep_stale(dataset_dir(warehouse, config.dataset))
+    plan = ShardPlan(build_id=build_id, config=config, warehouse=str(warehouse),
+                     dataset_dir=str(dataset_dir(warehouse, config.dataset)),
+                     cache_dir=str(cache.directory), cache_read=not options.no_cache,
+                     base_url=engine.settings.base_url, model=model, simulated=endpoint is not None,
+                     regenerations=derivation.regenerations, location=location, mirror_cache=mirrored)
+    runtime = open_runtime(plan, engine, recipe=recipe)
+    prompts, staging, tables, loop = runtime.runner.prompts, runtime.staging, runtime.tables, runtime.loop
+    progress = BuildProgress(len(chosen), engine.counters, enabled=options.progress)
+    runtime.on_persona_done = progress.persona_done
+    session = BuildSession(plan, runtime, {p.persona_id: p for p in chosen}, progress,
+                           wanted=config.personas.count, shard_size=config.shard_size,
+                           remote=config.runner == "dask")
+    _BUILDS[build_id] = session
+    register(runtime)
+    try:
+        api_url = prefect_api_url()
+        with contextlib.ExitStack() as stack:
+            if config.runner == "dask":
+                cluster = stack.enter_context(dask_cluster(config))
+                # Shards build their own runtime from the plan in their worker; the personas
+                # task still runs here, on the build's own.
+                session.plan = plan = replace(plan, share=limit_share(config, cluster.workers, build_id))
+                cluster.open_channel(plan.share.backoff_channel)
+                stack.callback(cluster.close_build, build_id, plan.share.backoff_channel)
+                runner = task_runner(cluster)
+            else:
+                # In batch mode every shard runs at once, so each batch holds all personas'
+                # requests at one point of their chains rather than max_workers shards' worth.
+                runner = ThreadPoolTaskRunner(max_workers=min(BATCH_SHARD_THREADS, math.ceil(
+                    max(len(chosen), config.personas.count) / config.shard_size)) if config.llm.mode == "batch" else config.max_workers)
+            run_flow = build_flow.with_options(task_runner=runner, flow_run_name=f"{config.dataset}-{build_id}")
+            with progress, stop_on_signals(session.stop) as stop, temporary_settings(
+                    updates={PREFECT_API_URL: api_url} if api_url else {}):
+                shard_stats = run_in_thread(lambda: run_flow(build_id=build_id, dataset=config.dataset))
+        loop.run(engine.aclose())
+        if stop.name is not None:
+            raise Interrupted(stop.name, stop.number)
+        errors = [s["error"] for s in shard_stats if "error" in s]
+        if errors:
+            raise BuildFailed(f"{errors[0]}; nothing was published")
+        stats = merge_stats(shard_stats)
+        failed, items = failure_rate(stats["stages"])
+        if items and failed / items > config.max_failure_rate:
+            examples = "; ".join(stats["problems"][:3])
+            raise BuildFailed(
+                f"{failed} of {items} items failed ({failed / items:.0%}, limit "
+                f"{config.max_failure_rate:.0%}); nothing was published. First problems: {examples}")
+        totals = llm_totals(stats["calls"], stats["cache_hits"], engine.counters, config.llm.prices,
+                            batch=config.llm.mode == "batch", free_models=(model,) if endpoint else ())
+        artifacts = version_artifacts(recipe, prompts, config)
+        info = VersionInfo(
+            build_id=build_id, recipe=recipe.name,
+            config=redacted(config.model_dump(mode="json")), config_hash=config.hash(),
+            memsynth_version=memsynth.__version__,
+            prompt_hashes=hashes(artifacts, "template"), schema_hashes=hashes(artifacts, "schema"),
+            options_hash=hashes(artifacts, "options")[recipe.name], artifacts=artifacts,
+            model=model, started_at=started, llm=totals,
+            derivation=derivation.record, regenerations=derivation.regenerations)
+        files = {t.name: staging.files(t.name) for t in tables}
+        published = publish(warehouse, config.dataset, files, info, tables=tables)
+        statistics = _statistics(recipe, warehouse, config.dataset, published["version"])
+    finally:
+        _BUILDS.pop(build_id, None)
+        forget(build_id)
+        staging.discard()
+        with contextlib.suppress(Exception):  # a write error was reported where it happened
+            loop.run(cache.drain())  # answers received before a failure or a signal stay cached
+        loop.stop()
+        cache.close()
+        if mirrored:
+            location.push_cache(cache.directory)  # this machine's new answers, for the next
+        if endpoint is not None:
+            endpoint.stop()
+    summary = {
+        "dataset": config.dataset,
+        "warehouse": location.name,
+        "version": published["version"],
+        "snapshot_id": published["snapshot_id"],
+        "row_counts": published["row_counts"],
+        "stages": stats["stages"],
+        "failed_items": failed,
+        "items": items,
+        # Rows that left with an item they depend on (recorded in stage_failures as "integrity").
+        "integrity_drops": stats["integrity_drops"],
+        "llm": totals,
+        "derivation": derivation.record,
+        "personas_note": floor_note,
+        "model": model,
+        "seconds": round(time.time() - started, 2),
+        "checks": stats["checks"],
+        "statistics": statistics,
+        # The seed's published (or measured-on-its-release) figures, beside ours.
+        "seed_figures": dict(recipe.seed_figures),
+        "personas": len(session.personas),
+        "persona_synthesis": session.synthesis or None,
+        "shards": len(shard_stats),
+        "runner": config.runner,
+        "dask": session.cluster_summary(),
+        "batch": None if engine.batches is None else asdict(engine.batches.counters),
+    }
+    with temporary_settings(updates={PREFECT_API_URL: api_url} if api_url else {}):
+        attach_report(session.flow_run_id, summary)
+    return summary
+
+
+def _statistics(recipe: Recipe, warehouse: Path, dataset: str, version: int) -> dict[str, Any]:
+    """The recipe's headline figures, computed with SQL over the version just published."""
+    from memsynth.warehouse.catalog import run_query
+
+    out: dict[str, Any] = {}
+    for name, sql in recipe.statistics.items():
+        value = run_query(warehouse, dataset, sql, version)[1][0][0]
+        out[name] = round(value, 2) if isinstance(value, float) else value
+    return out

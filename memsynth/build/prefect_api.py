@@ -1,0 +1,131 @@
+"""Prefect's API server for builds without one: started by memsynth, tied to its life.
+
+Left to itself, Prefect starts a temporary server in a subprocess and stops it at exit;
+a `kill -9` (or any death that skips exit handlers) leaves it running (~190 MB each).
+memsynth starts the same server itself, asking Linux to kill it when memsynth dies, in
+whatever way. With `PREFECT_API_URL` set, the user's own server is used instead.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib.util
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx2 as httpx
+
+from memsynth.build.children import tied
+from memsynth.core.errors import MemsynthError
+
+_lock = threading.Lock()
+_server: _Server | None = None
+
+
+class _Server:
+    def __init__(self, env: dict[str, str]) -> None:
+        # Found without importing prefect (about 2 s), so the server can start while the
+        # build imports it.
+        spec = importlib.util.find_spec("prefect")
+        if spec is None or not spec.submodule_search_locations:
+            raise MemsynthError("prefect is not installed")
+        app_dir = Path(next(iter(spec.submodule_search_locations))).parent
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}/api"
+        env = {**env, "PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1", "PREFECT__SERVER_FINAL": "1"}
+        env.pop("PREFECT_API_URL", None)
+        # Its database lives and dies with it: a build leaves nothing in ~/.prefect (Prefect's
+        # default, which grew with every build). A database the user configured is kept.
+        self.scratch: str | None = None
+        if not any(k in env for k in ("PREFECT_SERVER_DATABASE_CONNECTION_URL", "PREFECT_API_DATABASE_CONNECTION_URL")):
+            self.scratch = tempfile.mkdtemp(prefix="memsynth-prefect-")
+            env["PREFECT_SERVER_DATABASE_CONNECTION_URL"] = f"sqlite+aiosqlite:///{self.scratch}/prefect.db"
+        # Started from the main thread where possible: the death signal follows the thread
+        # that started the child.
+        self.process = subprocess.Popen(
+            tied(["-m", "uvicorn", "--app-dir", str(app_dir), "--factory",
+                  "prefect.server.api.server:create_app", "--host", "127.0.0.1", "--port", str(self.port),
+                  "--log-level", "error", "--lifespan", "on"]),
+            env=env, stdin=subprocess.DEVNULL)
+        atexit.register(self.stop)
+        self.healthy = False
+
+    def wait_healthy(self, timeout_s: float = 60) -> None:
+        if self.healthy:
+            return
+        try:
+            wait_healthy(self.url, self.process, timeout_s)
+        except MemsynthError:
+            self.stop()
+            raise
+        self.healthy = True
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if self.scratch:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.scratch = None
+
+
+def wait_healthy(url: str, process: subprocess.Popen, timeout_s: float = 60) -> None:
+    """Wait until the Prefect API at `url` (served by `process`) answers its health check."""
+    deadline = time.monotonic() + timeout_s
+    with httpx.Client() as client:
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise MemsynthError(f"Prefect's API server exited at start (code {process.returncode})")
+            try:
+                if client.get(f"{url}/health", timeout=2).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+    raise MemsynthError(f"Prefect's API server did not start within {timeout_s:.0f} s")
+
+
+def start_early() -> None:
+    """Launch memsynth's own server now and do not wait for it: `memsynth build` calls this
+    before importing the build, so the server's start-up (seconds) overlaps the import."""
+    global _server
+    if os.environ.get("PREFECT_API_URL"):
+        return
+    with _lock:
+        if _server is None or _server.process.poll() is not None:
+            # The process's environment is all the settings there are this early; the
+            # server reads the same profiles and files from it as the build will.
+            _server = _Server(dict(os.environ))
+
+
+def prefect_api_url() -> str | None:
+    """The API URL builds use: the user's `PREFECT_API_URL`, else memsynth's own server
+    (started on first use, shared by the process's builds)."""
+    global _server
+    if os.environ.get("PREFECT_API_URL"):
+        return None
+    with _lock:
+        if _server is None or _server.process.poll() is not None:
+            from prefect.settings import get_current_settings
+
+            # Settings changed in this process (a profile, temporary_settings) go along too.
+            _server = _Server({**os.environ, **get_current_settings().to_environment_variables(exclude_unset=True)})
+        _server.wait_healthy()
+        return _server.url
+
+
+def server_pid() -> int | None:
+    """The pid of memsynth's own Prefect server, if it started one (for tests)."""
+    return _server.process.pid if _server is not None else None

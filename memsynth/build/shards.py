@@ -1,0 +1,247 @@
+"""A shard's inputs as plain data, and the live objects a process runs shards with.
+
+A `ShardPlan` holds nothing live and no secret: it pickles to any worker, which builds its
+own engine, cache handle and staging area from it (`runtime_for`) and keeps them for the
+build's other shards in that process. The thread runner registers the build's own runtime
+instead, so all its shards share one event loop, one client and one set of limits.
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memsynth.build.backoff import WORKER_ID, BackoffListener
+from memsynth.core.config import BuildConfig
+from memsynth.generation.emotion_scoring import annotate_shard
+from memsynth.core.integrity import cascade
+from memsynth.llm.cache import ResponseCache
+from memsynth.llm.engine import LLMEngine
+from memsynth.llm.loop import LoopThread
+from memsynth.generation.session import engine_settings, generation_settings
+from memsynth.llm.settings import EngineCounters
+from memsynth.generation.prompts import DEFAULT_PROMPTS_DIR, PromptLibrary
+from memsynth.generation.recipe import PersonaContext, Recipe, ShardOutput, persona_rng
+from memsynth.core.records import LLM_CALLS, STAGE_FAILURES
+from memsynth.generation.stage import StageRunner
+from memsynth.core.tables import Table
+from memsynth.warehouse.location import Location
+from memsynth.warehouse.staging import StagingArea
+
+
+@dataclass(frozen=True)
+class LimitShare:
+    """One process's part of the endpoint's limits, and where it hears others back off."""
+
+    concurrency: int
+    rpm: float | None = None
+    tpm: float | None = None
+    budget_usd: float | None = None
+    backoff_channel: str | None = None  # a Dask Variable's name (see memsynth.build.cluster)
+
+
+@dataclass(frozen=True)
+class ShardPlan:
+    """What any process needs to run the build's shards (picklable; the API key is read
+    from the worker's own environment, never carried here)."""
+
+    build_id: str
+    config: BuildConfig
+    warehouse: str  # the local warehouse root (a recipe may read its source there)
+    dataset_dir: str  # the staging area's root
+    cache_dir: str
+    cache_read: bool
+    base_url: str | None
+    model: str
+    simulated: bool
+    regenerations: dict[str, dict[str, str]] = field(default_factory=dict)
+    share: LimitShare | None = None  # None: the config's whole limits
+    # Where staging goes (a bucket's is reachable from every worker). With `mirror_cache`, a
+    # worker's cache folder mirrors the location's shared cache logs (fetched when it starts,
+    # its own shared when it closes).
+    location: Location | None = None  # None: the local folder `dataset_dir` is in
+    mirror_cache: bool = False  # the cache is the location's (no cache_dir of the config's own)
+
+    @property
+    def api_key(self) -> str | None:
+        # memsynth's simulator accepts any key; a real one comes from $api_key_env.
+        return "simulator" if self.simulated else None
+
+
+def recipe_for(config: BuildConfig) -> Recipe:
+    """The config's recipe, with its options (validated when the config was loaded)."""
+    from memsynth.generation.registry import recipe_class
+
+    return recipe_class(config.recipe)(config.recipe_options)
+
+
+def prompts_for(recipe: Recipe) -> PromptLibrary:
+    return PromptLibrary(DEFAULT_PROMPTS_DIR, *([recipe.prompts_dir] if recipe.prompts_dir else []))
+
+
+def build_tables(recipe: Recipe) -> tuple[Table, ...]:
+    return (*recipe.output_tables(), LLM_CALLS, STAGE_FAILURES)
+
+
+@dataclass
+class ShardRuntime:
+    """The live objects that run shards in one process: recipe, engine, loop, staging."""
+
+    plan: ShardPlan
+    recipe: Recipe
+    runner: StageRunner
+    engine: LLMEngine
+    loop: LoopThread
+    staging: StagingArea
+    tables: tuple[Table, ...]
+    on_persona_done: Callable[[], None] | None = None
+    # Built here from a plan (a worker's): closed here too. The build's own is closed by it.
+    owned: bool = False
+    stopped: bool = False  # the build was stopped by a signal: run no more shards
+    _listener: Any = None
+
+    async def run_personas(self, personas: list[Any]) -> ShardOutput:
+        output = ShardOutput()
+        config = self.plan.config
+        contexts = [PersonaContext(persona=p, config=config, runner=self.runner, output=output,
+                                   rng=persona_rng(config.seed, p.persona_id), on_done=self.on_persona_done)
+                    for p in personas]
+        await self.recipe.run_shard(contexts, annotate=annotate_shard if self.recipe.annotates_emotions else None)
+        return output
+
+    def stage(self, shard: str, output: ShardOutput) -> dict[str, Any]:
+        """Make the shard whole (a dropped item's dependents leave too), write every table
+        as Parquet, and return its tallies."""
+        left = cascade(self.tables, output.rows)
+        output.emit(STAGE_FAILURES, left)
+        for table in self.tables:
+            self.staging.write(table, shard, output.rows.get(table.name, []))
+        calls = output.rows.get(LLM_CALLS.name, [])
+        return {
+            "rows": {t.name: len(output.rows.get(t.name, [])) for t in self.tables},
+            "stage_stats": {k: dict(v) for k, v in output.stage_stats.items()},
+            "check_stats": {k: dict(v) for k, v in output.check_stats.items()},
+            "calls": len(calls),
+            "cache_hits": sum(1 for c in calls if c.cache_hit),
+            "integrity_drops": len(left),
+            "problems": [p for f in output.rows.get(STAGE_FAILURES.name, [])[:5] for p in f.problems[:1]],
+            # This process's running totals: the build keeps each process's latest.
+            "worker": {"id": WORKER_ID, "counters": asdict(self.engine.counters),
+                       "backoffs": self.engine.limits.concurrency.backoffs,
+                       "heard": self._listener.heard if self._listener is not None else 0},
+        }
+
+    def close(self) -> None:
+        if self._listener is not None:
+            self._listener.stop()
+        try:
+            self.loop.run(self.engine.aclose())
+        finally:
+            self.loop.stop()
+            self.engine.cache.close()
+            if self.owned and self.plan.location is not None and self.plan.mirror_cache:
+                self.plan.location.push_cache(Path(self.plan.cache_dir))
+
+
+_RUNTIMES: dict[str, ShardRuntime] = {}
+_LOCK = threading.Lock()
+
+
+def register(runtime: ShardRuntime) -> None:
+    """Make the build's own runtime the one its shards use in this process."""
+    with _LOCK:
+        _RUNTIMES[runtime.plan.build_id] = runtime
+
+
+def forget(build_id: str) -> None:
+    with _LOCK:
+        _RUNTIMES.pop(build_id, None)
+
+
+def runtime_for(plan: ShardPlan) -> ShardRuntime:
+    """This process's runtime for the plan's build: the registered one, or one built from
+    the plan (a worker's first shard of the build; runtimes of earlier builds are closed)."""
+    with _LOCK:
+        runtime = _RUNTIMES.get(plan.build_id)
+        if runtime is None:
+            for old in [r for r in _RUNTIMES.values() if r.owned]:
+                _RUNTIMES.pop(old.plan.build_id)
+                old.close()
+            runtime = _RUNTIMES[plan.build_id] = _build_runtime(plan)
+        return runtime
+
+
+def open_runtime(plan: ShardPlan, engine: LLMEngine, *, recipe: Recipe | None = None,
+                 owned: bool = False) -> ShardRuntime:
+    """A runtime on `engine` for the plan's recipe (the build's own instance, or a new one
+    that has read its source as the build's did), staging and sampling settings."""
+    if recipe is None:
+        recipe = recipe_for(plan.config)
+        recipe.source_personas(plan.config, Path(plan.warehouse))  # stratmem keeps its conversations
+    runner = StageRunner(engine, prompts_for(recipe), generation_settings(
+        plan.config, plan.model, simulated=plan.simulated, regenerate=plan.regenerations))
+    return ShardRuntime(plan, recipe, runner, engine, LoopThread(),
+                        StagingArea(Path(plan.dataset_dir), plan.build_id, plan.location), build_tables(recipe),
+                        owned=owned)
+
+
+def _build_runtime(plan: ShardPlan) -> ShardRuntime:
+    share = plan.share
+    if plan.location is not None and plan.mirror_cache:
+        plan.location.pull_cache(Path(plan.cache_dir))
+    cache = ResponseCache(Path(plan.cache_dir), read=plan.cache_read, write=True)
+    try:
+        engine = LLMEngine(engine_settings(
+            plan.config, plan.base_url, concurrency=share.concurrency if share else None,
+            rpm=share.rpm if share else None, tpm=share.tpm if share else None,
+            budget_usd=share.budget_usd if share else None), cache, api_key=plan.api_key)
+    except BaseException:
+        cache.close()
+        raise
+    runtime = open_runtime(plan, engine, owned=True)
+    if share is not None and share.backoff_channel:
+        runtime._listener = BackoffListener.start(share.backoff_channel, engine.limits.concurrency, runtime.loop)
+    return runtime
+
+
+def close_runtime(build_id: str) -> None:
+    """Close this process's runtime of a finished build, if it built one."""
+    with _LOCK:
+        runtime = _RUNTIMES.get(build_id)
+        if runtime is None or not runtime.owned:
+            return
+        del _RUNTIMES[build_id]
+    runtime.close()
+
+
+@atexit.register
+def _close_all() -> None:
+    with _LOCK:
+        owned = [r for r in _RUNTIMES.values() if r.owned]
+        _RUNTIMES.clear()
+    for runtime in owned:
+        try:
+            runtime.close()
+        except Exception:  # noqa: BLE001, S110 - at exit; every answer was fsynced when it came
+            pass
+
+
+def merged_counters(snapshots: dict[str, dict[str, Any]], *, into: EngineCounters) -> None:
+    """Set `into` to the sum of each process's latest counters (in place: displays hold it)."""
+    total = EngineCounters()
+    for snap in snapshots.values():
+        for name, value in snap.items():
+            if name == "by_model":
+                for model, tokens in value.items():
+                    mine = total.by_model.setdefault(model, [0, 0, 0])
+                    for i, n in enumerate(tokens):
+                        mine[i] += n
+            elif name != "in_flight":
+                setattr(total, name, getattr(total, name) + value)
+    for name, value in asdict(total).items():
+        if name != "in_flight":
+            setattr(into, name, value)

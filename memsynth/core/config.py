@@ -1,0 +1,236 @@
+"""Build configs: YAML validated by pydantic, resolved against flags and environment; plain data
+that knows no recipe."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from memsynth.core.errors import ConfigError
+from memsynth.core.limits import MAX_PERSONAS
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_WAREHOUSE = Path("data/warehouse")
+# How and where a build runs rather than what it builds: left out of the config's hash.
+EXECUTION_FIELDS = {"runner", "dask", "catalog_dir", "s3"}
+LLM_EXECUTION_FIELDS = {"mode", "batch", "client"}
+SEED_PERSONAS = PROJECT_ROOT / "data" / "personas" / "seed_personas.jsonl"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Price(_Strict):
+    """US dollars per million tokens."""
+
+    input_per_1m: float = Field(ge=0)
+    output_per_1m: float = Field(ge=0)
+    # The provider's batch price; unset: half the online price (OpenAI's and most others' discount).
+    batch_input_per_1m: float | None = Field(None, ge=0)
+    batch_output_per_1m: float | None = Field(None, ge=0)
+    # Prompt tokens the provider read from its prompt cache; unset: the input price (no
+    # discount assumed: OpenAI's is 50-90 % depending on the model).
+    cached_input_per_1m: float | None = Field(None, ge=0)
+
+    def batch(self) -> tuple[float, float]:
+        """(input, output) dollars per million tokens in batch mode."""
+        return (self.input_per_1m / 2 if self.batch_input_per_1m is None else self.batch_input_per_1m,
+                self.output_per_1m / 2 if self.batch_output_per_1m is None else self.batch_output_per_1m)
+
+    def rates(self, *, batch: bool = False) -> tuple[float, float, float]:
+        """(input, output, cached input) dollars per million tokens, online or in batch mode
+        (where cached input is counted at the batch input price)."""
+        if batch:
+            per_in, per_out = self.batch()
+            return per_in, per_out, per_in
+        cached = self.input_per_1m if self.cached_input_per_1m is None else self.cached_input_per_1m
+        return self.input_per_1m, self.output_per_1m, cached
+
+    def cost(self, prompt: int, completion: int, cached: int = 0, *, batch: bool = False) -> float:
+        """US dollars for these tokens (`cached` being part of `prompt`)."""
+        per_in, per_out, per_cached = self.rates(batch=batch)
+        return ((prompt - cached) * per_in + cached * per_cached + completion * per_out) / 1e6
+
+
+class BatchConfig(_Strict):
+    """llm.batch: how batch mode gathers requests and watches batches (see memsynth.llm.batch)."""
+
+    gather_s: float = Field(2.0, gt=0)  # send once no request has joined for this long
+    max_wait_s: float = Field(60.0, gt=0)  # or once the first has waited this long
+    max_requests: int = Field(50_000, ge=1, le=50_000)  # the API's limit per file
+    max_mb: float = Field(190, gt=0, le=200)
+    poll_s: float = Field(30.0, gt=0)  # first wait before asking about a batch; x1.5 after
+    poll_cap_s: float = Field(600.0, gt=0)
+
+
+class LLMConfig(_Strict):
+    base_url: str | None = None  # default: $OPENAI_BASE_URL, then the OpenAI API
+    api_key_env: str = "OPENAI_API_KEY"  # the variable's name; the key never enters config
+    model: str = "gpt-4o-mini"
+    response_mode: Literal["json_schema", "json_object"] = "json_schema"
+    temperature: float = Field(0.8, ge=0, le=2)
+    max_tokens: int = Field(4096, ge=16)
+    # A cut-off answer is asked again with max_tokens doubled up to this; unset: unchanged.
+    max_tokens_ceiling: int | None = Field(None, ge=16)
+    seed: int | None = None  # sent to endpoints that honour it
+    concurrency: int = Field(32, ge=1, le=4096)
+    rpm: float | None = Field(None, gt=0)
+    tpm: float | None = Field(None, gt=0)
+    timeout_s: float = Field(120, gt=0)
+    max_attempts: int = Field(6, ge=1, le=20)  # failures of one request while the endpoint answers others
+    outage_wait_s: float = Field(600, gt=0)  # how long a build waits for an endpoint that went away
+    rate_limit_wait_s: float = Field(600, gt=0)  # how long one request may keep getting 429s
+    retry_base_s: float = Field(0.5, gt=0, le=60)  # first backoff step; doubles per attempt
+    repairs: int = Field(2, ge=0, le=10)
+    # Send each stage's variables in the request body: only for memsynth's simulator
+    # (`--llm simulator` turns it on), which answers from them instead of the prompt.
+    stage_variables: bool = False
+    prices: dict[str, Price] = Field(default_factory=dict)
+    # Stop the build (nothing published, every answer cached) before the estimated cost of
+    # what it sent would pass this; needs the model's price in `prices`.
+    budget_usd: float | None = Field(None, gt=0)
+    # online: one POST per request; batch: OpenAI Batch API files, at the batch price,
+    # within 24 hours. Same answers, same rows: not part of the config's hash.
+    mode: Literal["online", "batch"] = "online"
+    batch: BatchConfig = Field(default_factory=BatchConfig)
+    # How online calls are sent: `openai`, the openai client; `direct`, plain POSTs on
+    # aiohttp with the same headers and the same errors, about 0.85 ms less CPU a call (for
+    # a fast local endpoint, where the client's CPU bounds the build). Not hashed.
+    client: Literal["openai", "direct"] = "openai"
+
+    @model_validator(mode="after")
+    def _budget_needs_a_price(self) -> LLMConfig:
+        if self.budget_usd is not None and self.model not in self.prices:
+            raise ValueError(f"budget_usd needs the price of {self.model} in llm.prices")
+        return self
+
+
+class PersonasConfig(_Strict):
+    count: int = Field(3, ge=1, le=MAX_PERSONAS)
+    files: list[str] = Field(default_factory=list)  # extra JSONL files, relative to the config
+    include_seed: bool = True
+    include_imported: bool = True
+
+
+class S3Config(_Strict):
+    """How to reach an `s3://` warehouse; unset: AWS_ENDPOINT_URL(_S3) and AWS_REGION.
+    Credentials are never read from here: only from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY."""
+
+    endpoint_url: str | None = None  # an S3-compatible server (MinIO, R2, ...); unset: AWS
+    region: str | None = None
+
+
+class DaskConfig(_Strict):
+    """Where `runner: dask` runs shards."""
+
+    # A running scheduler to join (tcp://host:8786); unset: a LocalCluster for this build.
+    address: str | None = None
+    # The LocalCluster's worker processes. With `address`: how many workers the endpoint's
+    # limits are divided among (default: those the scheduler has when the build starts).
+    workers: int | None = Field(None, ge=1, le=1024)
+
+
+class BuildConfig(_Strict):
+    dataset: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")
+    recipe: str = "enpmr"  # an installed recipe (`memsynth recipes` lists them)
+    description: str = ""
+    seed: int = 0
+    reference_date: dt.date = dt.date(2024, 12, 2)
+    language: Literal["en", "zh"] = "en"
+    personas: PersonasConfig = Field(default_factory=PersonasConfig)
+    shard_size: int = Field(8, ge=1, le=1000)
+    max_workers: int = Field(4, ge=1, le=64)  # shards running at once (threads, over all Dask workers)
+    # Where shards run: threads of this process sharing one event loop, or Dask workers,
+    # each with its own engine and a share of the limits. Not part of the config's hash:
+    # the same config builds the same rows on either.
+    runner: Literal["thread", "dask"] = "thread"
+    dask: DaskConfig = Field(default_factory=DaskConfig)
+    max_failure_rate: float = Field(0.2, ge=0, le=1)
+    warehouse: str | None = None  # a folder, or s3://bucket/prefix (see memsynth.warehouse.location)
+    # With an s3:// warehouse: the local folder for its catalogs and cache index
+    # (default: ~/.cache/memsynth/warehouses/<bucket>/<prefix>).
+    catalog_dir: str | None = None
+    s3: S3Config = Field(default_factory=S3Config)
+    cache_dir: str | None = None  # default: <warehouse>/_cache
+    llm: LLMConfig = Field(default_factory=LLMConfig)
+    # Validated by the recipe's options model when the config loads (memsynth.generation.registry's
+    # load_config), and kept resolved (every default filled in), so the published config and
+    # its hash say what was built. This module knows no recipe.
+    recipe_options: dict[str, Any] = Field(default_factory=dict)
+
+    # Where the YAML came from; relative paths in it are read from there.
+    source_dir: Path = Field(default=Path("."), exclude=True)
+
+    @model_validator(mode="after")
+    def _batches_gather_in_one_process(self) -> BuildConfig:
+        if self.llm.mode == "batch" and self.runner == "dask":
+            raise ValueError("llm.mode: batch runs with runner: thread (one process gathers the batches; "
+                             "the provider does the parallel work)")
+        return self
+
+    def resolve_path(self, value: str) -> Path:
+        path = Path(value).expanduser()
+        return path if path.is_absolute() else (self.source_dir / path)
+
+    @classmethod
+    def of_version(cls, recorded: dict[str, Any], **changes: Any) -> BuildConfig:
+        """The config a version records, with `changes`; what an import recorded beside the
+        config's own fields (its file and digest) is left out."""
+        return cls.model_validate({k: v for k, v in {**recorded, **changes}.items() if k in cls.model_fields})
+
+    def hash(self) -> str:
+        """sha256 (first 16 hex) of the redacted config: same config, same hash."""
+        excluded: dict[str, Any] = {name: True for name in EXECUTION_FIELDS}
+        excluded["llm"] = {name: True for name in LLM_EXECUTION_FIELDS}
+        text = json.dumps(redacted(self.model_dump(mode="json", exclude=excluded)), sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def read_config(path: Path | str) -> BuildConfig:
+    """Read and validate a YAML build config, its recipe options as written (`memsynth.generation.registry.
+    load_config` resolves them); errors become one ConfigError line."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"config file not found: {path}")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping of settings at the top level")
+    try:
+        config = BuildConfig.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "config"
+        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        raise ConfigError(f"{path}: {where}: {err['msg']}{more}") from exc
+    config.source_dir = path.resolve().parent
+    return config
+
+
+_SECRET_KEY = re.compile(r"(api[_-]?key|secret|token|password|authorization)$", re.I)
+_URL_CREDENTIALS = re.compile(r"(?<=://)[^/@\s]+@")
+
+
+def redacted(value: Any, key: str = "") -> Any:
+    """A copy with secret-looking values masked (the key's *name* in api_key_env stays)."""
+    if isinstance(value, dict):
+        return {k: redacted(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redacted(v, key) for v in value]
+    if isinstance(value, str):
+        if _SECRET_KEY.search(key):
+            return "***"
+        return _URL_CREDENTIALS.sub("***@", value)
+    return value

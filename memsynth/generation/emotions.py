@@ -1,0 +1,110 @@
+"""Emotion annotation (Emotional RAG, seed 001 §II-B): each memory fragment and benchmark
+query scored 1–10 on Plutchik's eight emotions by an LLM stage.
+
+A recipe says which of its rows are memories and queries (`Recipe.emotion_items`); the
+scores land in the `emotions` table, during a build (`recipe_options.emotions: true`) or on
+an existing version (`memsynth annotate emotions`, see `annotate`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from memsynth.core.tables import Ref, Table
+from memsynth.generation.stage import ItemResult, Stage, check, say
+
+# Plutchik's eight, in the order the seed's vectors use.
+EMOTIONS = ("joy", "acceptance", "fear", "surprise", "sadness", "disgust", "anger", "anticipation")
+Emotion = Literal["joy", "acceptance", "fear", "surprise", "sadness", "disgust", "anger", "anticipation"]
+
+
+class DimensionScore(BaseModel):
+    dim: Emotion
+    analysis: str = Field(min_length=1, description="the evidence, in one sentence")
+    score: int = Field(ge=1, le=10, description="1 absent … 10 overwhelming")
+
+
+class EmotionScores(BaseModel):
+    scores: list[DimensionScore] = Field(min_length=8, max_length=8, description="one per emotion")
+
+
+@check("every_emotion_once")
+def every_emotion_once(out: EmotionScores, v: Mapping[str, Any]) -> Iterator[str]:
+    given = [s.dim for s in out.scores]
+    missing = [e for e in EMOTIONS if e not in given]
+    doubled = sorted({e for e in given if given.count(e) > 1})
+    if missing:
+        yield say(v, f"no score for {', '.join(missing)}", f"缺少这些情绪的分数：{'、'.join(missing)}")
+    if doubled:
+        yield say(v, f"{', '.join(doubled)} scored more than once", f"这些情绪打了不止一次分：{'、'.join(doubled)}")
+
+
+SCORE = Stage("emotions", "score", EmotionScores, checks=(every_emotion_once,), policy="drop", temperature=0.0)
+
+
+@dataclass(frozen=True)
+class EmotionItem:
+    """A text to score: a memory fragment or a benchmark query."""
+
+    item_id: str
+    item_kind: Literal["memory", "query"]
+    persona_id: str
+    speaker: str
+    text: str
+
+    def variables(self) -> dict[str, Any]:
+        return {"kind": self.item_kind, "speaker": self.speaker, "text": self.text}
+
+
+@dataclass(frozen=True)
+class EmotionSource:
+    """What a recipe scores: the tables its `items` function reads (rows as dicts, and the
+    build's language), and the references from an `emotions` row to the row it scores."""
+
+    tables: tuple[str, ...]
+    refs: tuple[Ref, ...]
+    items: Callable[[Mapping[str, Sequence[Mapping[str, Any]]], str], list[EmotionItem]]
+
+
+class EmotionRow(BaseModel):
+    item_id: str
+    item_kind: str  # memory | query
+    persona_id: str
+    joy: int
+    acceptance: int
+    fear: int
+    surprise: int
+    sadness: int
+    disgust: int
+    anger: int
+    anticipation: int
+    reason: str  # each dimension's analysis, one line each ("joy: …")
+
+
+def emotions_option() -> Any:
+    """The `emotions` field of a recipe's options."""
+    return Field(False, description="score every memory and benchmark query on Plutchik's eight emotions, "
+                                    "1-10 (Emotional RAG), into the emotions table")
+
+
+def emotions_table(refs: tuple[Ref, ...]) -> Table:
+    """The `emotions` table, with a recipe's references from its items to their rows."""
+    return Table("emotions", EmotionRow, refs=refs)
+
+
+def emotion_row(item: EmotionItem, result: ItemResult) -> EmotionRow | None:
+    """The item's row from its stage result; None when the item failed."""
+    if not result.usable:
+        return None
+    scores = {s.dim: s for s in result.output.scores}
+    return EmotionRow(item_id=item.item_id, item_kind=item.item_kind, persona_id=item.persona_id,
+                      **{e: scores[e].score for e in EMOTIONS},
+                      reason="\n".join(f"{e}: {scores[e].analysis}" for e in EMOTIONS))
+
+
+def item_key(item: EmotionItem) -> str:
+    return f"emotions/{item.item_kind}/{item.item_id}"

@@ -1,0 +1,133 @@
+"""PersonaHub-style persona synthesis: sampled attributes → LLM description → de-duplication.
+
+Used when a build asks for more personas than the seed file and imports hold. Exact
+duplicates share a persona id; near duplicates are found with MinHash LSH over word
+shingles (character shingles for CJK text) against the existing pool and each other.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from datasketch import MinHash, MinHashLSH
+
+from memsynth.core.records import PersonaRow
+from memsynth.generation.personas import persona_id
+from memsynth.generation.recipe import ShardOutput, persona_rng
+from memsynth.generation.stage import Stage, StageRunner
+
+NUM_PERM = 128
+MAX_ROUNDS = 8
+# Personas asked per await: large enough to keep any concurrency limit busy.
+CHUNK = 1024
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+@dataclass
+class SynthesisReport:
+    requested: int
+    generated: int = 0
+    kept: int = 0
+    exact_duplicates: int = 0
+    near_duplicates: int = 0
+    failed: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return dict(self.__dict__)
+
+
+def shingles(text: str, size: int = 3) -> set[str]:
+    """Word 3-grams, or character 3-grams for CJK text."""
+    text = text.casefold()
+    tokens = [c for c in text if not c.isspace()] if _CJK.search(text) else _WORD.findall(text)
+    if len(tokens) <= size:
+        return {" ".join(tokens)}
+    return {" ".join(tokens[i:i + size]) for i in range(len(tokens) - size + 1)}
+
+
+def minhash(text: str) -> MinHash:
+    m = MinHash(num_perm=NUM_PERM, seed=1)
+    for s in shingles(text):
+        m.update(s.encode("utf-8"))
+    return m
+
+
+class NearDuplicateIndex:
+    """Remembers descriptions and tells whether a new one is (nearly) one of them.
+
+    LSH banding is tuned for a lower similarity than the threshold so that it rarely
+    misses a candidate; each candidate is then confirmed by its estimated Jaccard.
+    """
+
+    def __init__(self, threshold: float):
+        self.threshold = threshold
+        self.lsh = MinHashLSH(threshold=max(0.1, threshold * 0.6), num_perm=NUM_PERM)
+        self.hashes: dict[str, MinHash] = {}
+
+    def add(self, row: PersonaRow) -> None:
+        if row.persona_id not in self.hashes:
+            self.hashes[row.persona_id] = m = minhash(row.description)
+            self.lsh.insert(row.persona_id, m)
+
+    def verdict(self, row: PersonaRow) -> str:
+        """'exact', 'near' or 'new'."""
+        if row.persona_id in self.hashes:
+            return "exact"
+        m = minhash(row.description)
+        near = any(self.hashes[c].jaccard(m) >= self.threshold for c in self.lsh.query(m))
+        return "near" if near else "new"
+
+
+async def _answers(runner: StageRunner, stage: Stage, slots: range, seed: int, language: str,
+                   attributes: Callable[[Any, str], dict[str, Any]]) -> AsyncIterator[Any]:
+    """The stage's answers for `slots`, in order, asked a chunk at a time: memory stays
+    bounded however many personas are wanted, and a stopped build is noticed between chunks."""
+    for start in range(slots.start, slots.stop, CHUNK):
+        chunk = range(start, min(start + CHUNK, slots.stop))
+        for result in await runner.run_many(stage, [
+                (f"persona/{i:06d}", None,
+                 {"language": language, **attributes(persona_rng(seed, "synthesis", str(i)), language)})
+                for i in chunk]):
+            yield result
+
+
+async def synthesize_personas(
+    runner: StageRunner, stage: Stage, needed: int, *, seed: int, language: str,
+    threshold: float, existing: list[PersonaRow],
+    attributes: Callable[[Any, str], dict[str, Any]], output: ShardOutput,
+) -> tuple[list[PersonaRow], SynthesisReport]:
+    """Write `needed` new personas that duplicate neither `existing` nor each other."""
+    report = SynthesisReport(requested=needed)
+    index = NearDuplicateIndex(threshold)
+    for row in existing:
+        index.add(row)
+    kept: list[PersonaRow] = []
+    slot = 0
+    for _ in range(MAX_ROUNDS):
+        missing = needed - len(kept)
+        if missing <= 0:
+            break
+        batch = range(slot, slot + missing + max(2, missing // 10))  # a little spare for drops
+        slot = batch.stop
+        async for result in _answers(runner, stage, batch, seed, language, attributes):
+            output.record(result)
+            report.generated += 1
+            if not result.usable:
+                report.failed += 1
+                continue
+            text = " ".join(result.output.description.split())
+            row = PersonaRow(persona_id=persona_id(text), description=text, source="synthesized")
+            verdict = index.verdict(row)
+            if verdict == "exact":
+                report.exact_duplicates += 1
+            elif verdict == "near":
+                report.near_duplicates += 1
+            elif len(kept) < needed:
+                index.add(row)
+                kept.append(row)
+    report.kept = len(kept)
+    return kept, report

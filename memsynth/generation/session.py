@@ -1,0 +1,141 @@
+"""An engine and stage runner outside a build: what `memsynth eval` and `annotate` call
+models with, under the same cache, limits and retries as a build."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from memsynth.core.config import BuildConfig
+from memsynth.core.errors import ConfigError
+from memsynth.generation.prompts import DEFAULT_PROMPTS_DIR, PromptLibrary
+from memsynth.generation.stage import GenerationSettings, StageRunner
+from memsynth.llm.batch import BatchSettings
+from memsynth.llm.cache import CACHE_DIR_NAME, ResponseCache
+from memsynth.llm.engine import LLMEngine
+from memsynth.llm.loop import LoopThread
+from memsynth.llm.settings import EngineSettings
+
+T = TypeVar("T")
+LLMMode = Literal["simulator", "openai"]
+
+
+@dataclass
+class Endpoint:
+    """An endpoint that is not the config's (memsynth's simulator): the layer that chose it
+    started it, hands it in here, and stops it."""
+
+    base_url: str
+    api_key: str
+    model: str  # the model every request names, whatever the config says
+    stop: Callable[[], None]
+
+
+def engine_settings(config: BuildConfig, base_url: str | None, *, concurrency: int | None = None,
+                    rpm: float | None = None, tpm: float | None = None,
+                    budget_usd: float | None = None) -> EngineSettings:
+    """The config's transport settings; a Dask worker passes its share of the limits."""
+    llm = config.llm
+    batch = llm.mode == "batch"
+    return EngineSettings(
+        base_url=base_url, api_key_env=llm.api_key_env,
+        concurrency=concurrency or llm.concurrency, rpm=rpm or llm.rpm, tpm=tpm or llm.tpm,
+        timeout_s=llm.timeout_s, max_attempts=llm.max_attempts,
+        backoff_base_s=llm.retry_base_s, outage_wait_s=llm.outage_wait_s,
+        rate_limit_wait_s=llm.rate_limit_wait_s, max_tokens_ceiling=llm.max_tokens_ceiling,
+        budget_usd=budget_usd or llm.budget_usd,
+        prices={m: p.rates(batch=batch) for m, p in llm.prices.items()},
+        mode=llm.mode, client=llm.client, batch=BatchSettings(
+            gather_s=llm.batch.gather_s, max_wait_s=llm.batch.max_wait_s, max_requests=llm.batch.max_requests,
+            max_bytes=int(llm.batch.max_mb * 1e6), poll_s=llm.batch.poll_s, poll_cap_s=llm.batch.poll_cap_s))
+
+
+def generation_settings(config: BuildConfig, model: str, *, simulated: bool,
+                        regenerate: dict[str, dict[str, str]] | None = None) -> GenerationSettings:
+    """The config's sampling settings for `model` (stage variables sent to the simulator)."""
+    llm = config.llm
+    return GenerationSettings(
+        model=model, response_mode=llm.response_mode, temperature=llm.temperature,
+        max_tokens=llm.max_tokens, repairs=llm.repairs, seed=llm.seed,
+        stage_variables=llm.stage_variables or simulated, regenerate=regenerate or {})
+
+
+def open_engine(config: BuildConfig, cache: ResponseCache, *, endpoint: Endpoint | None = None,
+                model: str | None = None) -> tuple[LLMEngine, str]:
+    """The config's engine, or one on `endpoint`; and the model its requests name."""
+    model = model or os.environ.get("MEMSYNTH_MODEL") or config.llm.model
+    api_key: str | None = None
+    base_url = config.llm.base_url or os.environ.get("OPENAI_BASE_URL") or None
+    if endpoint is not None:
+        base_url, api_key, model = endpoint.base_url, endpoint.api_key, endpoint.model
+    elif config.llm.budget_usd is not None and model not in config.llm.prices:
+        raise ConfigError(f"llm.budget_usd needs the price of {model} in llm.prices ($MEMSYNTH_MODEL names it)")
+    return LLMEngine(engine_settings(config, base_url), cache, api_key=api_key), model
+
+
+def cache_dir_for(config: BuildConfig, warehouse: Path) -> Path:
+    """The config's cache folder (default: the warehouse's)."""
+    return config.resolve_path(config.cache_dir) if config.cache_dir else warehouse / CACHE_DIR_NAME
+
+
+def cache_for(config: BuildConfig, warehouse: Path, *, read: bool = True) -> ResponseCache:
+    """The config's response cache (default: the warehouse's)."""
+    return ResponseCache(cache_dir_for(config, warehouse), read=read, write=True)
+
+
+@dataclass
+class LLMSession:
+    """A live engine and runner on their own event loop; `close()` drains the cache."""
+
+    engine: LLMEngine
+    runner: StageRunner
+    loop: LoopThread
+    cache: ResponseCache
+    model: str
+    endpoint: Endpoint | None
+
+    @property
+    def simulated(self) -> bool:
+        return self.endpoint is not None
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run `coro` on the session's loop, blocking until it finishes."""
+        return self.loop.run(coro)
+
+    def close(self) -> None:
+        try:
+            self.loop.run(self.engine.aclose())
+        finally:
+            self.loop.stop()
+            self.cache.close()
+            if self.endpoint is not None:
+                self.endpoint.stop()
+
+    def __enter__(self) -> LLMSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_session(config: BuildConfig, endpoint: Endpoint | None, warehouse: Path, *, model: str | None = None,
+                 no_cache: bool = False, prompts_dirs: tuple[Path, ...] = ()) -> LLMSession:
+    """An `LLMSession` for `config`'s endpoint (or `endpoint`, which the session then owns and
+    stops) and sampling settings (model overridable)."""
+    try:
+        cache = cache_for(config, warehouse, read=not no_cache)
+        try:
+            engine, model = open_engine(config, cache, endpoint=endpoint, model=model)
+        except BaseException:
+            cache.close()
+            raise
+    except BaseException:
+        if endpoint is not None:
+            endpoint.stop()
+        raise
+    runner = StageRunner(engine, PromptLibrary(DEFAULT_PROMPTS_DIR, *prompts_dirs),
+                         generation_settings(config, model, simulated=endpoint is not None))
+    return LLMSession(engine, runner, LoopThread(), cache, model, endpoint)

@@ -1,0 +1,388 @@
+"""Declarative stages and the one runner that executes them.
+
+A stage is a template, an output model, a few named checks and a failure policy.
+The runner renders → calls → parses → validates → checks, re-asks with the problems
+appended when any step fails (bounded), and then applies the stage's policy. It never
+raises for a bad answer: every item comes back as an `ItemResult` saying what happened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ValidationError
+
+from memsynth.generation.prompts import PromptLibrary
+from memsynth.llm.engine import LLMEngine, TransportFailure
+from memsynth.llm.parse import UnparsableOutput, extract_json
+from memsynth.llm.request import LLMRequest
+
+Policy = Literal["drop", "flag"]
+CheckFn = Callable[[Any, Mapping[str, Any]], Iterable[str]]
+
+
+@dataclass(frozen=True)
+class Check:
+    """A rule a JSON schema cannot express; yields one message per violation."""
+
+    name: str
+    fn: CheckFn
+
+    def __call__(self, output: Any, variables: Mapping[str, Any]) -> list[str]:
+        return [f"[{self.name}] {problem}" for problem in self.fn(output, variables)]
+
+
+def check(name: str) -> Callable[[CheckFn], Check]:
+    """Decorator: turn a generator of problems into a named `Check`."""
+    return lambda fn: Check(name, fn)
+
+
+def say(variables: Mapping[str, Any], en: str, zh: str) -> str:
+    """A problem in the build's language: the repair prompt hands it back to the model."""
+    return zh if variables.get("language") == "zh" else en
+
+
+@dataclass(frozen=True)
+class Judge:
+    """A model reviewing an answer on rules code cannot see: its stage, and how its verdict
+    becomes problems (worded for the repair prompt, like a check's)."""
+
+    stage: Stage
+    verdict: CheckFn  # (the judge's answer, the judged stage's variables) -> problems
+
+    def variables(self, answer: BaseModel, variables: Mapping[str, Any]) -> dict[str, Any]:
+        """The judge sees what the judged stage saw, and the answer under `answer`."""
+        return {**variables, "answer": answer.model_dump(mode="json")}
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One prompt of a recipe: `prompts/<recipe>/<name>.j2` answered as `output`."""
+
+    recipe: str
+    name: str
+    output: type[BaseModel]
+    checks: tuple[Check, ...] = ()
+    policy: Policy = "drop"
+    temperature: float | None = None  # None: the build's default
+    max_tokens: int | None = None
+    # Asked after the checks pass; a verdict against the answer is re-asked with its reasons,
+    # then handled by the policy, like a failed check.
+    judge: Judge | None = None
+
+    @property
+    def template(self) -> str:
+        """The English template; `template_for` picks the one for a language."""
+        return f"{self.recipe}/{self.name}.j2"
+
+    def template_for(self, language: str) -> str:
+        """`prompts/<recipe>/<name>.j2` for English, `<name>.<language>.j2` for any other."""
+        return localized(self.template, language)
+
+    @property
+    def schema_name(self) -> str:
+        return f"{self.recipe}_{self.name}"
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{self.recipe}.{self.name}"
+
+
+@dataclass(frozen=True)
+class GenerationSettings:
+    """Build-wide sampling and output-format settings the runner applies to each stage."""
+
+    model: str
+    response_mode: Literal["json_schema", "json_object"] = "json_schema"
+    temperature: float = 0.8
+    max_tokens: int = 4096
+    repairs: int = 2
+    seed: int | None = None
+    # Send each request's stage and variables in the body (field `memsynth`), so memsynth's
+    # simulator can answer without reading the prompt. Only for the simulator.
+    stage_variables: bool = False
+    # Regenerated items: persona id → {stage qualified name → salt} (see LLMRequest.salt).
+    regenerate: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+
+
+@dataclass
+class ItemResult:
+    """The fate of one stage item: its validated output (if any) and what it took."""
+
+    stage: str
+    item_key: str
+    persona_id: str | None
+    output: Any | None
+    status: Literal["ok", "repaired", "flagged", "dropped"]
+    problems: list[str] = field(default_factory=list)
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    rejected_answer: str | None = None  # the last answer refused (flagged or dropped items)
+    reviews: list[ItemResult] = field(default_factory=list)  # the judge's items, one per judged answer
+
+    @property
+    def usable(self) -> bool:
+        return self.output is not None and self.status != "dropped"
+
+
+class StageRunner:
+    """Runs stages for one build against one engine and one prompt library."""
+
+    def __init__(self, engine: LLMEngine, prompts: PromptLibrary, settings: GenerationSettings):
+        self.engine = engine
+        self.prompts = prompts
+        self.settings = settings
+        self._schemas: dict[type[BaseModel], dict[str, Any]] = {}
+        # Admission: only so many items are being prepared or awaited at once. A fan-out
+        # of thousands otherwise renders every prompt before the first request leaves,
+        # which idles the endpoint at the start and holds every prompt in memory.
+        # In batch mode the more items wait at once, the fewer batches a build takes.
+        batch = engine.settings.mode == "batch"
+        self._admission = asyncio.Semaphore(engine.settings.batch.max_requests if batch
+                                            else 2 * engine.settings.concurrency + 16)
+
+    def _schema(self, model: type[BaseModel]) -> dict[str, Any]:
+        if model not in self._schemas:
+            self._schemas[model] = model.model_json_schema()
+        return self._schemas[model]
+
+    def _request(self, stage: Stage, messages: list[dict[str, str]], sample: int,
+                 hints: dict[str, Any] | None = None, salt: str = "") -> LLMRequest:
+        s = self.settings
+        params: dict[str, Any] = {
+            "temperature": stage.temperature if stage.temperature is not None else s.temperature,
+            "max_tokens": stage.max_tokens or s.max_tokens,
+        }
+        if s.seed is not None:
+            # Each sample its own seed: under one seed OpenAI and vLLM answer the same body the
+            # same way, and three labellers (or a scene drawn again) would say one thing thrice.
+            params["seed"] = s.seed + sample
+        return LLMRequest(
+            model=s.model,
+            messages=tuple(messages),
+            params=params,
+            schema_name=stage.schema_name,
+            json_schema=self._schema(stage.output),
+            response_mode=s.response_mode,
+            sample_index=sample,
+            salt=salt,
+            hints=hints,
+        )
+
+    def _base_messages(self, stage: Stage, variables: Mapping[str, Any]) -> list[dict[str, str]]:
+        language = variables.get("language", "en")
+        messages = self.prompts.render(stage.template_for(language), dict(variables))
+        if self.settings.response_mode == "json_object":
+            # Without schema support the model must read the schema from the prompt.
+            hint = self.prompts.render_text(
+                localized("_schema_hint.j2", language),
+                {"schema": json.dumps(self._schema(stage.output), ensure_ascii=False),
+                 "schema_name": stage.schema_name})
+            # In the first message (the system one), so it joins the prefix a persona's
+            # prompts of the stage share rather than following each item.
+            messages[0] = {**messages[0], "content": messages[0]["content"] + "\n\n" + hint}
+        return messages
+
+    async def run(self, stage: Stage, variables: Mapping[str, Any], *, item_key: str,
+                  persona_id: str | None = None, sample: int = 0) -> ItemResult:
+        """Generate one item of `stage`, repairing up to the configured bound."""
+        async with self._admission:
+            return await self._run(stage, variables, item_key, persona_id, sample)
+
+    async def _run(self, stage: Stage, variables: Mapping[str, Any], item_key: str,
+                   persona_id: str | None, sample: int) -> ItemResult:
+        base = self._base_messages(stage, variables)
+        language = variables.get("language", "en")
+        template_hash = self.prompts.hash(stage.template_for(language))
+        salt = self.settings.regenerate.get(persona_id or "", {}).get(stage.qualified_name, "")
+        hints = _hints(stage, variables, sample, salt) if self.settings.stage_variables else None
+        messages = list(base)
+        calls: list[dict[str, Any]] = []
+        reviews: list[ItemResult] = []
+        problems: list[str] = []
+        last_valid: Any | None = None
+        rejected: str | None = None
+        for attempt in range(self.settings.repairs + 1):
+            request = self._request(stage, messages, sample, hints, salt)
+            started = time.time()
+            call = {
+                "call_id": f"{item_key}#{attempt}",
+                "stage": stage.qualified_name,
+                "template_hash": template_hash,
+                "model": request.model,
+                "cache_key": request.cache_key(),
+                "persona_id": persona_id,
+                "item_key": item_key,
+                "repair_index": attempt,
+                "started_at": started,
+            }
+            try:
+                response = await self.engine.complete(request, stage=stage.qualified_name)
+            except TransportFailure as exc:
+                calls.append({**call, **_empty_usage(), "outcome": "transport_error",
+                              "error": str(exc)})
+                problems = [f"[transport] {exc}"]
+                break
+            call.update(prompt_tokens=response.prompt_tokens,
+                        completion_tokens=response.completion_tokens,
+                        cached_prompt_tokens=response.cached_prompt_tokens,
+                        latency_s=response.latency_s, attempts=response.attempts,
+                        cache_hit=response.cached)
+            output, problems, outcome = evaluate(stage, response.content, response.finish_reason, variables)
+            if outcome in ("ok", "check_failed"):
+                last_valid = output
+            if outcome == "ok" and stage.judge is not None:
+                problems, review = await self._judge(stage.judge, output, variables, f"{item_key}#{attempt}",
+                                                     persona_id)
+                reviews.append(review)
+                outcome = "judge_rejected" if problems else outcome
+            calls.append({**call, "outcome": outcome, "error": "; ".join(problems)[:2000]})
+            if problems:
+                rejected = response.content
+            else:
+                status = "ok" if attempt == 0 else "repaired"
+                return ItemResult(stage.qualified_name, item_key, persona_id, output, status,
+                                  [], calls, reviews=reviews)
+            if attempt < self.settings.repairs:
+                repair = self.prompts.render_text(localized("_repair.j2", language),
+                                                  {"problems": problems})
+                # The whole exchange so far: a repeated bad answer still makes a new request.
+                messages = messages + [{"role": "assistant", "content": response.content},
+                                       {"role": "user", "content": repair}]
+        if stage.policy == "flag" and last_valid is not None:
+            return ItemResult(stage.qualified_name, item_key, persona_id, last_valid, "flagged",
+                              problems, calls, rejected, reviews)
+        return ItemResult(stage.qualified_name, item_key, persona_id, None, "dropped",
+                          problems, calls, rejected, reviews)
+
+    async def _judge(self, judge: Judge, answer: Any, variables: Mapping[str, Any], item_key: str,
+                     persona_id: str | None) -> tuple[list[str], ItemResult]:
+        """The judge's problems with `answer`, and its item. A judge that gives no usable
+        verdict (after its own repairs) rejects nothing: the answer passed every check."""
+        result = await self._run(judge.stage, judge.variables(answer, variables), f"{item_key}/judge",
+                                 persona_id, 0)
+        if not result.usable:
+            return [], result
+        return [f"[{judge.stage.name}] {p}" for p in judge.verdict(result.output, variables)], result
+
+    async def run_many(self, stage: Stage,
+                       items: Iterable[tuple[str, str | None, Mapping[str, Any]]]
+                       ) -> list[ItemResult]:
+        """Fan out: run (item_key, persona_id, variables) items concurrently, in order."""
+        return list(await asyncio.gather(*(
+            self.run(stage, variables, item_key=key, persona_id=pid)
+            for key, pid, variables in items)))
+
+
+def evaluate(stage: Stage, content: str, finish_reason: str | None,
+             variables: Mapping[str, Any]) -> tuple[Any | None, list[str], str]:
+    """Judge one answer as a build does: (output, problems, outcome).
+
+    The outcome is `ok`, `check_failed` (valid output, failed checks), `invalid_schema`,
+    `invalid_json` or `truncated`; the problems are worded in the variables' language.
+    """
+    if finish_reason == "length":
+        return None, ["[truncated] " + say(variables, "the answer was cut off at the token limit; "
+                                           "answer more concisely", "回答超出长度上限被截断；请写得更简洁")], "truncated"
+    try:
+        # Clean JSON (nearly every answer, and every one the cache replays) goes straight
+        # to pydantic's own parser; anything else takes the tolerant path.
+        output = stage.output.model_validate_json(content)
+    except ValidationError as fast_error:
+        if not _is_json_error(fast_error):
+            return None, _validation_problems(fast_error, variables), "invalid_schema"
+        try:
+            data = extract_json(content)
+        except UnparsableOutput as exc:
+            return None, ["[json] " + say(variables, str(exc), "回答不是可解析的 JSON")], "invalid_json"
+        try:
+            output = stage.output.model_validate(data)
+        except ValidationError as exc:
+            return None, _validation_problems(exc, variables), "invalid_schema"
+    problems = [p for c in stage.checks for p in c(output, variables)]
+    return output, problems, ("check_failed" if problems else "ok")
+
+
+def localized(template: str, language: str) -> str:
+    """`name.j2` for English, `name.<language>.j2` otherwise."""
+    return template if language == "en" else template.removesuffix(".j2") + f".{language}.j2"
+
+
+def _hints(stage: Stage, variables: Mapping[str, Any], sample: int, salt: str = "") -> dict[str, Any]:
+    """The stage, the sample index and the variables, for the simulator.
+
+    Not copied or converted: variables are plain JSON already (recipes pass dates as ISO
+    strings and models dumped in JSON mode), and only a request that is sent serializes them.
+    """
+    hints = {"stage": stage.qualified_name, "sample": sample, "variables": variables}
+    if salt:
+        hints["salt"] = salt
+    return hints
+
+
+def _is_json_error(exc: ValidationError) -> bool:
+    """True when pydantic could not parse the text as JSON at all (not a schema mismatch)."""
+    return any(err["type"] == "json_invalid" for err in exc.errors())
+
+
+# pydantic's error types, worded in Chinese for a zh repair prompt; each states the bound
+# it enforces, as pydantic's English message does.
+_ZH_ERRORS = {
+    "missing": "缺少这个字段",
+    "extra_forbidden": "不允许出现这个字段",
+    "too_short": "条目太少：至少要有 {min_length} 个，实际 {actual_length} 个",
+    "too_long": "条目太多：至多 {max_length} 个，实际 {actual_length} 个",
+    "string_type": "应当是字符串",
+    "string_too_short": "太短：至少要有 {min_length} 个字符",
+    "string_too_long": "太长：至多 {max_length} 个字符",
+    "string_pattern_mismatch": "格式不对：应当符合正则表达式 {pattern}",
+    "int_type": "应当是整数",
+    "int_parsing": "应当是整数",
+    "int_from_float": "应当是整数",
+    "bool_type": "应当是 true 或 false",
+    "bool_parsing": "应当是 true 或 false",
+    "list_type": "应当是列表",
+    "dict_type": "应当是对象",
+    "model_type": "应当是对象",
+    "date_type": "应当是 YYYY-MM-DD 格式的日期",
+    "date_parsing": "应当是 YYYY-MM-DD 格式的日期",
+    "date_from_datetime_parsing": "应当是 YYYY-MM-DD 格式的日期",
+    "literal_error": "取值必须是 {expected} 之一",
+    "enum": "取值必须是 {expected} 之一",
+    "greater_than_equal": "数值不能小于 {ge}",
+    "greater_than": "数值必须大于 {gt}",
+    "less_than_equal": "数值不能大于 {le}",
+    "less_than": "数值必须小于 {lt}",
+}
+
+
+def _zh_error(err: Mapping[str, Any]) -> str:
+    """pydantic's error in Chinese with its bound; its English message where none is written."""
+    template = _ZH_ERRORS.get(err["type"])
+    if template is None:
+        return f"不符合要求（{err['msg']}）"
+    try:
+        return template.format(**(err.get("ctx") or {}))
+    except (KeyError, IndexError):  # a bound pydantic did not report: say it in its words
+        return f"{template.split('：')[0]}（{err['msg']}）"
+
+
+def _validation_problems(exc: ValidationError, variables: Mapping[str, Any], limit: int = 12) -> list[str]:
+    zh = variables.get("language") == "zh"
+    problems = []
+    for err in exc.errors()[:limit]:
+        where = ".".join(str(p) for p in err["loc"]) or "(root)"
+        problems.append(f"[schema] 字段 {where}：{_zh_error(err)}" if zh else f"[schema] {where}: {err['msg']}")
+    if exc.error_count() > limit:
+        more = exc.error_count() - limit
+        problems.append("[schema] " + (f"……另有 {more} 处问题" if zh else f"… and {more} more"))
+    return problems
+
+
+def _empty_usage() -> dict[str, Any]:
+    return {"prompt_tokens": 0, "completion_tokens": 0, "cached_prompt_tokens": 0, "latency_s": 0.0, "attempts": 0,
+            "cache_hit": False}

@@ -1,0 +1,189 @@
+"""Where a warehouse is: one interface over a local folder or an s3:// bucket.
+
+A warehouse's catalogs, lock and cache index are always in a local folder (`root`); its
+data files, staged rows and shared cache logs are wherever its `Location` puts them, reached
+through one pyarrow filesystem. Code above this module asks the location, and never
+branches on local vs s3:// itself.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pyarrow import fs
+
+from memsynth.core.config import DEFAULT_WAREHOUSE, BuildConfig, S3Config
+from memsynth.warehouse.objectstore import ObjectStore, bind, is_remote, pull_cache, push_cache, store_of
+
+CATALOG_FILE = "catalog.ducklake"
+DATA_DIR = "data"
+SYNCED_FILE = ".catalog.synced"  # a shared catalog: which copy the local one is
+
+
+class Location:
+    """A warehouse's storage: where data files go, and how they are written, listed and shared."""
+
+    #: The cache logs are shared through the location (other machines add theirs there).
+    shares_cache = False
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+
+    @property
+    def name(self) -> str:
+        """How a user names this warehouse (a folder, or s3://bucket/prefix)."""
+        return str(self.root)
+
+    def filesystem(self) -> fs.FileSystem:
+        return fs.LocalFileSystem()
+
+    def data_path(self, dataset: str) -> str:
+        """The dataset's data folder, as DuckLake's DATA_PATH and pyarrow's filesystem name it."""
+        return str(self.root.resolve() / dataset / DATA_DIR)
+
+    def path(self, dataset: str, *parts: str) -> str:
+        """A path in the dataset's folder, as this location's filesystem names it."""
+        return str(Path(self.root, dataset, *parts).resolve())
+
+    def url(self, path: str) -> str:
+        """A filesystem path as DuckDB reads it."""
+        return path
+
+    def configure(self, con: Any) -> None:
+        """Give a DuckDB connection what it needs to read and write the data files."""
+
+    def write_parquet(self, table: pa.Table, path: str) -> None:
+        """Write `path` whole or not at all: a reader sees no file or the complete one."""
+        final = Path(path)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        tmp = final.with_name(f".{final.name}.tmp")
+        try:
+            pq.write_table(table, tmp, compression="zstd")
+            with open(tmp, "rb") as fh:
+                os.fsync(fh.fileno())
+            os.replace(tmp, final)
+        finally:
+            tmp.unlink(missing_ok=True)
+
+    def list_parquet(self, folder: str) -> list[str]:
+        selector = fs.FileSelector(folder, allow_not_found=True, recursive=False)
+        return sorted(info.path for info in self.filesystem().get_file_info(selector)
+                      if info.type == fs.FileType.File and info.path.endswith(".parquet"))
+
+    def delete_dir(self, folder: str) -> None:
+        """Remove a folder and, when that leaves it empty, its parent."""
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
+        parent = Path(folder).parent
+        if parent.is_dir() and not any(parent.iterdir()):
+            parent.rmdir()
+
+    def fetch_catalog(self, directory: Path) -> None:
+        """Bring a newer shared copy of the dataset's catalog here (another machine published)."""
+
+    def share_catalog(self, directory: Path) -> None:
+        """After a publish: let other machines see the catalog."""
+
+    def pull_cache(self, local_dir: Path) -> int:
+        """Fetch the shared cache logs this machine lacks; returns how many."""
+        return 0
+
+    def push_cache(self, local_dir: Path) -> int:
+        """Share the cache logs this machine wrote; returns how many."""
+        return 0
+
+
+class BucketLocation(Location):
+    """Data files, staging and cache logs in an S3 (or S3-compatible) bucket; the catalogs in
+    the local `root` that stands for it, with a copy in the bucket after each publish."""
+
+    shares_cache = True
+
+    def __init__(self, root: Path, store: ObjectStore):
+        super().__init__(root)
+        self.store = store
+
+    @property
+    def name(self) -> str:
+        return self.store.url
+
+    def filesystem(self) -> fs.FileSystem:
+        return self.store.filesystem()
+
+    def data_path(self, dataset: str) -> str:
+        return self.store.join(dataset, DATA_DIR)
+
+    def path(self, dataset: str, *parts: str) -> str:
+        return self.store.key(self.store.join(dataset, *parts))
+
+    def url(self, path: str) -> str:
+        return "s3://" + path
+
+    def configure(self, con: Any) -> None:
+        self.store.configure(con)
+
+    def write_parquet(self, table: pa.Table, path: str) -> None:
+        # One PUT: an object appears whole when its upload completes.
+        pq.write_table(table, path, filesystem=self.filesystem(), compression="zstd")
+
+    def delete_dir(self, folder: str) -> None:
+        self.store.delete_dir(self.url(folder))
+
+    def fetch_catalog(self, directory: Path) -> None:
+        url = self.store.join(directory.name, CATALOG_FILE)
+        remote = self.store.stamp(url)
+        if remote is not None and remote != _synced_stamp(directory):
+            self.store.download(url, directory / CATALOG_FILE)
+            _record_stamp(directory, remote)
+
+    def share_catalog(self, directory: Path) -> None:
+        url = self.store.join(directory.name, CATALOG_FILE)
+        self.store.upload(directory / CATALOG_FILE, url)
+        _record_stamp(directory, self.store.stamp(url))
+
+    def pull_cache(self, local_dir: Path) -> int:
+        return pull_cache(self.store, local_dir)
+
+    def push_cache(self, local_dir: Path) -> int:
+        return push_cache(self.store, local_dir)
+
+
+def location_of(root: Path | str) -> Location:
+    """The location a warehouse root stands for: itself, or the bucket it is marked with."""
+    store = store_of(root)
+    return BucketLocation(Path(root), store) if store is not None else Location(Path(root))
+
+
+def _synced_stamp(directory: Path) -> str | None:
+    path = directory / SYNCED_FILE
+    return path.read_text(encoding="utf-8").strip() if path.is_file() else None
+
+
+def _record_stamp(directory: Path, stamp: str | None) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / SYNCED_FILE).write_text(f"{stamp}\n", encoding="utf-8")
+
+
+def resolve_warehouse(flag: str | None, config: BuildConfig | None = None) -> Path:
+    """--warehouse, then $MEMSYNTH_WAREHOUSE, then the config's `warehouse`, then ./data/warehouse.
+
+    An s3:// warehouse resolves to the local folder that stands for it (its catalogs),
+    named by $MEMSYNTH_CATALOG_DIR, the config's `catalog_dir`, or a default under ~/.cache.
+    """
+    value = flag or os.environ.get("MEMSYNTH_WAREHOUSE") or (config.warehouse if config is not None else None)
+    if is_remote(value):
+        s3 = config.s3 if config is not None else S3Config()
+        store = ObjectStore.parse(value, endpoint_url=s3.endpoint_url, region=s3.region)
+        local = os.environ.get("MEMSYNTH_CATALOG_DIR") or (
+            config.resolve_path(config.catalog_dir) if config is not None and config.catalog_dir else None)
+        return bind(store, Path(local).expanduser() if local else None)
+    if flag or os.environ.get("MEMSYNTH_WAREHOUSE"):
+        return Path(value).expanduser()
+    if value:
+        return config.resolve_path(value)
+    return DEFAULT_WAREHOUSE
