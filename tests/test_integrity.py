@@ -183,3 +183,55 @@ def test_publish_refuses_a_dangling_id(tmp_path):
     assert list_versions(tmp_path, "d") == []
     staging.write(children, "s0", [Child(parent_ids=["a"])])
     assert publish(tmp_path, "d", files, _info(1), tables=(parents, children))["version"] == 1
+
+
+class DroppingStage(Simulator):
+    """Answers the first `count` items of one stage with prose, so each is dropped."""
+
+    def __init__(self, stage: str, count: int):
+        super().__init__()
+        self.stage, self.count, self.seen = stage, count, set()
+
+    def complete(self, body: dict[str, Any]) -> dict[str, Any]:
+        payload = super().complete(body)
+        hints = body.get("memsynth") or {}
+        if hints.get("stage") == self.stage:
+            prompt = "".join(str(m.get("content", "")) for m in body["messages"])
+            if prompt in self.seen or len(self.seen) < self.count:
+                self.seen.add(prompt)  # its repairs and retries are refused too
+                payload["choices"][0]["message"]["content"] = "Sorry, not today."
+        return payload
+
+
+def _build_dropping(tmp_path, stage: str, count: int, personas: int, max_failure_rate: float):
+    from tests.conftest import memsynth_cli
+
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    with SimulatorThread(DroppingStage(stage, count)) as sim:
+        config = write_config(tmp_path / "c.yaml", dataset="lost", personas={"count": personas},
+                              shard_size=2, max_failure_rate=max_failure_rate,
+                              llm={"model": "m", "stage_variables": True, "concurrency": 8, "repairs": 0})
+        return memsynth_cli("build", str(config), "--warehouse", str(tmp_path / "wh"), "--format", "json",
+                            env={"OPENAI_BASE_URL": sim.base_url, "OPENAI_API_KEY": "k"})
+
+
+def test_a_build_without_benchmark_rows_publishes_nothing_whatever_the_failure_limit(tmp_path):
+    done = _build_dropping(tmp_path, "enpmr.profile", 99, personas=2, max_failure_rate=1.0)
+    assert done.returncode == 1, done.stdout[-2000:]
+    (line,) = done.stderr.strip().splitlines()
+    assert "fewer than 1 rows of benchmark (2 of 2 personas lost their chain); nothing was published" in line
+    assert "[json]" in line  # the first problem says why
+    with pytest.raises(MemsynthError, match="no dataset 'lost'"):
+        list_versions(tmp_path / "wh", "lost")
+
+
+def test_a_dropped_profile_counts_its_whole_chain_as_lost(tmp_path):
+    strict = _build_dropping(tmp_path / "strict", "enpmr.profile", 1, personas=4, max_failure_rate=0.2)
+    assert strict.returncode == 1, strict.stdout[-2000:]
+    assert "never asked by the 1 personas that lost their chain); nothing was published" in strict.stderr
+    loose = _build_dropping(tmp_path / "loose", "enpmr.profile", 1, personas=4, max_failure_rate=1.0)
+    summary = __import__("json").loads(loose.stdout)
+    assert summary["lost_personas"] == 1
+    # One dropped item, and everything the persona would have asked after it.
+    assert summary["lost_items"] > 50 and summary["failed_items"] >= summary["lost_items"] + 1
+    assert summary["failed_items"] / summary["items"] > 0.2

@@ -105,6 +105,7 @@ class EnpmrRecipe(Recipe):
     stages = S.STAGES
     tables: tuple[Table, ...] = (PERSONAS, PROFILES, LIFE_THEMES, MEMORIES, MEMORY_SESSIONS,
                                  SUPPORT_DIALOGUES, NEGATIVES, QUALITY_CHECKS, BENCHMARK)
+    benchmark_tables = (BENCHMARK,)
     statistics = STATISTICS
     seed_figures = SEED_FIGURES
     report_figures = report.FIGURES

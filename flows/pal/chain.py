@@ -124,6 +124,7 @@ class PalRecipe(Recipe):
     tables: tuple[Table, ...] = (PERSONAS, PAL_PROFILES, TIMELINES, REQUIREMENT_TYPES, PREFERENCES,
                                  SITUATIONS, EXPERIENCES, TOPICS, CANDIDATE_SOLUTIONS, LOGS,
                                  DIALOGUE_TURNS)
+    benchmark_tables = (LOGS, DIALOGUE_TURNS)
     statistics = STATISTICS
     seed_figures = SEED_FIGURES
     report_figures = report.FIGURES

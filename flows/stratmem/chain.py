@@ -75,6 +75,7 @@ class StratmemRecipe(Recipe):
     options_model = StratmemOptions
     stages = S.STAGES
     tables = (PERSONAS, INSTANCES, MEMORIES)
+    benchmark_tables = (INSTANCES,)
     statistics = STATISTICS
     seed_figures = SEED_FIGURES
     report_figures = report.FIGURES

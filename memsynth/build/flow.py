@@ -46,7 +46,7 @@ from memsynth.build.progress import BuildProgress
 from memsynth.generation.provenance import hashes, version_artifacts
 from memsynth.generation.recipe import Recipe, ShardOutput
 from memsynth.build.regenerate import RegenerationRequest, derive
-from memsynth.build.shard_stats import failure_rate, merge_stats
+from memsynth.build.shard_stats import failure_rate, lost_downstream, merge_stats
 from memsynth.build.shards import (
     ShardPlan,
     ShardRuntime,
@@ -329,12 +329,18 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
         if errors:
             raise BuildFailed(f"{errors[0]}; nothing was published")
         stats = merge_stats(shard_stats)
+        examples = "; ".join(stats["problems"][:3]) or "none recorded"
+        lost_personas, lost_items = lost_downstream(stats["persona_items"], stats["complete"])
+        refuse_hollow(recipe, stats["rows"], lost_personas, len(chosen), examples)
         failed, items = failure_rate(stats["stages"])
+        # What a dropped item cost downstream counts too: items never asked for are lost.
+        failed, items = failed + lost_items, items + lost_items
         if items and failed / items > config.max_failure_rate:
-            examples = "; ".join(stats["problems"][:3])
+            downstream = (f", {lost_items} of them never asked by the {lost_personas} personas that lost "
+                          "their chain" if lost_items else "")
             raise BuildFailed(
                 f"{failed} of {items} items failed ({failed / items:.0%}, limit "
-                f"{config.max_failure_rate:.0%}); nothing was published. First problems: {examples}")
+                f"{config.max_failure_rate:.0%}{downstream}); nothing was published. First problems: {examples}")
         totals = llm_totals(stats["calls"], stats["cache_hits"], engine.counters, config.llm.prices,
                             batch=config.llm.mode == "batch", free_models=(model,) if endpoint else ())
         artifacts = version_artifacts(recipe, prompts, config)
@@ -370,6 +376,9 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
         "stages": stats["stages"],
         "failed_items": failed,
         "items": items,
+        # Of those, items never asked by personas whose chain a dropped item ended early.
+        "lost_items": lost_items,
+        "lost_personas": lost_personas,
         # Rows that left with an item they depend on (recorded in stage_failures as "integrity").
         "integrity_drops": stats["integrity_drops"],
         "llm": totals,
@@ -391,6 +400,17 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
     with temporary_settings(updates={PREFECT_API_URL: api_url} if api_url else {}):
         attach_report(session.flow_run_id, summary)
     return summary
+
+
+def refuse_hollow(recipe: Recipe, rows: dict[str, int], lost_personas: int, personas: int,
+                  examples: str) -> None:
+    """A version without its benchmark rows is not published, whatever the failure limit."""
+    short = [t.name for t in recipe.benchmark() if rows.get(t.name, 0) < recipe.min_benchmark_rows]
+    if short:
+        raise BuildFailed(
+            f"the build made fewer than {recipe.min_benchmark_rows} rows of {', '.join(short)} "
+            f"({lost_personas} of {personas} personas lost their chain); nothing was published. "
+            f"First problems: {examples}")
 
 
 def _statistics(recipe: Recipe, warehouse: Path, dataset: str, version: int) -> dict[str, Any]:

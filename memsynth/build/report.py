@@ -11,7 +11,9 @@ def report_markdown(s: dict[str, Any]) -> str:
     llm = s["llm"]
     lines = [f"# {s['dataset']} version {s['version']}", "",
              f"{s['personas']} personas in {s['shards']} shards, model `{s['model']}`, {s['seconds']} s; "
-             f"{s['failed_items']} of {s['items']} items failed.", "",
+             f"{s['failed_items']} of {s['items']} items failed"
+             + (f", {s['lost_items']} of them never asked by the {s['lost_personas']} personas that lost their chain."
+                if s.get("lost_items") else "."), "",
              "| table | rows |", "|---|---:|"]
     lines += [f"| {name} | {n:,} |" for name, n in sorted(s["row_counts"].items())]
     lines += ["", "| LLM | |", "|---|---:|",

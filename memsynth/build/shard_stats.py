@@ -11,9 +11,13 @@ def merge_stats(shard_stats: list[dict[str, Any]]) -> dict[str, Any]:
     stages: dict[str, Counter[str]] = {}
     checks: dict[str, Counter[str]] = {}
     rows: Counter[str] = Counter()
+    persona_items: Counter[str] = Counter()
+    complete: set[str] = set()
     problems: list[str] = []
     for s in shard_stats:
         rows.update(s["rows"])
+        persona_items.update(s.get("persona_items", {}))
+        complete.update(s.get("complete", ()))
         problems += s["problems"]
         for stage, counts in s["stage_stats"].items():
             stages.setdefault(stage, Counter()).update(counts)
@@ -28,6 +32,8 @@ def merge_stats(shard_stats: list[dict[str, Any]]) -> dict[str, Any]:
         "cache_hits": sum(s["cache_hits"] for s in shard_stats),
         "integrity_drops": sum(s.get("integrity_drops", 0) for s in shard_stats),
         "problems": problems,
+        "persona_items": dict(persona_items),
+        "complete": complete,
     }
 
 
@@ -36,3 +42,15 @@ def failure_rate(stages: dict[str, dict[str, int]]) -> tuple[int, int]:
     items = sum(s.get("items", 0) for s in stages.values())
     failed = sum(s.get("dropped", 0) + s.get("flagged", 0) for s in stages.values())
     return failed, items
+
+
+def lost_downstream(persona_items: dict[str, int], complete: set[str]) -> tuple[int, int]:
+    """(personas that lost their chain, items they never asked): a persona that reached no
+    benchmark row would have asked as many items as a complete one does on average (or as
+    the furthest one got, when none completed)."""
+    lost = {p: n for p, n in persona_items.items() if p not in complete}
+    if not lost:
+        return 0, 0
+    done = [persona_items[p] for p in complete if p in persona_items]
+    expected = sum(done) / len(done) if done else max(persona_items.values())
+    return len(lost), round(sum(max(0.0, expected - n) for n in lost.values()))

@@ -26,7 +26,7 @@ from memsynth.generation.session import engine_settings, generation_settings
 from memsynth.llm.settings import EngineCounters
 from memsynth.generation.prompts import DEFAULT_PROMPTS_DIR, PromptLibrary
 from memsynth.generation.recipe import PersonaContext, Recipe, ShardOutput, persona_rng
-from memsynth.core.records import LLM_CALLS, STAGE_FAILURES
+from memsynth.core.records import LLM_CALLS, PERSONAS, STAGE_FAILURES
 from memsynth.generation.stage import StageRunner
 from memsynth.core.tables import Table
 from memsynth.warehouse.location import Location
@@ -70,6 +70,15 @@ class ShardPlan:
     def api_key(self) -> str | None:
         # memsynth's simulator accepts any key; a real one comes from $api_key_env.
         return "simulator" if self.simulated else None
+
+
+def complete_personas(recipe: Recipe, output: ShardOutput) -> set[str]:
+    """The personas with a row in every benchmark table that names its persona."""
+    asked = set(output.persona_items) | {r.persona_id for r in output.rows.get(PERSONAS.name, [])}
+    for table in recipe.benchmark():
+        if "persona_id" in table.row.model_fields:
+            asked &= {r.persona_id for r in output.rows.get(table.name, [])}
+    return asked
 
 
 def recipe_for(config: BuildConfig) -> Recipe:
@@ -128,6 +137,10 @@ class ShardRuntime:
             "calls": len(calls),
             "cache_hits": sum(1 for c in calls if c.cache_hit),
             "integrity_drops": len(left),
+            # Items asked per persona, and the personas whose rows reach every benchmark table:
+            # the build counts what a persona that lost its chain never got to ask.
+            "persona_items": dict(output.persona_items),
+            "complete": sorted(complete_personas(self.recipe, output)),
             "problems": [p for f in output.rows.get(STAGE_FAILURES.name, [])[:5] for p in f.problems[:1]],
             # This process's running totals: the build keeps each process's latest.
             "worker": {"id": WORKER_ID, "counters": asdict(self.engine.counters),

@@ -183,4 +183,6 @@ def _print_summary(s: dict[str, Any]) -> None:
     out.print(f"LLM: {llm['calls']} calls, {llm['cache_hits']} from cache, {llm['requests']} requests "
               f"sent ({llm['retries']} retries), {llm['prompt_tokens']:,} prompt + "
               f"{llm['completion_tokens']:,} completion tokens, estimated cost {cost}")
-    out.print(f"failed items: {s['failed_items']} of {s['items']}")
+    lost = (f" ({s['lost_items']} never asked by the {s['lost_personas']} personas that lost their chain)"
+            if s.get("lost_items") else "")
+    out.print(f"failed items: {s['failed_items']} of {s['items']}{lost}")

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from memsynth.core.config import BuildConfig
 from memsynth.core.records import (
     LLM_CALLS,
+    PERSONAS,
     REJECTED_ANSWER_CHARS,
     STAGE_FAILURES,
     LLMCallRow,
@@ -48,6 +49,11 @@ class Recipe(abc.ABC):
     stages: ClassVar[tuple[Stage, ...]]
     # The recipe's tables; the build adds the engine's `llm_calls` and `stage_failures`.
     tables: ClassVar[tuple[Table, ...]]
+    # The tables the benchmark is made of: a build that would leave any with fewer than
+    # `min_benchmark_rows` rows publishes nothing, and a persona with no row in one of them
+    # (those with a persona_id) lost its chain. Empty: every table but personas.
+    benchmark_tables: ClassVar[tuple[Table, ...]] = ()
+    min_benchmark_rows: ClassVar[int] = 1
     # Headline figures: name → SQL over the published version, one value each.
     statistics: ClassVar[Mapping[str, str]] = {}
     # The seed's own value of those figures, printed beside this build's.
@@ -158,6 +164,11 @@ class Recipe(abc.ABC):
         }
 
     @classmethod
+    def benchmark(cls) -> tuple[Table, ...]:
+        """`benchmark_tables`, or every table of the recipe's but personas."""
+        return cls.benchmark_tables or tuple(t for t in cls.tables if t.name != PERSONAS.name)
+
+    @classmethod
     def all_stages(cls) -> tuple[Stage, ...]:
         """`stages`, plus the persona stage if it is not among them."""
         extra = (cls.persona_stage,) if cls.persona_stage and cls.persona_stage not in cls.stages else ()
@@ -171,6 +182,7 @@ class ShardOutput:
     rows: dict[str, list[BaseModel]] = field(default_factory=dict)
     stage_stats: dict[str, Counter[str]] = field(default_factory=dict)
     check_stats: dict[str, Counter[str]] = field(default_factory=dict)
+    persona_items: Counter[str] = field(default_factory=Counter)  # items asked, per persona
 
     def tally_check(self, name: str, passed: bool) -> None:
         """Count one verdict of a quality check (for pass rates in the summary)."""
@@ -187,6 +199,8 @@ class ShardOutput:
             self.record(review)
         stats = self.stage_stats.setdefault(result.stage, Counter())
         stats["items"] += 1
+        if result.persona_id:
+            self.persona_items[result.persona_id] += 1
         stats[result.status] += 1
         # Trusted: these rows are assembled by the runner, not read from outside.
         self.emit(LLM_CALLS, [trusted_row(LLMCallRow, {**c, "started_at": datetime.fromtimestamp(
@@ -204,6 +218,7 @@ class ShardOutput:
             self.stage_stats.setdefault(stage, Counter()).update(stats)
         for name, stats in other.check_stats.items():
             self.check_stats.setdefault(name, Counter()).update(stats)
+        self.persona_items.update(other.persona_items)
 
 
 @dataclass
