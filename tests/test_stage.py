@@ -122,6 +122,28 @@ def test_an_answer_cut_off_every_time_becomes_a_repair(simulator, prompts, tmp_p
     assert simulator.simulator.counters.requests == 4  # max_attempts per call, then the repair
 
 
+def test_a_cut_off_answer_with_no_more_room_is_retried_once_and_every_attempt_is_counted(simulator, prompts,
+                                                                                          tmp_path):
+    """Without a ceiling, asking again unchanged is luck: once, then a shorter answer. The
+    tokens of the answers thrown away were generated all the same: they are counted."""
+    from memsynth.simulator.server import Faults
+
+    sim = simulator.simulator
+    sim.faults, sim.record = Faults(schedule=("truncated",) * 3), True
+    engine = LLMEngine(EngineSettings(base_url=simulator.base_url, api_key_env="X", max_attempts=6),
+                       ResponseCache(tmp_path / "cache"), api_key="k")
+    result = _run(StageRunner(engine, prompts, GenerationSettings(model="m", max_tokens=100, repairs=1)),
+                  Stage("t", "pair", Pair))
+    # Two cut-off attempts of the first call (not six), then the repair asking for brevity:
+    # cut once more, retried once, and answered.
+    assert [len(body["messages"]) for body in sim.recorded] == [2, 2, 4, 4]
+    assert [c["outcome"] for c in result.calls] == ["truncated", "ok"] and result.status == "repaired"
+    assert sim.counters.completion_tokens > 0
+    assert engine.counters.completion_tokens == sim.counters.completion_tokens
+    assert engine.counters.prompt_tokens == sim.counters.prompt_tokens
+    assert sum(c["completion_tokens"] for c in result.calls) == sim.counters.completion_tokens
+
+
 def test_json_object_mode_puts_the_schema_in_the_prompt(simulator, prompts, tmp_path):
     sim = simulator.simulator
     sim.record = True

@@ -46,7 +46,7 @@ from memsynth.build.progress import BuildProgress
 from memsynth.generation.provenance import hashes, version_artifacts
 from memsynth.generation.recipe import Recipe, ShardOutput
 from memsynth.build.regenerate import RegenerationRequest, derive
-from memsynth.build.shard_stats import failure_rate, lost_downstream, merge_stats
+from memsynth.build.shard_stats import failure_rate, lost_downstream, merge_stats, refuse_hollow
 from memsynth.build.shards import (
     ShardPlan,
     ShardRuntime,
@@ -400,17 +400,6 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
     with temporary_settings(updates={PREFECT_API_URL: api_url} if api_url else {}):
         attach_report(session.flow_run_id, summary)
     return summary
-
-
-def refuse_hollow(recipe: Recipe, rows: dict[str, int], lost_personas: int, personas: int,
-                  examples: str) -> None:
-    """A version without its benchmark rows is not published, whatever the failure limit."""
-    short = [t.name for t in recipe.benchmark() if rows.get(t.name, 0) < recipe.min_benchmark_rows]
-    if short:
-        raise BuildFailed(
-            f"the build made fewer than {recipe.min_benchmark_rows} rows of {', '.join(short)} "
-            f"({lost_personas} of {personas} personas lost their chain); nothing was published. "
-            f"First problems: {examples}")
 
 
 def _statistics(recipe: Recipe, warehouse: Path, dataset: str, version: int) -> dict[str, Any]:

@@ -1,9 +1,13 @@
-"""What a build's shards report, added up for its summary and its failure limit."""
+"""What a build's shards report, added up for its summary, its failure limit and the
+refusal of a version without its benchmark rows."""
 
 from __future__ import annotations
 
 from collections import Counter
 from typing import Any
+
+from memsynth.core.errors import BuildFailed
+from memsynth.generation.recipe import Recipe
 
 
 def merge_stats(shard_stats: list[dict[str, Any]]) -> dict[str, Any]:
@@ -54,3 +58,14 @@ def lost_downstream(persona_items: dict[str, int], complete: set[str]) -> tuple[
     done = [persona_items[p] for p in complete if p in persona_items]
     expected = sum(done) / len(done) if done else max(persona_items.values())
     return len(lost), round(sum(max(0.0, expected - n) for n in lost.values()))
+
+
+def refuse_hollow(recipe: Recipe, rows: dict[str, int], lost_personas: int, personas: int,
+                  examples: str) -> None:
+    """A version without its benchmark rows is not published, whatever the failure limit."""
+    short = [t.name for t in recipe.benchmark() if rows.get(t.name, 0) < recipe.min_benchmark_rows]
+    if short:
+        raise BuildFailed(
+            f"the build made fewer than {recipe.min_benchmark_rows} rows of {', '.join(short)} "
+            f"({lost_personas} of {personas} personas lost their chain); nothing was published. "
+            f"First problems: {examples}")

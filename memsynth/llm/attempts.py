@@ -35,6 +35,7 @@ class CallBudget:
         self.failures: list[tuple[int, int]] = []
         self.rate_limited = 0
         self.truncated = 0
+        self.cut_at: list[int | None] = []  # max_tokens of each cut-off attempt
         self.last: BaseException | None = None
 
     def max_tokens(self, request: LLMRequest) -> int | None:
@@ -56,6 +57,7 @@ class CallBudget:
             return
         if isinstance(exc, Truncated):
             self.truncated += 1
+            self.cut_at.append(exc.max_tokens)
         if is_unanswered(exc):
             was_down = self.gate.down
             self.gate.unreachable(describe_failure(exc))
@@ -77,9 +79,10 @@ class CallBudget:
         if self.last is not None and is_rate_limit(self.last):
             return time.monotonic() - self.started > self.settings.rate_limit_wait_s
         if isinstance(self.last, Truncated):
-            # Cut off again and again is the answer's length, not luck: the runner asks for
-            # a shorter one after `max_attempts`.
-            return self.counted >= self.settings.max_attempts
+            # Cut off again with no more room is the answer's length, not luck: after one
+            # unchanged retry the runner asks for a shorter answer.
+            unchanged = len(self.cut_at) >= 2 and self.cut_at[-1] == self.cut_at[-2]
+            return unchanged or self.counted >= self.settings.max_attempts
         return self.counted >= self.allowed
 
     def wait(self, state: RetryCallState) -> float:

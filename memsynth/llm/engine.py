@@ -235,6 +235,7 @@ class LLMEngine:
         started = time.monotonic()
         attempts = 0
         budget = CallBudget(self.settings, self.gate, self.failure_rate, started)
+        cut: list[Completion] = []  # cut-off answers, each asked again
 
         async def attempt() -> Completion:
             nonlocal attempts
@@ -243,9 +244,11 @@ class LLMEngine:
             if attempts > 1:
                 self.counters.retries += 1
             try:
-                raw = await send(request, estimate, budget.max_tokens(request))
+                max_tokens = budget.max_tokens(request)
+                raw = await send(request, estimate, max_tokens)
                 if raw.finish_reason == "length":
-                    raise Truncated(raw)
+                    cut.append(raw)  # paid for, even if thrown away
+                    raise Truncated(raw, max_tokens or request.params.get("max_tokens"))
             except Exception as exc:
                 self._never_answered(exc)
                 budget.failed(exc)
@@ -288,12 +291,15 @@ class LLMEngine:
                                   "Every answer so far is cached: re-run the build to resume") from exc
             raise TransportFailure(f"{describe_failure(exc)} (after {attempts} attempts)") from exc
         self._successes += 1
+        # The call's tokens are every attempt's: a cut-off answer asked again was generated
+        # (and billed) all the same.
+        thrown = [c for c in cut if c is not raw]
         response = LLMResponse(
             content=raw.content,
             finish_reason=raw.finish_reason,
-            prompt_tokens=raw.prompt_tokens,
-            completion_tokens=raw.completion_tokens,
-            cached_prompt_tokens=raw.cached_prompt_tokens,
+            prompt_tokens=raw.prompt_tokens + sum(c.prompt_tokens for c in thrown),
+            completion_tokens=raw.completion_tokens + sum(c.completion_tokens for c in thrown),
+            cached_prompt_tokens=raw.cached_prompt_tokens + sum(c.cached_prompt_tokens for c in thrown),
             model=raw.model or request.model,
             cached=False,
             attempts=attempts,

@@ -22,9 +22,10 @@ class EmptyResponse(Exception):
 class Truncated(Exception):
     """An answer cut off at max_tokens (`finish_reason: length`): asked again, never parsed."""
 
-    def __init__(self, completion: Any):
+    def __init__(self, completion: Any, max_tokens: int | None = None):
         super().__init__("the answer was cut off at max_tokens")
         self.completion = completion
+        self.max_tokens = max_tokens  # what the cut-off attempt asked for (None: the server's own)
 
 
 # What servers say when they cannot take a field of the request at all (any status: llama.cpp

@@ -55,6 +55,9 @@ class Counters:
     in_flight: int = 0
     peak_in_flight: int = 0
     by_outcome: dict[str, int] = field(default_factory=dict)
+    # Tokens of the answers sent (cut-off ones too): what a real server would bill.
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
 
     def count(self, outcome: str) -> None:
         self.by_outcome[outcome] = self.by_outcome.get(outcome, 0) + 1
@@ -197,6 +200,9 @@ class Simulator:
                 return web.Response(text=text[: len(text) // 2], content_type="application/json")
             if fault == "truncated":
                 _truncate(payload)
+            usage = payload.get("usage") or {}
+            c.prompt_tokens += usage.get("prompt_tokens", 0)
+            c.completion_tokens += usage.get("completion_tokens", 0)
             return web.json_response(payload)
         finally:
             c.in_flight -= 1
@@ -315,6 +321,10 @@ def _truncate(payload: dict[str, Any]) -> None:
     content = choice["message"]["content"] or ""
     choice["message"]["content"] = content[: max(1, len(content) // 2)]
     choice["finish_reason"] = "length"
+    usage = payload.get("usage") or {}
+    if "completion_tokens" in usage:  # what was generated before the cut
+        usage["completion_tokens"] = max(1, usage["completion_tokens"] // 2)
+        usage["total_tokens"] = usage.get("prompt_tokens", 0) + usage["completion_tokens"]
 
 
 # How real servers differ from OpenAI's, as far as a build notices. `llamacpp`: llama-cpp-python's
