@@ -4,6 +4,7 @@ dangling id. Drops are injected at every stage of both recipes through a served 
 from __future__ import annotations
 
 import hashlib
+import re
 from typing import Any
 
 import pytest
@@ -17,7 +18,7 @@ from memsynth.warehouse.catalog import list_versions, run_query
 from memsynth.warehouse.publish import publish
 from memsynth.warehouse.staging import StagingArea
 from schemas.enpmr import BENCHMARK, MEMORIES, MEMORY_SESSIONS, NEGATIVES, SUPPORT_DIALOGUES, MemoryRow
-from tests.conftest import cli_json, write_config
+from tests.conftest import cli_json, memsynth_cli, write_config
 
 # Every reference of every table, written out here rather than read from the declarations,
 # so a reference missing from a declaration fails too: (table, column, table, key[, when]).
@@ -204,8 +205,6 @@ class DroppingStage(Simulator):
 
 
 def _build_dropping(tmp_path, stage: str, count: int, personas: int, max_failure_rate: float):
-    from tests.conftest import memsynth_cli
-
     tmp_path.mkdir(parents=True, exist_ok=True)
     with SimulatorThread(DroppingStage(stage, count)) as sim:
         config = write_config(tmp_path / "c.yaml", dataset="lost", personas={"count": personas},
@@ -223,6 +222,20 @@ def test_a_build_without_benchmark_rows_publishes_nothing_whatever_the_failure_l
     assert "[json]" in line  # the first problem says why
     with pytest.raises(MemsynthError, match="no dataset 'lost'"):
         list_versions(tmp_path / "wh", "lost")
+    # What it did is kept as a run, named in the error line, and readable with SQL.
+    run = re.search(r"\[run (\S+): memsynth runs lost\]$", line).group(1)
+    wh = ["--warehouse", str(tmp_path / "wh")]
+    (kept,) = cli_json("runs", "lost", *wh, "--format", "json")
+    assert kept["run"] == run and kept["error"] in line and kept["llm"]["requests"] > 0
+    failures = cli_json("query", "--dataset", "lost", "--run", run, *wh, "--format", "json",
+                        "SELECT stage, action, rejected_answer, count(*) AS n FROM stage_failures GROUP BY ALL")
+    assert failures == [{"stage": "enpmr.profile", "action": "dropped", "rejected_answer": "Sorry, not today.",
+                         "n": 2}]
+    calls = cli_json("query", "--dataset", "lost", "--run", run, *wh, "--format", "json",
+                     "SELECT count(*) AS n FROM llm_calls")
+    assert calls == [{"n": kept["llm"]["requests"]}]
+    refused = memsynth_cli("query", "--dataset", "lost", "--run", "nope", *wh, "SELECT 1")
+    assert refused.returncode != 0 and "no run 'nope'" in refused.stderr
 
 
 def test_a_dropped_profile_counts_its_whole_chain_as_lost(tmp_path):

@@ -37,6 +37,7 @@ from memsynth.build.collector import collector_for_build
 from memsynth.core.config import BuildConfig, redacted
 from memsynth.warehouse.location import location_of, resolve_warehouse
 from memsynth.core.errors import BuildFailed, ConfigError, MemsynthError
+from memsynth.build.failed_runs import keep_failed_run
 from memsynth.build.interrupt import Interrupted, run_in_thread, stop_on_signals
 from memsynth.generation.session import cache_dir_for, cache_for, open_engine
 from memsynth.generation.persona_synthesis import synthesize_personas
@@ -355,6 +356,11 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
         files = {t.name: staging.files(t.name) for t in tables}
         published = publish(warehouse, config.dataset, files, info, tables=tables)
         statistics = _statistics(recipe, warehouse, config.dataset, published["version"])
+    except BaseException as exc:
+        kept = keep_failed_run(exc, staging, warehouse, config, build_id, started, model, engine.counters)
+        if kept and isinstance(exc, BuildFailed):
+            raise BuildFailed(f"{exc} [run {build_id}: memsynth runs {config.dataset}]") from exc
+        raise
     finally:
         _BUILDS.pop(build_id, None)
         forget(build_id)

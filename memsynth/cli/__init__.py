@@ -24,7 +24,7 @@ def cli() -> None:
     """
 
 
-for command in (build.build, build.serve, data.recipes, data.datasets, data.versions, data.query,
+for command in (build.build, build.serve, data.recipes, data.datasets, data.versions, data.runs, data.query,
                 quality.review_command, quality.agreement_command, quality.report_command, release.release,
                 cache.cache, data.personas, data.import_release, quality.eval_task, quality.annotate,
                 simulator.simulator, answers.check_answers):

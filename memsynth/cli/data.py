@@ -1,4 +1,4 @@
-"""The data commands: recipes, datasets, versions, query, import, personas import."""
+"""The data commands: recipes, datasets, versions, runs, query, import, personas import."""
 
 from __future__ import annotations
 
@@ -140,16 +140,48 @@ def _show_version(root: Path, dataset: str, version: int, fmt: str) -> None:
 
 
 @click.command()
+@click.argument("dataset")
+@click.option("--warehouse", help=WAREHOUSE_HELP)
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def runs(dataset: str, warehouse: str | None, fmt: str) -> None:
+    """List the builds of DATASET that published nothing (failed or stopped), oldest first.
+
+    Each kept what it staged: read it with `memsynth query --dataset DATASET --run ID SQL`.
+    """
+    from memsynth.warehouse.runs import list_runs
+
+    kept = list_runs(warehouse_root(warehouse), dataset)
+    if fmt == "json":
+        print_rows([], kept, "json")
+        return
+    if not kept:
+        out.print(f"no failed or stopped build of {dataset!r} is kept")
+        return
+    brief = [{"run": r["run"], "ended_at": r["ended_at"][:19], "requests": r["llm"]["requests"],
+              "error": r["error"]} for r in kept]
+    print_rows(list(brief[0]), brief, "table")
+
+
+@click.command()
 @click.argument("sql")
 @click.option("--dataset", required=True, help="dataset to query")
 @click.option("--version", "version", type=int, help="version to query (default: latest)")
+@click.option("--run", "run", metavar="ID",
+              help="query what a build that published nothing staged instead (memsynth runs DATASET)")
 @click.option("--warehouse", help=WAREHOUSE_HELP)
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
-def query(sql: str, dataset: str, version: int | None, warehouse: str | None, fmt: str) -> None:
-    """Run a read-only SQL query over a dataset's tables at one version."""
-    from memsynth.warehouse.catalog import run_query
+def query(sql: str, dataset: str, version: int | None, run: str | None, warehouse: str | None, fmt: str) -> None:
+    """Run a read-only SQL query over a dataset's tables at one version, or over a failed run's."""
+    if run is not None:
+        if version is not None:
+            raise click.UsageError("--run and --version name different things: give one")
+        from memsynth.warehouse.runs import query_run
 
-    columns, rows, _ = run_query(warehouse_root(warehouse), dataset, sql, version)
+        columns, rows = query_run(warehouse_root(warehouse), dataset, run, sql)
+    else:
+        from memsynth.warehouse.catalog import run_query
+
+        columns, rows, _ = run_query(warehouse_root(warehouse), dataset, sql, version)
     print_rows(columns, rows, fmt)
 
 

@@ -83,6 +83,12 @@ class Location:
         if parent.is_dir() and not any(parent.iterdir()):
             parent.rmdir()
 
+    def move_dir(self, folder: str, to: str) -> None:
+        """Move a folder of files (a failed build's staged rows into its run)."""
+        Path(to).parent.mkdir(parents=True, exist_ok=True)
+        if Path(folder).is_dir():
+            os.replace(folder, to)
+
     def fetch_catalog(self, directory: Path) -> None:
         """Bring a newer shared copy of the dataset's catalog here (another machine published)."""
 
@@ -133,6 +139,15 @@ class BucketLocation(Location):
 
     def delete_dir(self, folder: str) -> None:
         self.store.delete_dir(self.url(folder))
+
+    def move_dir(self, folder: str, to: str) -> None:
+        # A bucket has no rename: each object is copied, then the folder deleted.
+        filesystem = self.filesystem()
+        selector = fs.FileSelector(folder, allow_not_found=True, recursive=True)
+        for info in filesystem.get_file_info(selector):
+            if info.type == fs.FileType.File:
+                filesystem.copy_file(info.path, to + info.path[len(folder):])
+        self.delete_dir(folder)
 
     def fetch_catalog(self, directory: Path) -> None:
         url = self.store.join(directory.name, CATALOG_FILE)
