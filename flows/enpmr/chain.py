@@ -116,6 +116,10 @@ class EnpmrRecipe(Recipe):
     judge_labels = review.JUDGE_LABELS
     emotion_source = enpmr_emotions.SOURCE
 
+    def benchmark(self) -> tuple[Table, ...]:
+        # Asked for no dialogues (dialogues_per_persona: 0), a build is its memory bank.
+        return self.benchmark_tables if self.options.dialogues_per_persona else (MEMORIES,)
+
     @property
     def dedup_threshold(self) -> float:
         return self.options.persona_dedup_threshold

@@ -332,7 +332,7 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
         stats = merge_stats(shard_stats)
         examples = "; ".join(stats["problems"][:3]) or "none recorded"
         lost_personas, lost_items = lost_downstream(stats["persona_items"], stats["complete"])
-        refuse_hollow(recipe, stats["rows"], lost_personas, len(chosen), examples)
+        refuse_hollow(recipe, stats["rows"], lost_personas, len(session.personas), examples)
         failed, items = failure_rate(stats["stages"])
         # What a dropped item cost downstream counts too: items never asked for are lost.
         failed, items = failed + lost_items, items + lost_items

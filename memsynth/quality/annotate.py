@@ -74,9 +74,7 @@ def annotate_version(warehouse: Path, dataset: str, version: int | None, *, llm:
                 for name in names:
                     if name in ENGINE_TABLES or name == "emotions":
                         continue
-                    folder = staging.path / name
-                    folder.mkdir(parents=True, exist_ok=True)
-                    target = str(folder / "parent.parquet").replace("'", "''")
+                    target = staging.file_for(name, "parent").replace("'", "''")
                     con.execute(f"COPY (SELECT * FROM lake.\"{name}\") TO '{target}' (FORMAT parquet)")
             except BaseException:
                 staging.discard()

@@ -69,6 +69,10 @@ class Location:
         finally:
             tmp.unlink(missing_ok=True)
 
+    def makedirs(self, folder: str) -> None:
+        """Make a folder for files another writer (DuckDB's COPY) puts there."""
+        Path(folder).mkdir(parents=True, exist_ok=True)
+
     def list_parquet(self, folder: str) -> list[str]:
         selector = fs.FileSelector(folder, allow_not_found=True, recursive=False)
         return sorted(info.path for info in self.filesystem().get_file_info(selector)
@@ -132,6 +136,9 @@ class BucketLocation(Location):
 
     def configure(self, con: Any) -> None:
         self.store.configure(con)
+
+    def makedirs(self, folder: str) -> None:
+        pass  # a bucket has no folders: a key's prefix is enough
 
     def write_parquet(self, table: pa.Table, path: str) -> None:
         # One PUT: an object appears whole when its upload completes.

@@ -63,6 +63,12 @@ class StagingArea:
                               f"{reason} (every answer received is cached: free space and re-run)") from exc
         return self.location.url(path)
 
+    def file_for(self, table_name: str, shard: str) -> str:
+        """Where another writer (DuckDB's COPY) stages a table's file, as DuckDB names it."""
+        folder = f"{self.folder}/{table_name}"
+        self.location.makedirs(folder)
+        return self.location.url(f"{folder}/{shard}.parquet")
+
     def files(self, table_name: str) -> list[str]:
         """The staged files of a table, as DuckDB reads them."""
         return [self.location.url(p) for p in self.location.list_parquet(f"{self.folder}/{table_name}")]
