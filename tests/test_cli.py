@@ -150,7 +150,11 @@ def test_too_many_failures_publish_nothing(tmp_path):
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith("error:") and "nothing was published" in last and "Traceback" not in result.stderr
     assert not (tmp_path / "wh" / "failing" / "catalog.ducklake").exists()
-    assert not list((tmp_path / "wh").rglob("*.parquet")), "staged files must be cleaned up"
+    # Nothing is left staged: what the build staged is its kept run now, and the line names it.
+    assert not (tmp_path / "wh" / "failing" / "_staging").exists()
+    kept = [p.relative_to(tmp_path / "wh" / "failing") for p in (tmp_path / "wh").rglob("*.parquet")]
+    assert kept and {p.parts[0] for p in kept} == {"_runs"}
+    assert f"[run {kept[0].parts[1]}: memsynth runs failing]" in last
     assert list((tmp_path / "wh" / "_cache").glob("*.jsonl")), "paid calls must stay cached"
 
 
@@ -516,7 +520,7 @@ def test_sigterm_stops_persona_writing_within_seconds(tmp_path):
         os.kill(proc.pid, signal.SIGTERM)
         _, stderr = proc.communicate(timeout=60)
         took = time.monotonic() - signalled
-        assert proc.returncode == 128 + signal.SIGTERM and took < 5, (proc.returncode, took)
+        assert proc.returncode == 128 + signal.SIGTERM and took < 5, (proc.returncode, took, stderr[-800:])
         assert stderr.strip().splitlines()[-1].startswith("error: stopped by SIGTERM"), stderr[-500:]
         assert "Traceback" not in stderr
     finally:

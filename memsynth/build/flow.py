@@ -30,7 +30,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 import memsynth
 from memsynth.llm.accounting import llm_totals
-from memsynth.build.backoff import WORKER_ID
+from memsynth.build.driver import BuildSession
 from memsynth.build.report import attach_report
 from memsynth.build.cluster import dask_cluster, limit_share, task_runner
 from memsynth.build.collector import collector_for_build
@@ -50,9 +50,7 @@ from memsynth.build.regenerate import RegenerationRequest, derive
 from memsynth.build.shard_stats import failure_rate, lost_downstream, merge_stats, refuse_hollow
 from memsynth.build.shards import (
     ShardPlan,
-    ShardRuntime,
     forget,
-    merged_counters,
     open_runtime,
     recipe_for,
     register,
@@ -80,59 +78,6 @@ class BuildOptions:
     progress: bool = True
     simulator_latency_ms: float = 0.0
     regeneration: RegenerationRequest = field(default_factory=RegenerationRequest)
-
-
-@dataclass
-class BuildSession:
-    """What the build's flow keeps in this process: the plan its tasks carry, the personas,
-    the progress display, and (thread runner) the runtime every shard shares."""
-
-    plan: ShardPlan
-    runtime: ShardRuntime
-    personas: dict[str, Any]
-    progress: BuildProgress
-    wanted: int = 0
-    shard_size: int = 8
-    remote: bool = False  # shards run in other processes (Dask workers)
-    synthesis: dict[str, int] = field(default_factory=dict)
-    flow_run_id: str | None = None  # the Prefect run the build's report is attached to
-    futures: list[Any] = field(default_factory=list)  # the shard tasks, while the flow waits
-    # Each worker process's latest report (remote shards): the build's totals add them up.
-    workers: dict[str, dict[str, Any]] = field(default_factory=dict)
-
-    def cluster_summary(self) -> dict[str, Any] | None:
-        """Dask builds: the workers that ran shards, and how often their limits backed off."""
-        if not self.remote:
-            return None
-        # The personas task runs in this process, on the build's own engine.
-        return {"workers": sum(w != WORKER_ID for w in self.workers), "share": asdict(self.plan.share) if self.plan.share else None,
-                "backoffs": sum(w["backoffs"] - w["heard"] for w in self.workers.values()),
-                "backoffs_heard": sum(w["heard"] for w in self.workers.values())}
-
-    def stop(self) -> None:
-        """A signal: start no more shards, cancel the queued ones, and cancel every call in
-        flight (answers already received stay cached)."""
-        self.runtime.stopped = True
-        for future in list(self.futures):
-            with contextlib.suppress(Exception):
-                future.wrapped_future.cancel()  # a queued shard never starts; a running one goes on
-        self.runtime.loop.cancel_running()
-
-    def task_done(self, result: dict[str, Any], personas: int) -> None:
-        """Count a finished task's personas and calls when they ran in another process."""
-        if not self.remote or "worker" not in result:
-            return
-        worker = result["worker"]
-        mine = self.workers.get(worker["id"])
-        if mine is None or _progressed(worker["counters"]) >= _progressed(mine["counters"]):
-            self.workers[worker["id"]] = worker
-        merged_counters({w: s["counters"] for w, s in self.workers.items()}, into=self.runtime.engine.counters)
-        for _ in range(personas):
-            self.progress.persona_done()
-
-
-def _progressed(counters: dict[str, Any]) -> int:
-    return counters["done"] + counters["failed"] + counters["requests"]
 
 
 # Driver-side only: the flow (which always runs in the building process) finds its session
@@ -358,8 +303,8 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
         statistics = _statistics(recipe, warehouse, config.dataset, published["version"])
     except BaseException as exc:
         kept = keep_failed_run(exc, staging, warehouse, config, build_id, started, model, engine.counters)
-        if kept and isinstance(exc, BuildFailed):
-            raise BuildFailed(f"{exc} [run {build_id}: memsynth runs {config.dataset}]") from exc
+        if kept and isinstance(exc, BuildFailed):  # its class (and exit code) kept, its line naming the run
+            exc.args = (f"{exc} [run {build_id}: memsynth runs {config.dataset}]",)
         raise
     finally:
         _BUILDS.pop(build_id, None)
