@@ -144,3 +144,14 @@ def test_only_the_location_tells_a_bucket_from_a_folder():
         if relative not in allowed and asking.search(code):
             offenders.append(relative)
     assert offenders == []
+
+
+def test_no_source_file_is_ignored_by_git():
+    """A source file git ignores is missing from every clone (`build/` once hid memsynth/build/)."""
+    if not (ROOT / ".git").exists():
+        return  # not a checkout: nothing git could have left out
+    ignored = subprocess.run(["git", "ls-files", "--others", "--ignored", "--exclude-standard", "memsynth", "flows",
+                              "schemas", "prompts", "tests", "bench", "configs", "docs"],
+                             cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    assert [f for f in ignored if "__pycache__" not in f and not f.endswith(".pyc")
+            and not f.startswith("tests/artifacts/")] == []  # screenshots the browser tests leave

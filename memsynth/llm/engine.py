@@ -281,7 +281,8 @@ class LLMEngine:
             if isinstance(exc, BuildFailed):
                 raise
             if is_fatal(exc):
-                raise BuildFailed(f"the endpoint refused the request: {describe_failure(exc)}") from exc
+                hint = await self._not_found_hint(exc, request.model)
+                raise BuildFailed(f"the endpoint refused the request: {describe_failure(exc)}{hint}") from exc
             if fix := invalid_request(exc):
                 raise BuildFailed(f"the endpoint refused the request ({describe_failure(exc)[:120]}); {fix}") from exc
             if is_retryable(exc):
@@ -307,6 +308,28 @@ class LLMEngine:
         )
         self._count_usage(request.model, response)
         return response
+
+    async def _not_found_hint(self, exc: BaseException, model: str) -> str:
+        """What a 404 most likely means: a model the server does not serve (named with those
+        it does), or a base URL without its /v1."""
+        if not isinstance(exc, openai.APIStatusError) or exc.status_code != 404:
+            return ""
+        served = await self.served_models()
+        if served and model not in served:
+            listed = ", ".join(served[:8]) + (f" and {len(served) - 8} more" if len(served) > 8 else "")
+            return f"; the model {model!r} is not served there (it serves {listed}): set llm.model or $MEMSYNTH_MODEL"
+        base = (self.settings.base_url or "").rstrip("/")
+        if base and not base.endswith("/v1"):
+            return f"; the base URL {base} does not end in /v1, where OpenAI-compatible servers answer"
+        return ""
+
+    async def served_models(self) -> list[str]:
+        """The model names the endpoint lists at /models ([] when it lists none or cannot)."""
+        try:
+            listed = await self._openai().get("/models", cast_to=httpx.Response)
+            return [str(m["id"]) for m in listed.json().get("data", []) if isinstance(m, dict) and "id" in m]
+        except Exception:
+            return []
 
     async def _probe(self) -> bool:
         """Is the endpoint there? Any HTTP answer below 500 (a 404 too) says yes."""

@@ -69,10 +69,13 @@ class Simulator:
     def __init__(self, *, latency_ms: float = 0.0, faults: Faults | None = None,
                  upstream: str | None = None, answers: dict[str, StageAnswer] | None = None,
                  batch_faults: BatchFaults | None = None, prompt_cache: PrefixCache | None = None,
-                 profile: str = "openai"):
+                 profile: str = "openai", models: tuple[str, ...] | None = None):
         if profile not in PROFILES:
             raise ValueError(f"unknown server profile {profile!r} (known: {', '.join(PROFILES)})")
         self.profile = profile
+        # The model names served, as OpenAI answers them: another is refused with its 404.
+        # None (the default): any name is answered, as llama.cpp's server does.
+        self.served = models
         self.latency_s = latency_ms / 1000.0
         self.faults = faults or Faults()
         self.upstream = upstream.rstrip("/") if upstream else None
@@ -134,7 +137,7 @@ class Simulator:
 
     async def models(self, _request: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": [
-            {"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "memsynth"}]})
+            {"id": m, "object": "model", "created": 0, "owned_by": "memsynth"} for m in self.served or (MODEL_ID,)]})
 
     async def stats(self, _request: web.Request) -> web.Response:
         c = self.counters
@@ -164,6 +167,9 @@ class Simulator:
                 self.recorded_headers.append(dict(request.headers))
             if self.latency_s:
                 await asyncio.sleep(self.latency_s)
+            if self.served is not None and body.get("model") not in self.served:
+                c.count("unknown_model")
+                return _error(404, f"The model `{body.get('model')}` does not exist or you do not have access to it.")
             refusal = _profile_refusal(self.profile, body)
             if refusal is not None:
                 c.count("profile_refused")
