@@ -17,9 +17,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from memsynth.build.shards import LimitShare
 from memsynth.core.config import BuildConfig
 from memsynth.core.errors import ConfigError
-from memsynth.build.shards import LimitShare
 
 log = logging.getLogger("memsynth")
 

@@ -25,8 +25,8 @@ def estimate_build(config: BuildConfig, *, personas: int | None = None, warehous
     import os
 
     from memsynth.build.flow import BuildOptions, run_build
-    from memsynth.generation.personas import build_personas
     from memsynth.build.shards import recipe_for
+    from memsynth.generation.personas import build_personas
     from memsynth.warehouse.catalog import run_query
 
     wanted = personas or config.personas.count

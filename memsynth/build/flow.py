@@ -29,24 +29,15 @@ from prefect.settings import PREFECT_API_URL, temporary_settings
 from prefect.task_runners import ThreadPoolTaskRunner
 
 import memsynth
-from memsynth.llm.accounting import llm_totals
-from memsynth.build.driver import BuildSession
-from memsynth.build.report import attach_report
 from memsynth.build.cluster import dask_cluster, limit_share, task_runner
 from memsynth.build.collector import collector_for_build
-from memsynth.core.config import BuildConfig, redacted
-from memsynth.warehouse.location import location_of, resolve_warehouse
-from memsynth.core.errors import BuildFailed, ConfigError, MemsynthError
+from memsynth.build.driver import BuildSession
 from memsynth.build.failed_runs import keep_failed_run
 from memsynth.build.interrupt import Interrupted, run_in_thread, stop_on_signals
-from memsynth.generation.session import cache_dir_for, cache_for, open_engine
-from memsynth.generation.persona_synthesis import synthesize_personas
-from memsynth.generation.personas import build_personas
 from memsynth.build.prefect_api import prefect_api_url
 from memsynth.build.progress import BuildProgress
-from memsynth.generation.provenance import hashes, version_artifacts
-from memsynth.generation.recipe import Recipe, ShardOutput
 from memsynth.build.regenerate import RegenerationRequest, derive
+from memsynth.build.report import attach_report
 from memsynth.build.shard_stats import failure_rate, lost_downstream, merge_stats, refuse_hollow
 from memsynth.build.shards import (
     ShardPlan,
@@ -56,8 +47,17 @@ from memsynth.build.shards import (
     register,
     runtime_for,
 )
+from memsynth.core.config import BuildConfig, redacted
+from memsynth.core.errors import BuildFailed, ConfigError, MemsynthError
+from memsynth.generation.persona_synthesis import synthesize_personas
+from memsynth.generation.personas import build_personas
+from memsynth.generation.provenance import hashes, version_artifacts
+from memsynth.generation.recipe import Recipe, ShardOutput
+from memsynth.generation.session import cache_dir_for, cache_for, open_engine
+from memsynth.llm.accounting import llm_totals
 from memsynth.simulator.endpoint import endpoint_for
 from memsynth.warehouse.ducklake import dataset_dir
+from memsynth.warehouse.location import location_of, resolve_warehouse
 from memsynth.warehouse.lock import BuildLock
 from memsynth.warehouse.publish import VersionInfo, publish
 from memsynth.warehouse.staging import sweep_stale

@@ -11,10 +11,10 @@ from prefect.client.schemas.objects import ConcurrencyLimitConfig, ConcurrencyLi
 from prefect.types.entrypoint import EntrypointType
 
 from memsynth.build.flow import BuildOptions, run_build
-from memsynth.warehouse.location import resolve_warehouse
 from memsynth.core.errors import BuildFailed, ConfigError
 from memsynth.generation.registry import load_config
 from memsynth.warehouse.ducklake import dataset_dir
+from memsynth.warehouse.location import resolve_warehouse
 from memsynth.warehouse.lock import BuildLock
 
 FLOW_NAME = "memsynth-scheduled-build"

@@ -17,18 +17,18 @@ from typing import Any
 
 from memsynth.build.backoff import WORKER_ID, BackoffListener
 from memsynth.core.config import BuildConfig
-from memsynth.generation.emotion_scoring import annotate_shard
 from memsynth.core.integrity import cascade
+from memsynth.core.records import LLM_CALLS, PERSONAS, STAGE_FAILURES
+from memsynth.core.tables import Table
+from memsynth.generation.emotion_scoring import annotate_shard
+from memsynth.generation.prompts import DEFAULT_PROMPTS_DIR, PromptLibrary
+from memsynth.generation.recipe import PersonaContext, Recipe, ShardOutput, persona_rng
+from memsynth.generation.session import engine_settings, generation_settings
+from memsynth.generation.stage import StageRunner
 from memsynth.llm.cache import ResponseCache
 from memsynth.llm.engine import LLMEngine
 from memsynth.llm.loop import LoopThread
-from memsynth.generation.session import engine_settings, generation_settings
 from memsynth.llm.settings import EngineCounters
-from memsynth.generation.prompts import DEFAULT_PROMPTS_DIR, PromptLibrary
-from memsynth.generation.recipe import PersonaContext, Recipe, ShardOutput, persona_rng
-from memsynth.core.records import LLM_CALLS, PERSONAS, STAGE_FAILURES
-from memsynth.generation.stage import StageRunner
-from memsynth.core.tables import Table
 from memsynth.warehouse.location import Location
 from memsynth.warehouse.staging import StagingArea
 
