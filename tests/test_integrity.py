@@ -236,6 +236,8 @@ def test_a_build_without_benchmark_rows_publishes_nothing_whatever_the_failure_l
     assert calls == [{"n": kept["llm"]["requests"]}]
     refused = memsynth_cli("query", "--dataset", "lost", "--run", "nope", *wh, "SELECT 1")
     assert refused.returncode != 0 and "no run 'nope'" in refused.stderr
+    outside = memsynth_cli("query", "--dataset", "lost", "--run", run, *wh, f"SELECT * FROM read_text('{__file__}')")
+    assert outside.returncode != 0 and "file system operations are disabled" in outside.stderr  # the same sandbox
 
 
 def test_a_dropped_profile_counts_its_whole_chain_as_lost(tmp_path):

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +14,7 @@ from memsynth.warehouse.annotations import attach_annotations
 from memsynth.warehouse.ducklake import CATALOG_FILE, attach, dataset_dir
 from memsynth.warehouse.evaluations import attach_results
 from memsynth.warehouse.location import location_of
-from memsynth.warehouse.readonly import check_read_only
+from memsynth.warehouse.readonly import check_read_only, run_sandboxed
 
 
 def list_datasets(root: Path) -> list[dict[str, Any]]:
@@ -120,24 +118,9 @@ def run_query(root: Path, dataset: str, sql: str, version: int | None = None
     con, row = open_version(root, dataset, version)
     try:
         # The catalog's own files and the data files stay readable; every other path is off limits.
-        allowed = list(dict.fromkeys([str(dataset_dir(root, dataset).resolve()),
-                                      location_of(root).data_path(dataset)]))
-        listed = ", ".join("'" + a.replace("'", "''") + "/'" for a in allowed)
-        # A large sort spills here, in a directory only this query can see, not ./.tmp.
-        spill = tempfile.mkdtemp(prefix="memsynth-query-")
-        con.execute(f"SET temp_directory = '{spill.replace(chr(39), chr(39) * 2)}'")
-        con.execute(f"SET allowed_directories = [{listed}]")
-        con.execute("SET enable_external_access = false")
-        con.execute("SET lock_configuration = true")
-        try:
-            cur = con.execute(sql)
-            columns = [d[0] for d in cur.description] if cur.description else []
-            return columns, cur.fetchall(), row["version"]
-        except duckdb.Error as exc:
-            raise MemsynthError(f"query failed: {str(exc).splitlines()[0]}") from exc
-        finally:
-            con.close()
-            shutil.rmtree(spill, ignore_errors=True)
+        allowed = [str(dataset_dir(root, dataset).resolve()), location_of(root).data_path(dataset)]
+        columns, rows = run_sandboxed(con, sql, allowed)
+        return columns, rows, row["version"]
     finally:
         con.close()
 

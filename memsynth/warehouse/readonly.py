@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+import shutil
+import tempfile
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import duckdb
@@ -49,6 +51,28 @@ def check_read_only(sql: str) -> None:
     for name in _function_names(tree):
         if name in WRITING_FUNCTIONS or name.startswith("ducklake_"):
             raise MemsynthError(f"only read-only queries are allowed; refused the function {name}()")
+
+
+def run_sandboxed(con: duckdb.DuckDBPyConnection, sql: str, allowed: Sequence[str]
+                  ) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """Run a checked read on `con` with only the `allowed` folders readable and external access
+    and settings locked; a large sort spills to a folder of its own, removed after. Closes `con`."""
+    spill = tempfile.mkdtemp(prefix="memsynth-query-")
+    try:
+        listed = ", ".join(f"'{duck.sql_str(a)}/'" for a in dict.fromkeys(allowed))
+        con.execute(f"SET temp_directory = '{duck.sql_str(spill)}'")
+        con.execute(f"SET allowed_directories = [{listed}]")
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
+        try:
+            cur = con.execute(sql)
+            columns = [d[0] for d in cur.description] if cur.description else []
+            return columns, cur.fetchall()
+        except duckdb.Error as exc:
+            raise MemsynthError(f"query failed: {str(exc).splitlines()[0]}") from exc
+    finally:
+        con.close()
+        shutil.rmtree(spill, ignore_errors=True)
 
 
 def _words(sql: str) -> list[str]:

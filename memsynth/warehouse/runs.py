@@ -10,18 +10,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
-
-import duckdb
 
 from memsynth.core import duck
 from memsynth.core.errors import MemsynthError
 from memsynth.warehouse.ducklake import dataset_dir
 from memsynth.warehouse.location import location_of
-from memsynth.warehouse.readonly import check_read_only
+from memsynth.warehouse.readonly import check_read_only, run_sandboxed
 from memsynth.warehouse.staging import StagingArea
 
 RUNS_DIR = "_runs"
@@ -74,23 +70,12 @@ def query_run(root: Path, dataset: str, run: str, sql: str) -> tuple[list[str], 
     tables = _run_tables(root, dataset, run)
     location = location_of(root)
     con = duck.connect()
-    spill = tempfile.mkdtemp(prefix="memsynth-query-")
     try:
         location.configure(con)
         for name, files in tables.items():
             listed = ", ".join(f"'{duck.sql_str(f)}'" for f in files)
             con.execute(f'CREATE VIEW "{name}" AS SELECT * FROM read_parquet([{listed}], union_by_name = true)')
-        allowed = location.url(location.path(dataset, RUNS_DIR, run))
-        con.execute(f"SET temp_directory = '{duck.sql_str(spill)}'")
-        con.execute(f"SET allowed_directories = ['{duck.sql_str(allowed)}/']")
-        con.execute("SET enable_external_access = false")
-        con.execute("SET lock_configuration = true")
-        try:
-            cur = con.execute(sql)
-        except duckdb.Error as exc:
-            raise MemsynthError(f"query failed: {str(exc).splitlines()[0]}") from exc
-        columns = [d[0] for d in cur.description] if cur.description else []
-        return columns, cur.fetchall()
-    finally:
+    except BaseException:
         con.close()
-        shutil.rmtree(spill, ignore_errors=True)
+        raise
+    return run_sandboxed(con, sql, [location.url(location.path(dataset, RUNS_DIR, run))])
