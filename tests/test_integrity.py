@@ -250,3 +250,19 @@ def test_a_dropped_profile_counts_its_whole_chain_as_lost(tmp_path):
     # One dropped item, and everything the persona would have asked after it.
     assert summary["lost_items"] > 50 and summary["failed_items"] >= summary["lost_items"] + 1
     assert summary["failed_items"] / summary["items"] > 0.2
+
+
+def test_a_kept_run_records_no_credentials_of_the_url_in_its_error(tmp_path):
+    from memsynth.build.failed_runs import keep_failed_run
+    from memsynth.core.config import BuildConfig
+    from memsynth.core.errors import BuildFailed
+    from memsynth.llm.settings import EngineCounters
+    from memsynth.warehouse.runs import list_runs
+
+    config = BuildConfig.model_validate({"dataset": "d", "recipe": "enpmr"})
+    error = BuildFailed("cannot reach the endpoint at http://alice:s3cret@example.test/v1")
+    kept = keep_failed_run(error, StagingArea(tmp_path / "d", "b1"), tmp_path, config, "b1", 0.0, "m",
+                           EngineCounters())
+    (run,) = list_runs(tmp_path, "d")
+    assert kept and "s3cret" not in run["error"] and "***@example.test" in run["error"]
+    assert "s3cret" not in (tmp_path / "d" / "_runs" / "b1" / "run.json").read_text()

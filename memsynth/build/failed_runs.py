@@ -7,7 +7,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from memsynth.core.config import BuildConfig
+from memsynth.core.config import BuildConfig, redacted
 from memsynth.llm.settings import EngineCounters
 from memsynth.warehouse.runs import keep_run
 from memsynth.warehouse.staging import StagingArea
@@ -21,7 +21,8 @@ def keep_failed_run(exc: BaseException, staging: StagingArea, warehouse: Path, c
         "dataset": config.dataset, "recipe": config.recipe, "config_hash": config.hash(), "model": model,
         "started_at": datetime.fromtimestamp(started, UTC).isoformat(),
         "ended_at": datetime.now(UTC).isoformat(), "seconds": round(time.time() - started, 2),
-        "error": str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
+        # A base URL in the error keeps no user:password (the run outlives the terminal).
+        "error": redacted(str(exc).splitlines()[0]) if str(exc) else type(exc).__name__,
         "personas": config.personas.count,
         "llm": {"requests": counters.requests, "done": counters.done, "cached": counters.cached,
                 "failed": counters.failed, "prompt_tokens": counters.prompt_tokens,
