@@ -55,8 +55,9 @@ def test_a_batch_build_publishes_the_online_build_s_rows_at_the_batch_price(tmp_
     finally:
         simulator.stop()
     assert load_config(batch).hash() == load_config(online).hash()  # the mode is not part of the data
-    # Not one chat completion was POSTed by the batch build: every answer came in a batch.
-    assert stats["requests"] == online_requests
+    # Every answer came in a batch: the one chat completion POSTed was the capability probe's.
+    assert second["llm"]["probe_requests"] == 1
+    assert stats["requests"] == online_requests + 1
     assert second["batch"]["submitted"] == stats["batches_created"] >= 5  # about one per step of the chain
     assert stats["batch_lines_failed"] == 2 and second["batch"]["lines_failed"] == 2
     assert stats["batch_paid_twice"] == 0

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import time
+from pathlib import Path
 
-from memsynth.simulator.server import Simulator, SimulatorThread
-from tests.conftest import memsynth_cli, write_config
+import pytest
+import yaml
+
+from memsynth.simulator.profiles import PROFILES
+from memsynth.simulator.server import Faults, Simulator, SimulatorThread
+from tests.conftest import ROOT, cli_json, memsynth_cli, write_config
 from tests.test_cli import _build
 
 
@@ -23,7 +29,7 @@ def test_a_server_that_refuses_json_schema_stops_the_build_at_once_saying_what_t
         took = time.monotonic() - started
         assert result.returncode == 1
         line = result.stderr.strip().splitlines()[-1]
-        assert line.startswith("error: ") and "set llm.response_mode: json_object" in line, result.stderr[-1500:]
+        assert line.startswith("error: ") and "set llm.response_mode: auto" in line, result.stderr[-1500:]
         assert sim.simulator.counters.requests == 1, "a refusal of the request itself is not retried"
         assert took < 60, took
         # With the setting it names, the same server builds.
@@ -47,16 +53,98 @@ def _refused_line(tmp_path, sim, **llm) -> str:
 
 
 def test_a_model_the_server_does_not_serve_is_named_with_those_it_does(tmp_path):
-    """OpenAI answers an unknown model with a 404: one line listing the served names, at once."""
+    """Refused from /models in one line listing the served names, before any chat request."""
     with SimulatorThread(Simulator(models=("gpt-4o-mini", "gpt-4o"))) as sim:
         line = _refused_line(tmp_path, sim, model="gpt-4o-mni")
-        assert "the model 'gpt-4o-mni' is not served there (it serves gpt-4o-mini, gpt-4o)" in line, line
-        assert "set llm.model or $MEMSYNTH_MODEL" in line
-        assert sim.simulator.counters.requests == 1
+        assert "does not serve the model 'gpt-4o-mni'; it serves gpt-4o-mini, gpt-4o" in line, line
+        assert "set llm.model (or $MEMSYNTH_MODEL)" in line
+        assert sim.simulator.counters.requests == 0, "nothing is paid for a name the server does not serve"
+
+
+def test_a_model_not_pulled_is_refused_with_a_set_response_mode_too(tmp_path):
+    """With response_mode set (no chat probe) the name is still checked at /models: Ollama's
+    profile, a model not pulled."""
+    with SimulatorThread(Simulator(models=("gpt-4o-mini",), profile="ollama")) as sim:
+        line = _refused_line(tmp_path, sim, model="llama3", response_mode="json_schema")
+        assert 'does not serve the model \'llama3\'; it serves gpt-4o-mini' in line, line
 
 
 def test_a_base_url_without_v1_says_so(tmp_path):
     with SimulatorThread(Simulator()) as sim:
         root = sim.base_url.removesuffix("/v1")
         line = _refused_line(tmp_path, sim, model="m", base_url=root)
-        assert "HTTP 404" in line and f"the base URL {root} does not end in /v1" in line, line
+        assert "has no /models" in line and "does not end in /v1" in line, line
+        assert sim.simulator.counters.requests == 0
+
+
+def _quickstart(tmp_path: Path, sim: SimulatorThread, name: str, **llm) -> Path:
+    """configs/quickstart.yaml pointed at a served simulator, as a user points it at a server."""
+    config = yaml.safe_load((ROOT / "configs" / "quickstart.yaml").read_text(encoding="utf-8"))
+    config["dataset"] = name
+    config["llm"] = {**config.get("llm", {}), "base_url": sim.base_url, "stage_variables": True,
+                     "retry_base_s": 0.01, **llm}
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    return path
+
+
+FORMAT_SENT = {"openai": "json_schema", "vllm": "json_schema", "ollama": "json_schema",
+               "llamacpp": "json_object_schema"}
+
+
+@pytest.mark.parametrize("profile", sorted(PROFILES))
+def test_the_quickstart_builds_on_every_server_profile_with_auto(tmp_path, profile):
+    """auto (the default) probes the server once, uses the strongest form it enforces, records
+    it in the version, and a rebuild sends nothing at all (the probe is kept)."""
+    with SimulatorThread(Simulator(profile=profile, models=("local-model",))) as sim:
+        sim.simulator.record = True
+        config = _quickstart(tmp_path, sim, f"qs_{profile}", model="local-model")
+        summary = _build(config, tmp_path / "wh", "--personas", "1", env={"OPENAI_API_KEY": "x"})
+        assert summary["version"] == 1 and summary["row_counts"]["benchmark"] > 0, summary["row_counts"]
+        mode = FORMAT_SENT[profile]
+        assert summary["llm"]["response_mode"] == mode
+        probes = summary["llm"]["probe_requests"]
+        assert probes == (1 if mode == "json_schema" else 2)
+        built = [b for b in sim.simulator.recorded if "memsynth" in b]
+        formats = {json.dumps(b["response_format"], sort_keys=True)[:60] for b in built}
+        if mode == "json_schema":
+            assert {b["response_format"]["type"] for b in built} == {"json_schema"}, formats
+        else:  # the schema in llama-cpp-python's own field, and in the prompt for its meaning
+            assert all(b["response_format"]["type"] == "json_object" and "properties" in b["response_format"]["schema"]
+                       for b in built), formats
+            assert all("<json-schema" in b["messages"][0]["content"] for b in built)
+        shown = cli_json("versions", f"qs_{profile}", "--warehouse", str(tmp_path / "wh"), "--show", "1",
+                         "--format", "json")
+        assert shown["config"]["llm"]["response_mode"] == mode
+        sent = sim.simulator.counters.requests
+        again = _build(config, tmp_path / "wh", "--personas", "1", env={"OPENAI_API_KEY": "x"})
+        assert again["llm"]["requests"] == 0 and again["llm"]["probe_requests"] == 0
+        assert sim.simulator.counters.requests == sent, "a rebuild reads the kept probe"
+
+
+def test_a_server_that_accepts_a_schema_field_but_ignores_it_gets_the_schema_in_the_prompt(tmp_path):
+    """Ollama Cloud takes json_schema without enforcing it: the probe's answer lacks the key it
+    required, so the build falls back to JSON mode with the schema in the prompt."""
+    with SimulatorThread(Simulator(models=("m",))) as sim:
+        sim.simulator.script("probe", ['{"answer": 1}'])  # json_schema accepted, not enforced
+        config = write_config(tmp_path / "c.yaml", dataset="lax", personas={"count": 1},
+                              recipe_options={"dialogues_per_persona": 0},
+                              llm={"model": "m", "stage_variables": True, "concurrency": 4})
+        summary = _build(config, tmp_path / "wh", env={"OPENAI_BASE_URL": sim.base_url, "OPENAI_API_KEY": "x"})
+        assert summary["llm"]["response_mode"] == "json_object"
+
+
+def test_a_long_answer_grows_to_the_context_vllm_lists_and_never_past_it(tmp_path):
+    """max_tokens_ceiling unset: a cut-off answer is asked again with max_tokens doubled up to
+    the context /models gives (less the prompt), so vLLM never refuses it as too long."""
+    faults = Faults(schedule=("ok", "truncated", "truncated", "truncated", "truncated"))
+    with SimulatorThread(Simulator(profile="vllm", models=("m",), faults=faults)) as sim:
+        sim.simulator.record = True
+        config = write_config(tmp_path / "c.yaml", dataset="long", personas={"count": 1},
+                              recipe_options={"dialogues_per_persona": 0},
+                              llm={"model": "m", "stage_variables": True, "concurrency": 1, "max_tokens": 2048})
+        summary = _build(config, tmp_path / "wh", env={"OPENAI_BASE_URL": sim.base_url, "OPENAI_API_KEY": "x"})
+        assert summary["version"] == 1
+        asked = [b["max_tokens"] for b in sim.simulator.recorded[1:5]]
+        assert asked[0] == 2048 and asked[1] == 4096 and 4096 < asked[2] < 8192 and asked[3] == asked[2], asked
+        assert "too_long" not in sim.simulator.counters.by_outcome

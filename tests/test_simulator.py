@@ -18,7 +18,7 @@ from memsynth.generation.stage import GenerationSettings, StageRunner
 from memsynth.llm.cache import ResponseCache
 from memsynth.llm.engine import LLMEngine
 from memsynth.llm.settings import EngineSettings
-from memsynth.simulator.server import Faults
+from memsynth.simulator.server import Faults, Simulator, SimulatorThread
 from tests.conftest import start_simulator
 
 
@@ -28,8 +28,10 @@ def _get(url: str) -> dict:
 
 
 def test_models_endpoint_and_counters(simulator):
-    models = _get(simulator.base_url + "/models")
-    assert models["data"][0]["id"] == "memsynth-simulator"
+    assert _get(simulator.base_url + "/models")["data"] == []  # any name is answered: none listed
+    with SimulatorThread(Simulator(models=("a", "b"), profile="vllm")) as named:
+        listed = _get(named.base_url + "/models")["data"]
+        assert [m["id"] for m in listed] == ["a", "b"] and listed[0]["max_model_len"] == 8192
     client = openai.OpenAI(base_url=simulator.base_url, api_key="k")
     out = client.chat.completions.create(
         model="m", messages=[{"role": "user", "content": "hello"}],

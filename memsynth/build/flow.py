@@ -289,6 +289,8 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
                 f"{config.max_failure_rate:.0%}{downstream}); nothing was published. First problems: {examples}")
         totals = llm_totals(stats["calls"], stats["cache_hits"], engine.counters, config.llm.prices,
                             batch=config.llm.mode == "batch", free_models=(model,) if endpoint else ())
+        # What `auto` settled on, and the probe's small requests (0 once its answer is kept).
+        totals.update(response_mode=config.llm.response_mode, probe_requests=engine.counters.probe_requests)
         artifacts = version_artifacts(recipe, prompts, config)
         info = VersionInfo(
             build_id=build_id, recipe=recipe.name,

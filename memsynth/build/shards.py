@@ -212,6 +212,8 @@ def _build_runtime(plan: ShardPlan) -> ShardRuntime:
             plan.config, plan.base_url, concurrency=share.concurrency if share else None,
             rpm=share.rpm if share else None, tpm=share.tpm if share else None,
             budget_usd=share.budget_usd if share else None), cache, api_key=plan.api_key)
+        if not plan.simulated:  # the driver probed: its record gives this engine the model's context
+            engine.learn_capabilities(plan.model, probe_formats=False)
     except BaseException:
         cache.close()
         raise

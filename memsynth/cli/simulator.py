@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from memsynth.core.errors import MemsynthError
+from memsynth.simulator.profiles import PROFILES
 
 
 @click.group()
@@ -36,13 +37,19 @@ def simulator() -> None:
               help="how long a batch takes from creation to completed")
 @click.option("--batch-failed-rate", type=click.FloatRange(0, 1), default=0.0,
               help="share of batch lines written to the error file instead of answered")
-@click.option("--profile", type=click.Choice(["openai", "llamacpp"]), default="openai", show_default=True,
-              help="which server to behave as: `llamacpp` answers a json_schema response_format with "
-                   "llama-cpp-python's HTTP 500")
+@click.option("--profile", type=click.Choice(sorted(PROFILES)), default="openai", show_default=True,
+              help="which server to behave as: `llamacpp` refuses a json_schema response_format with "
+                   "HTTP 500 and enforces a schema beside json_object; `vllm` lists max_model_len and "
+                   "refuses longer requests; `ollama` refuses an unpulled model as Ollama does")
+@click.option("--model", "models", multiple=True, metavar="NAME",
+              help="a model name to serve and list at /models (repeat for more); unset: any name")
+@click.option("--token-rate", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="completion tokens per second, as a slow local server generates them (unset: at once)")
 def simulator_serve(host: str, port: int, latency_ms: float, rate_429: float, rate_500: float,
                     rate_dropped: float, rate_malformed: float, rate_truncated: float,
                     rate_slow: float, slow_ms: float, seed: int, upstream: str | None,
-                    batch_delay_s: float, batch_failed_rate: float, profile: str) -> None:
+                    batch_delay_s: float, batch_failed_rate: float, profile: str,
+                    models: tuple[str, ...], token_rate: float | None) -> None:
     """Serve POST /v1/chat/completions, the Files and Batch API (/v1/files, /v1/batches),
     GET /v1/models and GET /stats until interrupted."""
     import asyncio
@@ -58,7 +65,7 @@ def simulator_serve(host: str, port: int, latency_ms: float, rate_429: float, ra
         rate_malformed=rate_malformed, rate_truncated=rate_truncated, rate_slow=rate_slow,
         slow_ms=slow_ms, seed=seed),
         batch_faults=BatchFaults(delay_s=batch_delay_s, failed_line_rate=batch_failed_rate, seed=seed),
-        profile=profile)
+        profile=profile, models=models or None, token_rate=token_rate)
     try:
         asyncio.run(serve_forever(sim, host, port))
     except OSError as exc:

@@ -75,10 +75,15 @@ class LLMConfig(_Strict):
     base_url: str | None = None  # default: $OPENAI_BASE_URL, then the OpenAI API
     api_key_env: str = "OPENAI_API_KEY"  # the variable's name; the key never enters config
     model: str = "gpt-4o-mini"
-    response_mode: Literal["json_schema", "json_object"] = "json_schema"
+    # How answers are held to their schema. auto: what the endpoint enforces, found by a probe
+    # before the first paid request (memsynth.llm.capabilities). json_schema: OpenAI's
+    # response_format; json_object_schema: a schema inside json_object (llama-cpp-python);
+    # json_object: JSON mode; text: nothing. The last three also put the schema in the prompt.
+    response_mode: Literal["auto", "json_schema", "json_object_schema", "json_object", "text"] = "auto"
     temperature: float = Field(0.8, ge=0, le=2)
     max_tokens: int = Field(4096, ge=16)
-    # A cut-off answer is asked again with max_tokens doubled up to this; unset: unchanged.
+    # A cut-off answer is asked again with max_tokens doubled up to this; unset: up to the
+    # model's context when the endpoint's /models says it, else asked again unchanged.
     max_tokens_ceiling: int | None = Field(None, ge=16)
     seed: int | None = None  # sent to endpoints that honour it
     concurrency: int = Field(32, ge=1, le=4096)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel
 
 from memsynth.generation.prompts import PromptLibrary, files_hash
-from memsynth.generation.stage import localized
+from memsynth.generation.stage import localized, schema_in_prompt
 from memsynth.warehouse.artifacts import Artifact, Kind
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ def version_artifacts(recipe: Recipe, prompts: PromptLibrary, config: BuildConfi
 
         stages = (*stages, SCORE)
     names = [s.template_for(language) for s in stages] + [localized("_repair.j2", language)]
-    if config.llm.response_mode == "json_object":  # the schema then travels in the prompt
+    if schema_in_prompt(config.llm.response_mode):
         names.append(localized("_schema_hint.j2", language))
     out = [Artifact("template", name, prompts.hash(name),
                     json.dumps(prompts.files(name), ensure_ascii=False, sort_keys=True))

@@ -73,7 +73,29 @@ def open_engine(config: BuildConfig, cache: ResponseCache, *, endpoint: Endpoint
         base_url, api_key, model = endpoint.base_url, endpoint.api_key, endpoint.model
     elif config.llm.budget_usd is not None and model not in config.llm.prices:
         raise ConfigError(f"llm.budget_usd needs the price of {model} in llm.prices ($MEMSYNTH_MODEL names it)")
-    return LLMEngine(engine_settings(config, base_url), cache, api_key=api_key), model
+    engine = LLMEngine(engine_settings(config, base_url), cache, api_key=api_key)
+    resolve_capabilities(config, engine, model, known=endpoint is not None)
+    return engine, model
+
+
+def resolve_capabilities(config: BuildConfig, engine: LLMEngine, model: str, *, known: bool) -> None:
+    """Settle `llm.response_mode: auto` (and `seed`) from what the endpoint does, before any
+    prompt is rendered or hashed: the config then records what was sent.
+
+    `known`: memsynth's own simulator, which takes OpenAI's json_schema and needs no probe.
+    """
+    llm = config.llm
+    if known:
+        if llm.response_mode == "auto":
+            llm.response_mode = "json_schema"
+        return
+    found = engine.learn_capabilities(model, probe_formats=llm.response_mode == "auto", seed=llm.seed,
+                                      refresh=not engine.cache.read_enabled)
+    if llm.response_mode == "auto":
+        assert found.response_mode is not None
+        llm.response_mode = found.response_mode  # type: ignore[assignment]
+    if not found.seed:
+        llm.seed = None  # the server refuses the field: requests go without it
 
 
 def cache_dir_for(config: BuildConfig, warehouse: Path) -> Path:

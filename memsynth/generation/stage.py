@@ -98,7 +98,8 @@ class GenerationSettings:
     """Build-wide sampling and output-format settings the runner applies to each stage."""
 
     model: str
-    response_mode: Literal["json_schema", "json_object"] = "json_schema"
+    # Resolved: never "auto" here (the engine's probe chose before any prompt was rendered).
+    response_mode: Literal["json_schema", "json_object_schema", "json_object", "text"] = "json_schema"
     temperature: float = 0.8
     max_tokens: int = 4096
     repairs: int = 2
@@ -176,8 +177,9 @@ class StageRunner:
     def _base_messages(self, stage: Stage, variables: Mapping[str, Any]) -> list[dict[str, str]]:
         language = variables.get("language", "en")
         messages = self.prompts.render(stage.template_for(language), dict(variables))
-        if self.settings.response_mode == "json_object":
-            # Without schema support the model must read the schema from the prompt.
+        if schema_in_prompt(self.settings.response_mode):
+            # Without OpenAI's schema field the model reads the schema (and what each field
+            # means) from the prompt; a server's own schema field only constrains the tokens.
             hint = self.prompts.render_text(
                 localized("_schema_hint.j2", language),
                 {"schema": json.dumps(self._schema(stage.output), ensure_ascii=False),
@@ -305,6 +307,13 @@ def evaluate(stage: Stage, content: str, finish_reason: str | None,
             return None, _validation_problems(exc, variables), "invalid_schema"
     problems = [p for c in stage.checks for p in c(output, variables)]
     return output, problems, ("check_failed" if problems else "ok")
+
+
+def schema_in_prompt(response_mode: str) -> bool:
+    """Whether requests in this mode carry their schema in the prompt."""
+    if response_mode == "auto":
+        raise ValueError("llm.response_mode auto must be resolved by the endpoint's probe first")
+    return response_mode != "json_schema"
 
 
 def localized(template: str, language: str) -> str:

@@ -39,7 +39,7 @@ class CallBudget:
         self.last: BaseException | None = None
 
     def max_tokens(self, request: LLMRequest) -> int | None:
-        return longer_max_tokens(request, self.settings.max_tokens_ceiling, self.truncated)
+        return longer_max_tokens(request, ceiling_for(request, self.settings), self.truncated)
 
     @property
     def counted(self) -> int:
@@ -101,6 +101,19 @@ class CallBudget:
             return f"with 429 for {time.monotonic() - self.started:.0f} s (llm.rate_limit_wait_s)"
         return (f"{self.counted} times in a row while answering others (llm.max_attempts is "
                 f"{self.settings.max_attempts}; {self.allowed} at the endpoint's failure rate)")
+
+
+def ceiling_for(request: LLMRequest, settings: EngineSettings) -> int | None:
+    """The most max_tokens a cut-off answer of `request` may be asked again with: the
+    configured ceiling, or the model's context, either way leaving room for the prompt."""
+    context = settings.context_tokens
+    if context is None:
+        return settings.max_tokens_ceiling
+    # An upper bound on the prompt's tokens: a CJK character is about one, ASCII about a quarter.
+    chars = "".join(m.get("content", "") for m in request.messages)
+    wide = sum(1 for ch in chars if ord(ch) > 0x2E7F)
+    room = context - (len(chars) - wide) // 3 - wide - 64
+    return min(settings.max_tokens_ceiling or room, room)
 
 
 def longer_max_tokens(request: LLMRequest, ceiling: int | None, truncated: int) -> int | None:

@@ -15,9 +15,10 @@ import orjson
 from tenacity import AsyncRetrying, retry_if_exception
 
 from memsynth.core.errors import BuildFailed, ConfigError
-from memsynth.llm.attempts import CallBudget, describe_failure, longer_max_tokens
+from memsynth.llm.attempts import CallBudget, ceiling_for, describe_failure, longer_max_tokens
 from memsynth.llm.batch import BatchQueue, LineFailed
 from memsynth.llm.cache import ResponseCache
+from memsynth.llm.capabilities import Capabilities, learn
 from memsynth.llm.completion import Completion, response_from_record
 from memsynth.llm.http import DirectPoster, OpenAIPoster, Poster, openai_client
 from memsynth.llm.limits import RequestLimits
@@ -70,6 +71,17 @@ class LLMEngine:
         self._reserved_usd = 0.0  # the most the requests in flight can still cost
         self.batches = (BatchQueue(self._openai, cache.directory, settings.batch, self._keep_batch_answer)
                         if settings.mode == "batch" else None)
+
+    def learn_capabilities(self, model: str, *, probe_formats: bool, seed: int | None = None,
+                           refresh: bool = False) -> Capabilities:
+        """What the endpoint does for `model` (probed once, then kept in the cache folder); its
+        context becomes the ceiling of a cut-off answer's max_tokens unless one is set."""
+        base_url = str(self._openai().base_url).rstrip("/")
+        found = learn(self.cache.directory, base_url, self._api_key, model, probe_formats=probe_formats,
+                      seed=seed, timeout_s=self.settings.timeout_s, refresh=refresh)
+        self.settings.context_tokens = found.context
+        self.counters.probe_requests += found.probe_requests
+        return found
 
     def _openai(self) -> openai.AsyncOpenAI:
         # Created lazily so it binds to the event loop that runs the calls.
@@ -150,8 +162,8 @@ class LLMEngine:
         chars = (len(request.text) if isinstance(request, EmbeddingRequest)
                  else sum(len(m.get("content", "")) for m in request.messages))
         # A token is at least one character; the answer at most its max_tokens (or the ceiling).
-        most_out = 0 if isinstance(request, EmbeddingRequest) else int(
-            self.settings.max_tokens_ceiling or request.params.get("max_tokens") or 4096)
+        most_out = 0 if isinstance(request, EmbeddingRequest) else max(
+            ceiling_for(request, self.settings) or 0, int(request.params.get("max_tokens") or 4096))
         worst = self._cost(request.model, chars, most_out)
         if self.spent_usd + self._reserved_usd + worst > self.settings.budget_usd:
             raise BuildFailed(f"the budget of ${self.settings.budget_usd:g} is reached (${self.spent_usd:.4f} "
@@ -181,7 +193,7 @@ class LLMEngine:
         try:
             while True:
                 self.cache.check_writable()  # an answer that could not be kept is not asked for again
-                max_tokens = longer_max_tokens(request, self.settings.max_tokens_ceiling, truncated)
+                max_tokens = longer_max_tokens(request, ceiling_for(request, self.settings), truncated)
                 self.counters.requests += 1
                 try:
                     response = await self.batches.answer(key, self._chat_body(request, max_tokens),
@@ -193,7 +205,7 @@ class LLMEngine:
                     self.counters.retries += 1
                     continue
                 if (response.finish_reason == "length"
-                        and longer_max_tokens(request, self.settings.max_tokens_ceiling, truncated + 1) != max_tokens
+                        and longer_max_tokens(request, ceiling_for(request, self.settings), truncated + 1) != max_tokens
                         and truncated + 1 < self.settings.max_attempts):
                     truncated += 1
                     self.counters.retries += 1

@@ -42,7 +42,7 @@ class LLMRequest:
     params: dict[str, Any] = field(default_factory=dict)  # temperature, max_tokens, seed, ...
     schema_name: str | None = None
     json_schema: dict[str, Any] | None = None
-    response_mode: str = "json_schema"  # json_schema | json_object | text
+    response_mode: str = "json_schema"  # json_schema | json_object_schema | json_object | text
     sample_index: int = 0
     # A regenerated item's salt: another answer to the same prompt, under a new cache key,
     # while the old answer stays cached for the versions that used it. Empty: no salt.
@@ -88,7 +88,9 @@ class LLMRequest:
                     "strict": False,
                 },
             }
-        if self.response_mode in ("json_schema", "json_object"):
+        if self.response_mode == "json_object_schema" and self.json_schema is not None:
+            return {"type": "json_object", "schema": self.json_schema}  # llama-cpp-python's field
+        if self.response_mode in ("json_schema", "json_object", "json_object_schema"):
             return {"type": "json_object"}
         return None
 

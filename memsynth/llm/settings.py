@@ -26,6 +26,9 @@ class EngineSettings:
     # The most max_tokens a cut-off answer is asked again with (doubling each time);
     # None: asked again with the request's own.
     max_tokens_ceiling: int | None = None
+    # The model's context in tokens, when the endpoint says (memsynth.llm.capabilities): the
+    # ceiling when none is set, less the prompt.
+    context_tokens: int | None = None
     # Stop before the cost of what was sent could pass this (US dollars), by `prices`:
     # model -> (input, output) dollars per million tokens.
     budget_usd: float | None = None
@@ -51,5 +54,6 @@ class EngineCounters:
     completion_tokens: int = 0
     cached_prompt_tokens: int = 0
     in_flight: int = 0
+    probe_requests: int = 0  # the capability probe's small chat requests (not in `requests`)
     # model -> [prompt, completion, cached prompt] tokens
     by_model: dict[str, list[int]] = field(default_factory=dict)

@@ -23,6 +23,7 @@ from aiohttp import web
 from memsynth.simulator.answers import StageAnswer
 from memsynth.simulator.batches import BatchDesk, BatchFaults, DeskCounters
 from memsynth.simulator.fake import SchemaFaker
+from memsynth.simulator.profiles import PROFILES
 from memsynth.simulator.prompt_cache import PrefixCache
 from memsynth.simulator.stages import recipe_answers
 from memsynth.simulator.text import TextMaker
@@ -69,13 +70,16 @@ class Simulator:
     def __init__(self, *, latency_ms: float = 0.0, faults: Faults | None = None,
                  upstream: str | None = None, answers: dict[str, StageAnswer] | None = None,
                  batch_faults: BatchFaults | None = None, prompt_cache: PrefixCache | None = None,
-                 profile: str = "openai", models: tuple[str, ...] | None = None):
+                 profile: str = "openai", models: tuple[str, ...] | None = None,
+                 token_rate: float | None = None):
         if profile not in PROFILES:
             raise ValueError(f"unknown server profile {profile!r} (known: {', '.join(PROFILES)})")
-        self.profile = profile
-        # The model names served, as OpenAI answers them: another is refused with its 404.
-        # None (the default): any name is answered, as llama.cpp's server does.
+        self.profile = PROFILES[profile]
+        # The model names served (listed at /models): another is refused with the profile's
+        # 404, unless the profile answers any name. None: any name is answered.
         self.served = models
+        # Completion tokens a second, as a local server generates them (None: at once).
+        self.token_rate = token_rate
         self.latency_s = latency_ms / 1000.0
         self.faults = faults or Faults()
         self.upstream = upstream.rstrip("/") if upstream else None
@@ -137,7 +141,7 @@ class Simulator:
 
     async def models(self, _request: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": [
-            {"id": m, "object": "model", "created": 0, "owned_by": "memsynth"} for m in self.served or (MODEL_ID,)]})
+            self.profile.model_entry(m) for m in self.served or ()]})  # None: any name, none listed
 
     async def stats(self, _request: web.Request) -> web.Response:
         c = self.counters
@@ -167,12 +171,8 @@ class Simulator:
                 self.recorded_headers.append(dict(request.headers))
             if self.latency_s:
                 await asyncio.sleep(self.latency_s)
-            if self.served is not None and body.get("model") not in self.served:
-                c.count("unknown_model")
-                return _error(404, f"The model `{body.get('model')}` does not exist or you do not have access to it.")
-            refusal = _profile_refusal(self.profile, body)
+            refusal = self._profile_refusal(body)
             if refusal is not None:
-                c.count("profile_refused")
                 return refusal
             fault = self._pick_fault(number)
             if fault == "429":
@@ -209,9 +209,29 @@ class Simulator:
             usage = payload.get("usage") or {}
             c.prompt_tokens += usage.get("prompt_tokens", 0)
             c.completion_tokens += usage.get("completion_tokens", 0)
+            if self.token_rate:
+                await asyncio.sleep(usage.get("completion_tokens", 0) / self.token_rate)
             return web.json_response(payload)
         finally:
             c.in_flight -= 1
+
+    def _profile_refusal(self, body: dict[str, Any]) -> web.Response | None:
+        """The answer this server profile gives a request it does not take (None: it takes it)."""
+        profile, c = self.profile, self.counters
+        model = body.get("model")
+        if self.served is not None and model not in self.served and not profile.answers_any_model:
+            c.count("unknown_model")
+            return _error(404, profile.not_found.format(model=model))
+        refused = profile.refusal(body.get("response_format") or {})
+        if refused is not None:
+            c.count("profile_refused")
+            return _error(*refused)
+        chars = sum(len(str(m.get("content", ""))) for m in body.get("messages") or [])
+        too_long = profile.too_long(chars // 4, int(body.get("max_tokens") or 0))
+        if too_long is not None:
+            c.count("too_long")
+            return _error(400, too_long)
+        return None
 
     def _pick_fault(self, number: int) -> str:
         """The outcome of request `number` (1-based): scheduled, else drawn at the set rates."""
@@ -253,7 +273,7 @@ class Simulator:
         """A chat.completion answering `body` with JSON valid against its schema."""
         messages = body.get("messages") or []
         prompt = "\n".join(str(m.get("content", "")) for m in messages[:2])
-        schema, name = _requested_schema(body, prompt)
+        schema, name = _requested_schema(body, prompt, self.profile.schema_in_json_object)
         scripted = self._scripts.get(name or "")
         hints = body.get("memsynth") or {}
         # Another sample of the same prompt (a new cache key) gets another answer.
@@ -311,11 +331,16 @@ def embedding_of(text: str) -> list[float]:
     return [round(x / norm, 6) for x in vector]
 
 
-def _requested_schema(body: dict[str, Any], prompt: str) -> tuple[dict[str, Any] | None, str | None]:
+def _requested_schema(body: dict[str, Any], prompt: str, schema_field: bool = False
+                      ) -> tuple[dict[str, Any] | None, str | None]:
     fmt = body.get("response_format") or {}
     if fmt.get("type") == "json_schema":
         spec = fmt.get("json_schema") or {}
         return spec.get("schema"), spec.get("name")
+    if schema_field and fmt.get("type") == "json_object" and isinstance(fmt.get("schema"), dict):
+        # llama-cpp-python's schema field carries no name: the prompt's copy has it.
+        match = _SCHEMA_IN_PROMPT.search(prompt)
+        return fmt["schema"], match.group(1) if match else None
     match = _SCHEMA_IN_PROMPT.search(prompt)
     if match:
         return json.loads(match.group(2)), match.group(1)
@@ -331,22 +356,6 @@ def _truncate(payload: dict[str, Any]) -> None:
     if "completion_tokens" in usage:  # what was generated before the cut
         usage["completion_tokens"] = max(1, usage["completion_tokens"] // 2)
         usage["total_tokens"] = usage.get("prompt_tokens", 0) + usage["completion_tokens"]
-
-
-# How real servers differ from OpenAI's, as far as a build notices. `llamacpp`: llama-cpp-python's
-# server validates `response_format.type` against text / json_object and answers anything else
-# with a 500 carrying pydantic's message.
-PROFILES = ("openai", "llamacpp")
-
-
-def _profile_refusal(profile: str, body: dict[str, Any]) -> web.Response | None:
-    fmt = body.get("response_format") or {}
-    if profile == "llamacpp" and fmt.get("type") not in (None, "text", "json_object"):
-        detail = [{"type": "literal_error", "loc": ["body", "response_format", "type"],
-                   "msg": "Input should be 'text' or 'json_object'", "input": fmt.get("type")}]
-        return web.json_response({"error": {"message": str(detail), "type": "internal_server_error",
-                                            "param": None, "code": None}}, status=500)
-    return None
 
 
 def _error(status: int, message: str, headers: dict[str, str] | None = None) -> web.Response:

@@ -135,7 +135,12 @@ def recorded_requests(recipe_name: str, language: str, options: dict[str, Any] |
             PersonaRow(persona_id="0042", description=PERSONAS[language], source="golden")])[0]
         ctx = PersonaContext(persona, config, runner, ShardOutput(), persona_rng(1, "0042"))
         asyncio.run(_generate(recipe, ctx, engine))
-        return recipe, ctx, list(sim.simulator.recorded)
+        return recipe, ctx, stage_requests(sim.simulator.recorded)
+
+
+def stage_requests(recorded: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The stages' requests, without the capability probe's (which names no stage)."""
+    return [body for body in recorded if "memsynth" in body]
 
 
 def recorded_variables(recipe_name: str, language: str) -> dict[str, dict[str, Any]]:
@@ -187,7 +192,7 @@ def recorded_evaluation_variables(language: str) -> dict[tuple[str, str], dict[s
         finally:
             for key, value in saved.items():
                 os.environ.pop(key, None) if value is None else os.environ.__setitem__(key, value)
-        for body in sim.simulator.recorded:
+        for body in stage_requests(sim.simulator.recorded):
             group, _, name = body["memsynth"]["stage"].partition(".")
             if (group, name) in wanted:
                 captured.setdefault((group, name), body["memsynth"]["variables"])
