@@ -92,7 +92,7 @@ def reply_length(out: SupportReply, v: Mapping[str, Any]) -> Iterator[str]:
 
 RESPOND = Stage("enpmr", "eval_respond", SupportReply, checks=(names_a_listed_memory, reply_length), policy="drop",
                 temperature=0.8)
-JUDGE = Stage("enpmr", "eval_judge", ReplyGrade, policy="drop", temperature=0.0)
+JUDGE = Stage("enpmr", "eval_judge", ReplyGrade, policy="drop", temperature=0.0, kind="judge")
 STAGES = (RESPOND, JUDGE)
 SETTINGS = ("base", "cot", "golden")
 PROFILE_FIELDS = ("name", "age", "gender", "occupation", "personality", "social", "emotional_pattern", "goals")

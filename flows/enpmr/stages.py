@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel
 
 from flows.enpmr import checks as c
@@ -34,8 +36,9 @@ from schemas.enpmr import (
 )
 
 
-def _stage(name: str, output: type[BaseModel], *checks: Check, temperature: float | None = None) -> Stage:
-    return Stage("enpmr", name, output, checks=checks, temperature=temperature)
+def _stage(name: str, output: type[BaseModel], *checks: Check, temperature: float | None = None,
+           kind: Literal["writer", "judge"] = "writer") -> Stage:
+    return Stage("enpmr", name, output, checks=checks, temperature=temperature, kind=kind)
 
 
 PERSONA = _stage("persona", PersonaDescription, c.persona_is_prose, temperature=1.0)
@@ -51,13 +54,14 @@ PREFERENCES = _stage("preferences", Preferences, c.enough_items, c.dates_in_wind
 MEMORY_SESSION = _stage("memory_session", MemorySession, c.session_alternates, c.user_reveals_memory,
                         c.does_not_recite_title)
 SCENE = _stage("scene", Scene, c.scene_form)
-SCENARIO_CONSISTENCY = _stage("scenario_consistency", ScenarioCheck, c.scenario_score_agrees, temperature=0.0)
+SCENARIO_CONSISTENCY = _stage("scenario_consistency", ScenarioCheck, c.scenario_score_agrees, temperature=0.0,
+                              kind="judge")
 SUPPORT_DIALOGUE = _stage("support_dialogue", SupportDialogue, c.dialogue_alternates,
                           c.memory_turn_recalls_target, c.recall_length, c.user_never_states_memory,
                           c.no_recall_before_memory_turn, c.recall_avoids_negatives)
 FAITHFULNESS = _stage("faithfulness", Faithfulness, c.verdict_has_grounds, c.faithfulness_score_agrees,
-                      temperature=0.0)
-BLRI = _stage("blri", BlriScores, c.blri_in_scale, c.blri_literal, temperature=0.0)
+                      temperature=0.0, kind="judge")
+BLRI = _stage("blri", BlriScores, c.blri_in_scale, c.blri_literal, temperature=0.0, kind="judge")
 
 STAGES = (PERSONA, PROFILE, LIFE_THEMES, RELATIONSHIP, POWER, GOAL, HIGHLIGHT, PREFERENCES, MEMORY_SESSION,
           SCENE, SCENARIO_CONSISTENCY, SUPPORT_DIALOGUE, FAITHFULNESS, BLRI)

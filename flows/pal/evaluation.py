@@ -67,7 +67,7 @@ def one_solution(out: ProposedSolution, v: Mapping[str, Any]) -> Iterator[str]:
 
 RESTATE = Stage("pal", "eval_restate", Restatement, checks=(one_sentence_requirement,), policy="drop",
                 temperature=0.0)
-JUDGE = Stage("pal", "eval_judge_restatement", RestatementGrade, policy="drop", temperature=0.0)
+JUDGE = Stage("pal", "eval_judge_restatement", RestatementGrade, policy="drop", temperature=0.0, kind="judge")
 PROPOSE = Stage("pal", "eval_propose", ProposedSolution, checks=(one_solution,), policy="drop", temperature=0.0)
 SELECT = Stage("pal", "eval_select", SolutionChoice, checks=(two_listed_candidates,), policy="drop", temperature=0.0)
 STAGES = (RESTATE, JUDGE, PROPOSE, SELECT)

@@ -41,7 +41,7 @@ def choices_against_preferences(out: SolutionPreferencesReview, v: Mapping[str, 
 
 
 def _review(name: str, output: type, verdict: Any) -> Judge:
-    return Judge(Stage("pal", name, output, policy="drop", temperature=0.0), verdict)
+    return Judge(Stage("pal", name, output, policy="drop", temperature=0.0, kind="judge"), verdict)
 
 
 PREFERENCES = _review("preferences_review", PreferencesReview, generic_preferences)

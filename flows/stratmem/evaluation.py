@@ -59,7 +59,7 @@ def evidence_is_quoted(out: UseJudgment, v: Mapping[str, Any]) -> Iterator[str]:
 RESPOND = Stage("stratmem", "eval_respond", Reply, policy="drop", temperature=0.6)
 DETECT = Stage("stratmem", "eval_detect", UseJudgment, checks=(judges_every_memory, evidence_is_quoted),
                policy="drop", temperature=1.0)
-MIQ = Stage("stratmem", "eval_miq", IntegrationScore, policy="drop", temperature=0.1)
+MIQ = Stage("stratmem", "eval_miq", IntegrationScore, policy="drop", temperature=0.1, kind="judge")
 STAGES = (RESPOND, DETECT, MIQ)
 
 

@@ -90,7 +90,7 @@ def limit_share(config: BuildConfig, workers: int, build_id: str) -> LimitShare:
                       rpm=llm.rpm / workers if llm.rpm else None,
                       tpm=llm.tpm / workers if llm.tpm else None,
                       budget_usd=llm.budget_usd / workers if llm.budget_usd else None,
-                      backoff_channel=f"memsynth-backoff-{build_id}")
+                      backoff_channel=f"memsynth-backoff-{build_id}", workers=workers)
 
 
 def task_runner(cluster: DaskCluster) -> Any:

@@ -19,6 +19,21 @@ from memsynth.warehouse.location import resolve_warehouse
 DRY_PERSONAS = 4
 
 
+def stage_models(config: BuildConfig, recipe: Any) -> dict[str, str]:
+    """Qualified stage name -> the model llm.stages gives it (stages it names no alias for
+    are left out: they use `default`)."""
+    from memsynth.generation.emotions import SCORE
+
+    stages = [*recipe.all_stages(), SCORE]
+    stages += [s.judge.stage for s in stages if s.judge is not None]
+    out = {}
+    for stage in stages:
+        alias = config.llm.alias_for(stage.recipe, stage.name, stage.kind)
+        if alias is not None:
+            out[stage.qualified_name] = config.llm.models[alias].model
+    return out
+
+
 def estimate_build(config: BuildConfig, *, personas: int | None = None, warehouse: str | None = None,
                    model: str | None = None, progress: bool = False) -> dict[str, Any]:
     """Per-stage calls and tokens for `config`'s build, and its cost online and in batch."""
@@ -45,14 +60,23 @@ def estimate_build(config: BuildConfig, *, personas: int | None = None, warehous
                                "SELECT stage, count(*), sum(prompt_tokens), sum(completion_tokens), "
                                "sum(cached_prompt_tokens) FROM llm_calls GROUP BY stage ORDER BY min(started_at)")
     scale = wanted / dry
-    stages = [{"stage": stage, "calls": round(calls * scale), "prompt_tokens": round(prompt * scale),
-               "completion_tokens": round(completion * scale), "cached_prompt_tokens": round(cached * scale)}
+    model = model or os.environ.get("MEMSYNTH_MODEL") or config.llm.model
+    model_of = stage_models(config, recipe)
+    stages = [{"stage": stage, "model": model_of.get(stage, model), "calls": round(calls * scale),
+               "prompt_tokens": round(prompt * scale), "completion_tokens": round(completion * scale),
+               "cached_prompt_tokens": round(cached * scale)}
               for stage, calls, prompt, completion, cached in rows]
     prompt = sum(s["prompt_tokens"] for s in stages)
     completion = sum(s["completion_tokens"] for s in stages)
     cached = sum(s["cached_prompt_tokens"] for s in stages)
-    model = model or os.environ.get("MEMSYNTH_MODEL") or config.llm.model
-    price: Price | None = config.llm.prices.get(model)
+    # Each stage at its own model's price (llm.stages); unpriced if any of them has none.
+    prices: list[Price | None] = [config.llm.prices.get(s["model"]) for s in stages]
+    priced = all(p is not None for p in prices)
+
+    def cost(batch: bool) -> float:
+        return round(sum(p.cost(s["prompt_tokens"], s["completion_tokens"], s["cached_prompt_tokens"], batch=batch)
+                         for s, p in zip(stages, prices) if p is not None), 2)
+
     return {
         "dataset": config.dataset, "personas": wanted, "dry_run_personas": dry,
         # A build with fewer personas available than asked writes the rest first: those
@@ -60,11 +84,10 @@ def estimate_build(config: BuildConfig, *, personas: int | None = None, warehous
         "personas_to_write": max(0, wanted - len(pool)),
         "stages": stages, "calls": sum(s["calls"] for s in stages),
         "prompt_tokens": prompt, "completion_tokens": completion, "model": model,
+        "models": sorted({s["model"] for s in stages}),
         # Of the prompt tokens, those a provider's prompt cache would serve (prompts of over
         # 1,024 tokens sharing a prefix with an earlier one, as the simulator models it).
         "cached_prompt_tokens": cached,
-        "cost_usd": None if price is None else {
-            "online": round(price.cost(prompt, completion, cached), 2),
-            "batch": round(price.cost(prompt, completion, cached, batch=True), 2)},
+        "cost_usd": {"online": cost(False), "batch": cost(True)} if priced else None,
         "dry_run_seconds": summary["seconds"],
     }

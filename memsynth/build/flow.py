@@ -229,6 +229,7 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
     try:
         engine, model = open_engine(config, cache, endpoint=endpoint, model=model)
     except BaseException:
+        cache.close()
         if endpoint is not None:
             endpoint.stop()
         raise
@@ -239,7 +240,13 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
                      cache_dir=str(cache.directory), cache_read=not options.no_cache,
                      base_url=engine.settings.base_url, model=model, simulated=endpoint is not None,
                      regenerations=derivation.regenerations, location=location, mirror_cache=mirrored)
-    runtime = open_runtime(plan, engine, recipe=recipe)
+    try:
+        runtime = open_runtime(plan, engine, recipe=recipe)  # probes each model alias's endpoint
+    except BaseException:
+        cache.close()
+        if endpoint is not None:
+            endpoint.stop()
+        raise
     prompts, staging, tables, loop = runtime.runner.prompts, runtime.staging, runtime.tables, runtime.loop
     progress = BuildProgress(len(chosen), engine.counters, enabled=options.progress)
     runtime.on_persona_done = progress.persona_done
@@ -268,7 +275,7 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
             with progress, stop_on_signals(session.stop) as stop, temporary_settings(
                     updates={PREFECT_API_URL: api_url} if api_url else {}):
                 shard_stats = run_in_thread(lambda: run_flow(build_id=build_id, dataset=config.dataset))
-        loop.run(engine.aclose())
+        loop.run(runtime.runner.aclose())
         if stop.name is not None:
             raise Interrupted(stop.name, stop.number)
         errors = [s["error"] for s in shard_stats if "error" in s]

@@ -23,7 +23,7 @@ from memsynth.core.tables import Table
 from memsynth.generation.emotion_scoring import annotate_shard
 from memsynth.generation.prompts import DEFAULT_PROMPTS_DIR, PromptLibrary
 from memsynth.generation.recipe import PersonaContext, Recipe, ShardOutput, persona_rng
-from memsynth.generation.session import engine_settings, generation_settings
+from memsynth.generation.session import Endpoint, engine_settings, generation_settings, open_routes, stage_alias
 from memsynth.generation.stage import StageRunner
 from memsynth.llm.cache import ResponseCache
 from memsynth.llm.engine import LLMEngine
@@ -42,6 +42,7 @@ class LimitShare:
     tpm: float | None = None
     budget_usd: float | None = None
     backoff_channel: str | None = None  # a Dask Variable's name (see memsynth.build.cluster)
+    workers: int = 1  # how many share the limits (a model alias's limits are divided alike)
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,13 @@ class ShardPlan:
     def api_key(self) -> str | None:
         # memsynth's simulator accepts any key; a real one comes from $api_key_env.
         return "simulator" if self.simulated else None
+
+    @property
+    def endpoint(self) -> Endpoint | None:
+        """The simulator this build runs on (every model alias answered there), or None."""
+        if not self.simulated or self.base_url is None:
+            return None
+        return Endpoint(base_url=self.base_url, api_key="simulator", model=self.model, stop=lambda: None)
 
 
 def complete_personas(recipe: Recipe, output: ShardOutput) -> set[str]:
@@ -152,7 +160,7 @@ class ShardRuntime:
         if self._listener is not None:
             self._listener.stop()
         try:
-            self.loop.run(self.engine.aclose())
+            self.loop.run(self.runner.aclose())
         finally:
             self.loop.stop()
             self.engine.cache.close()
@@ -195,8 +203,12 @@ def open_runtime(plan: ShardPlan, engine: LLMEngine, *, recipe: Recipe | None = 
     if recipe is None:
         recipe = recipe_for(plan.config)
         recipe.source_personas(plan.config, Path(plan.warehouse))  # stratmem keeps its conversations
+    share = plan.share
+    routes = open_routes(plan.config, engine, endpoint=plan.endpoint, probe=not owned,
+                         workers=share.workers if share else 1)
     runner = StageRunner(engine, prompts_for(recipe), generation_settings(
-        plan.config, plan.model, simulated=plan.simulated, regenerate=plan.regenerations))
+        plan.config, plan.model, simulated=plan.simulated, regenerate=plan.regenerations),
+        routes, stage_alias(plan.config))
     return ShardRuntime(plan, recipe, runner, engine, LoopThread(),
                         StagingArea(Path(plan.dataset_dir), plan.build_id, plan.location), build_tables(recipe),
                         owned=owned)

@@ -133,16 +133,18 @@ def _print_estimate(e: dict[str, Any], fmt: str) -> None:
     if fmt == "json":
         click.echo(json.dumps(e, indent=2))
         return
-    table = RichTable("stage", "calls", "prompt tokens", "of them cached", "completion tokens")
-    for s in [*e["stages"], {**e, "stage": "total"}]:
-        table.add_row(s["stage"], f"{s['calls']:,}", f"{s['prompt_tokens']:,}", f"{s['cached_prompt_tokens']:,}",
-                      f"{s['completion_tokens']:,}")
+    several = len(e["models"]) > 1
+    table = RichTable("stage", *(["model"] if several else []), "calls", "prompt tokens", "of them cached",
+                      "completion tokens")
+    for s in [*e["stages"], {**e, "stage": "total", "model": ""}]:
+        table.add_row(s["stage"], *([s["model"]] if several else []), f"{s['calls']:,}", f"{s['prompt_tokens']:,}",
+                      f"{s['cached_prompt_tokens']:,}", f"{s['completion_tokens']:,}")
     out.print(f"estimate for {e['dataset']}: {e['personas']} personas, scaled from a dry run of "
               f"{e['dry_run_personas']} on the simulator ({e['dry_run_seconds']}s)")
     out.print(table)
     cost = e["cost_usd"]
-    out.print(f"model {e['model']}: " + (f"${cost['online']:,.2f} online, ${cost['batch']:,.2f} in batch mode"
-                                         if cost else "no price in llm.prices, so no cost"))
+    out.print(f"model {', '.join(e['models']) if several else e['model']}: " + (f"${cost['online']:,.2f} online, ${cost['batch']:,.2f} in batch mode"
+                                         if cost else "a model without a price in llm.prices, so no cost"))
     if e["personas_to_write"]:
         out.print(f"plus writing {e['personas_to_write']} new personas first (not in these figures)")
 

@@ -114,19 +114,23 @@ def _derived(d: dict[str, Any]) -> str:
 
 
 def _show_version(root: Path, dataset: str, version: int, fmt: str) -> None:
-    from memsynth.warehouse.catalog import version_artifacts
+    from memsynth.warehouse.catalog import stage_models, version_artifacts
 
     row, artifacts = version_artifacts(root, dataset, version)
+    models = stage_models(root, dataset, row["version"])
     for a in artifacts:
         a["content"] = None if a["content"] is None else json.loads(a["content"])
     if fmt == "json":
         click.echo(json.dumps({"version": row["version"], "recipe": row["recipe"], "config": row["config"],
-                               "config_hash": row["config_hash"], "artifacts": artifacts},
+                               "config_hash": row["config_hash"], "stage_models": models, "artifacts": artifacts},
                               ensure_ascii=False, indent=2, default=str))
         return
     out.print(Text.assemble((f"{dataset} version {row['version']}", "bold"),
                             f" · recipe {row['recipe']} · model {row['model']} · config {row['config_hash']}"
                             f" · built {row['created_at']}"))
+    if len({m for names in models.values() for m in names}) > 1:  # a model per stage: say which
+        for stage, names in models.items():
+            out.print(f"  {stage}: {', '.join(names)}")
     for a in artifacts:
         out.print(Text.assemble("\n", (f"── {a['kind']} {a['name']} · {a['hash']}", "bold cyan")))
         if a["content"] is None:

@@ -71,6 +71,24 @@ class BatchConfig(_Strict):
     poll_cap_s: float = Field(600.0, gt=0)
 
 
+ResponseMode = Literal["auto", "json_schema", "json_object_schema", "json_object", "text"]
+STAGE_KINDS = ("writers", "judges")
+
+
+class ModelAlias(_Strict):
+    """llm.models.<alias>: another model (on another endpoint, if need be) that stages can use;
+    what it leaves unset is the llm section's own."""
+
+    model: str
+    base_url: str | None = None
+    api_key_env: str | None = None
+    response_mode: ResponseMode | None = None
+    concurrency: int | None = Field(None, ge=1, le=4096)
+    rpm: float | None = Field(None, gt=0)
+    tpm: float | None = Field(None, gt=0)
+    timeout_s: float | None = Field(None, gt=0)
+
+
 class LLMConfig(_Strict):
     base_url: str | None = None  # default: $OPENAI_BASE_URL, then the OpenAI API
     api_key_env: str = "OPENAI_API_KEY"  # the variable's name; the key never enters config
@@ -79,7 +97,7 @@ class LLMConfig(_Strict):
     # before the first paid request (memsynth.llm.capabilities). json_schema: OpenAI's
     # response_format; json_object_schema: a schema inside json_object (llama-cpp-python);
     # json_object: JSON mode; text: nothing. The last three also put the schema in the prompt.
-    response_mode: Literal["auto", "json_schema", "json_object_schema", "json_object", "text"] = "auto"
+    response_mode: ResponseMode = "auto"
     temperature: float = Field(0.8, ge=0, le=2)
     max_tokens: int = Field(4096, ge=16)
     # A cut-off answer is asked again with max_tokens doubled up to this; unset: up to the
@@ -111,11 +129,33 @@ class LLMConfig(_Strict):
     # a fast local endpoint, where the client's CPU bounds the build). Not hashed.
     client: Literal["openai", "direct"] = "openai"
 
+    # Models besides `model`, by alias, and which stages use them: a stage's qualified or bare
+    # name (`enpmr.support_dialogue`, `support_dialogue`), or a kind (`writers`, `judges`: the
+    # quality filter's judges), mapped to an alias. A stage named nowhere uses `model`.
+    models: dict[str, ModelAlias] = Field(default_factory=dict)
+    stages: dict[str, str] = Field(default_factory=dict)
+
     @model_validator(mode="after")
     def _budget_needs_a_price(self) -> LLMConfig:
-        if self.budget_usd is not None and self.model not in self.prices:
-            raise ValueError(f"budget_usd needs the price of {self.model} in llm.prices")
+        for model in (self.model, *(a.model for a in self.models.values())):
+            if self.budget_usd is not None and model not in self.prices:
+                raise ValueError(f"budget_usd needs the price of {model} in llm.prices")
         return self
+
+    @model_validator(mode="after")
+    def _stages_name_aliases(self) -> LLMConfig:
+        for stage, alias in self.stages.items():
+            if alias not in self.models:
+                known = ", ".join(self.models) or "none: define them under llm.models"
+                raise ValueError(f"stages.{stage}: {alias!r} is not a model alias (aliases: {known})")
+        return self
+
+    def alias_for(self, recipe: str, name: str, kind: str) -> str | None:
+        """The alias a stage uses (None: `model`): by qualified name, bare name, then kind."""
+        for key in (f"{recipe}.{name}", name, f"{kind}s"):
+            if key in self.stages:
+                return self.stages[key]
+        return None
 
 
 class PersonasConfig(_Strict):

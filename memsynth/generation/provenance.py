@@ -46,7 +46,9 @@ def version_artifacts(recipe: Recipe, prompts: PromptLibrary, config: BuildConfi
 
         stages = (*stages, SCORE)
     names = [s.template_for(language) for s in stages] + [localized("_repair.j2", language)]
-    if schema_in_prompt(config.llm.response_mode):
+    modes = {config.llm.response_mode, *(a.response_mode or config.llm.response_mode
+                                         for a in config.llm.models.values())}
+    if any(schema_in_prompt(mode) for mode in modes):
         names.append(localized("_schema_hint.j2", language))
     out = [Artifact("template", name, prompts.hash(name),
                     json.dumps(prompts.files(name), ensure_ascii=False, sort_keys=True))

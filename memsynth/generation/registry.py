@@ -173,4 +173,21 @@ def resolve_options(config: BuildConfig, *, recorded: bool = False) -> BuildConf
         more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
         raise ConfigError(f"{where}: {err['msg'].removeprefix('Value error, ')}{more}") from exc
     config.recipe_options = resolved.model_dump(mode="json")
+    _check_stage_models(config, recipe)
     return config
+
+
+def _check_stage_models(config: BuildConfig, recipe: type[Recipe]) -> None:
+    """Every key of llm.stages is a kind or a stage of the recipe: a typo is not silently
+    answered by the default model."""
+    from memsynth.core.config import STAGE_KINDS
+    from memsynth.generation.emotions import SCORE
+
+    stages = [*recipe.all_stages(), *evaluation_stages(recipe.name), SCORE]
+    stages += [s.judge.stage for s in stages if s.judge is not None]
+    known = {n for s in stages for n in (s.name, s.qualified_name)}
+    for key in config.llm.stages:
+        if key not in STAGE_KINDS and key not in known:
+            names = ", ".join(sorted({s.name for s in stages}))
+            raise ConfigError(f"llm.stages.{key}: the recipe {recipe.name} has no stage so named "
+                              f"(its stages: {names}; or a kind: {', '.join(STAGE_KINDS)})")

@@ -12,7 +12,7 @@ from typing import Any, Literal, TypeVar
 from memsynth.core.config import BuildConfig
 from memsynth.core.errors import ConfigError
 from memsynth.generation.prompts import DEFAULT_PROMPTS_DIR, PromptLibrary
-from memsynth.generation.stage import GenerationSettings, StageRunner
+from memsynth.generation.stage import GenerationSettings, Route, Stage, StageRunner
 from memsynth.llm.batch import BatchSettings
 from memsynth.llm.cache import CACHE_DIR_NAME, ResponseCache
 from memsynth.llm.engine import LLMEngine
@@ -74,8 +74,56 @@ def open_engine(config: BuildConfig, cache: ResponseCache, *, endpoint: Endpoint
     elif config.llm.budget_usd is not None and model not in config.llm.prices:
         raise ConfigError(f"llm.budget_usd needs the price of {model} in llm.prices ($MEMSYNTH_MODEL names it)")
     engine = LLMEngine(engine_settings(config, base_url), cache, api_key=api_key)
+    for spec in config.llm.models.values():  # an alias's unset mode is the section's, as written
+        spec.response_mode = spec.response_mode or config.llm.response_mode
     resolve_capabilities(config, engine, model, known=endpoint is not None)
     return engine, model
+
+
+def open_routes(config: BuildConfig, engine: LLMEngine, *, endpoint: Endpoint | None,
+                probe: bool = True, workers: int = 1) -> dict[str, Route]:
+    """An engine per model alias (llm.models), counting into `engine`'s totals and budget.
+
+    On memsynth's simulator (`endpoint`) every alias is the simulator's model. `probe`: learn
+    each endpoint's capabilities (the build's driver; a worker reads what it kept). Dask
+    `workers` divide each alias's limits, as they divide the section's.
+    """
+    llm = config.llm
+    routes: dict[str, Route] = {}
+    for alias, spec in llm.models.items():
+        if endpoint is not None:
+            base_url, api_key, model = endpoint.base_url, endpoint.api_key, endpoint.model
+        else:
+            base_url = spec.base_url or llm.base_url or os.environ.get("OPENAI_BASE_URL") or None
+            api_key, model = None, spec.model
+        concurrency = max(1, (spec.concurrency or llm.concurrency) // workers)
+        settings = engine_settings(config, base_url, concurrency=concurrency,
+                                   rpm=(spec.rpm or llm.rpm or 0) / workers or None,
+                                   tpm=(spec.tpm or llm.tpm or 0) / workers or None,
+                                   budget_usd=engine.settings.budget_usd)
+        settings.api_key_env = spec.api_key_env or llm.api_key_env
+        settings.timeout_s = spec.timeout_s or settings.timeout_s
+        try:
+            alias_engine = LLMEngine(settings, engine.cache, api_key=api_key)
+        except ConfigError as exc:
+            raise ConfigError(f"llm.models.{alias}: {exc}") from exc
+        alias_engine.share_accounts(engine)
+        mode = spec.response_mode or llm.response_mode
+        if endpoint is not None:
+            mode = "json_schema" if mode == "auto" else mode
+        else:
+            found = alias_engine.learn_capabilities(model, probe_formats=probe and mode == "auto", seed=llm.seed,
+                                                    refresh=probe and not engine.cache.read_enabled)
+            mode = found.response_mode if mode == "auto" and found.response_mode else mode
+        spec.response_mode = mode  # type: ignore[assignment]  # what was sent, as the version records it
+        routes[alias] = Route(alias_engine, model, mode)
+    return routes
+
+
+def stage_alias(config: BuildConfig) -> Callable[[Stage], str | None]:
+    """Which model alias a stage uses under `config` (None: llm.model)."""
+    llm = config.llm
+    return lambda stage: llm.alias_for(stage.recipe, stage.name, stage.kind)
 
 
 def resolve_capabilities(config: BuildConfig, engine: LLMEngine, model: str, *, known: bool) -> None:
@@ -129,7 +177,7 @@ class LLMSession:
 
     def close(self) -> None:
         try:
-            self.loop.run(self.engine.aclose())
+            self.loop.run(self.runner.aclose())
         finally:
             self.loop.stop()
             self.cache.close()
@@ -158,6 +206,14 @@ def open_session(config: BuildConfig, endpoint: Endpoint | None, warehouse: Path
         if endpoint is not None:
             endpoint.stop()
         raise
+    try:
+        routes = open_routes(config, engine, endpoint=endpoint)
+    except BaseException:
+        cache.close()
+        if endpoint is not None:
+            endpoint.stop()
+        raise
     runner = StageRunner(engine, PromptLibrary(DEFAULT_PROMPTS_DIR, *prompts_dirs),
-                         generation_settings(config, model, simulated=endpoint is not None))
+                         generation_settings(config, model, simulated=endpoint is not None),
+                         routes, stage_alias(config))
     return LLMSession(engine, runner, LoopThread(), cache, model, endpoint)

@@ -74,6 +74,9 @@ class Stage:
     # Asked after the checks pass; a verdict against the answer is re-asked with its reasons,
     # then handled by the policy, like a failed check.
     judge: Judge | None = None
+    # writer: it makes data; judge: it grades another stage's answer (llm.stages can send
+    # each kind to its own model, say a judge from another family than the writer).
+    kind: Literal["writer", "judge"] = "writer"
 
     @property
     def template(self) -> str:
@@ -130,13 +133,28 @@ class ItemResult:
         return self.output is not None and self.status != "dropped"
 
 
-class StageRunner:
-    """Runs stages for one build against one engine and one prompt library."""
+@dataclass(frozen=True)
+class Route:
+    """Where a stage's requests go: its engine, the model they name, how they ask for JSON."""
 
-    def __init__(self, engine: LLMEngine, prompts: PromptLibrary, settings: GenerationSettings):
+    engine: LLMEngine
+    model: str
+    response_mode: str
+
+
+class StageRunner:
+    """Runs stages for one build against its engines (one, or one per model alias) and one
+    prompt library."""
+
+    def __init__(self, engine: LLMEngine, prompts: PromptLibrary, settings: GenerationSettings,
+                 routes: Mapping[str, Route] | None = None,
+                 alias_of: Callable[[Stage], str | None] | None = None):
         self.engine = engine
         self.prompts = prompts
         self.settings = settings
+        self.routes = dict(routes or {})  # alias -> route (llm.models)
+        self._alias_of = alias_of  # which alias a stage uses (llm.stages); None: the default
+        self._default = Route(engine, settings.model, settings.response_mode)
         self._schemas: dict[type[BaseModel], dict[str, Any]] = {}
         # Admission: only so many items are being prepared or awaited at once. A fan-out
         # of thousands otherwise renders every prompt before the first request leaves,
@@ -151,9 +169,21 @@ class StageRunner:
             self._schemas[model] = model.model_json_schema()
         return self._schemas[model]
 
+    async def aclose(self) -> None:
+        """Close every engine this runner sends to (the default one last)."""
+        for route in self.routes.values():
+            await route.engine.aclose()
+        await self.engine.aclose()
+
+    def route(self, stage: Stage) -> Route:
+        """The engine and model `stage` is answered by."""
+        alias = self._alias_of(stage) if self._alias_of is not None and self.routes else None
+        return self.routes[alias] if alias else self._default
+
     def _request(self, stage: Stage, messages: list[dict[str, str]], sample: int,
                  hints: dict[str, Any] | None = None, salt: str = "") -> LLMRequest:
         s = self.settings
+        route = self.route(stage)
         params: dict[str, Any] = {
             "temperature": stage.temperature if stage.temperature is not None else s.temperature,
             "max_tokens": stage.max_tokens or s.max_tokens,
@@ -163,12 +193,12 @@ class StageRunner:
             # same way, and three labellers (or a scene drawn again) would say one thing thrice.
             params["seed"] = s.seed + sample
         return LLMRequest(
-            model=s.model,
+            model=route.model,
             messages=tuple(messages),
             params=params,
             schema_name=stage.schema_name,
             json_schema=self._schema(stage.output),
-            response_mode=s.response_mode,
+            response_mode=route.response_mode,
             sample_index=sample,
             salt=salt,
             hints=hints,
@@ -177,7 +207,7 @@ class StageRunner:
     def _base_messages(self, stage: Stage, variables: Mapping[str, Any]) -> list[dict[str, str]]:
         language = variables.get("language", "en")
         messages = self.prompts.render(stage.template_for(language), dict(variables))
-        if schema_in_prompt(self.settings.response_mode):
+        if schema_in_prompt(self.route(stage).response_mode):
             # Without OpenAI's schema field the model reads the schema (and what each field
             # means) from the prompt; a server's own schema field only constrains the tokens.
             hint = self.prompts.render_text(
@@ -223,7 +253,7 @@ class StageRunner:
                 "started_at": started,
             }
             try:
-                response = await self.engine.complete(request, stage=stage.qualified_name)
+                response = await self.route(stage).engine.complete(request, stage=stage.qualified_name)
             except TransportFailure as exc:
                 calls.append({**call, **_empty_usage(), "outcome": "transport_error",
                               "error": str(exc)})

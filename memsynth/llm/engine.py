@@ -34,7 +34,7 @@ from memsynth.llm.retry import (
     is_rate_limit,
     is_retryable,
 )
-from memsynth.llm.settings import EngineCounters, EngineSettings
+from memsynth.llm.settings import EngineCounters, EngineSettings, Spend
 
 # Calls that must fail to connect, with no call ever answered, before a build gives up.
 UNREACHABLE_AFTER = 2
@@ -67,10 +67,15 @@ class LLMEngine:
         self._unreachable = 0
         self.gate = OutageGate(settings.outage_wait_s, self._probe)
         self.failure_rate = FailureRate()
-        self.spent_usd = 0.0  # by the tokens answered so far, at `settings.prices`
-        self._reserved_usd = 0.0  # the most the requests in flight can still cost
+        self.spend = Spend()
         self.batches = (BatchQueue(self._openai, cache.directory, settings.batch, self._keep_batch_answer)
                         if settings.mode == "batch" else None)
+
+    def share_accounts(self, other: LLMEngine) -> None:
+        """Count into `other`'s totals and spend from its budget: one build's engines (a model
+        per stage) are one account."""
+        self.counters = other.counters
+        self.spend = other.spend
 
     def learn_capabilities(self, model: str, *, probe_formats: bool, seed: int | None = None,
                            refresh: bool = False) -> Capabilities:
@@ -165,11 +170,12 @@ class LLMEngine:
         most_out = 0 if isinstance(request, EmbeddingRequest) else max(
             ceiling_for(request, self.settings) or 0, int(request.params.get("max_tokens") or 4096))
         worst = self._cost(request.model, chars, most_out)
-        if self.spent_usd + self._reserved_usd + worst > self.settings.budget_usd:
-            raise BuildFailed(f"the budget of ${self.settings.budget_usd:g} is reached (${self.spent_usd:.4f} "
-                              f"spent, ${self._reserved_usd:.4f} in flight); nothing was published. Every "
+        spend = self.spend
+        if spend.spent + spend.reserved + worst > self.settings.budget_usd:
+            raise BuildFailed(f"the budget of ${self.settings.budget_usd:g} is reached (${spend.spent:.4f} "
+                              f"spent, ${spend.reserved:.4f} in flight); nothing was published. Every "
                               "answer so far is cached: raise llm.budget_usd and re-run to go on")
-        self._reserved_usd += worst
+        spend.reserved += worst
         return worst
 
     async def _fetch(self, request: Any, send: Any) -> LLMResponse:
@@ -177,8 +183,8 @@ class LLMEngine:
         try:
             response = await self._fetch_within_budget(request, send)
         finally:
-            self._reserved_usd -= reserved
-        self.spent_usd += self._cost(request.model, response.prompt_tokens, response.completion_tokens,
+            self.spend.reserved -= reserved
+        self.spend.spent += self._cost(request.model, response.prompt_tokens, response.completion_tokens,
                                      response.cached_prompt_tokens)
         return response
 
@@ -213,7 +219,7 @@ class LLMEngine:
                 return replace(response, attempts=failures + truncated + 1, latency_s=time.monotonic() - started)
         finally:
             self.counters.in_flight -= 1
-            self._reserved_usd -= reserved
+            self.spend.reserved -= reserved
 
     async def _keep_batch_answer(self, key: str, body: dict[str, Any], stage: str, model: str) -> LLMResponse:
         """A batch line's chat completion, counted, priced and cached like an online answer."""
@@ -227,7 +233,7 @@ class LLMEngine:
                                cached=False)
         self._successes += 1
         self._count_usage(model, response)
-        self.spent_usd += self._cost(model, response.prompt_tokens, response.completion_tokens,
+        self.spend.spent += self._cost(model, response.prompt_tokens, response.completion_tokens,
                                      response.cached_prompt_tokens)
         await self.cache.put(key, response.to_record(), {"stage": stage, "model": model})
         return response

@@ -57,3 +57,11 @@ class EngineCounters:
     probe_requests: int = 0  # the capability probe's small chat requests (not in `requests`)
     # model -> [prompt, completion, cached prompt] tokens
     by_model: dict[str, list[int]] = field(default_factory=dict)
+
+
+@dataclass
+class Spend:
+    """US dollars answered so far and held by requests in flight, against `budget_usd`."""
+
+    spent: float = 0.0  # by the tokens answered so far, at `prices`
+    reserved: float = 0.0  # the most the requests in flight can still cost

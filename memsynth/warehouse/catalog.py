@@ -125,6 +125,22 @@ def run_query(root: Path, dataset: str, sql: str, version: int | None = None
         con.close()
 
 
+def stage_models(root: Path, dataset: str, version: int | None = None) -> dict[str, list[str]]:
+    """Which model answered each stage of a version, from its `llm_calls` (a stage answered
+    by the cache names the model the answer was asked of)."""
+    con, _row = open_version(root, dataset, version)
+    try:
+        has = con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = 'lake' "
+                          "AND table_name = 'llm_calls'").fetchone()[0]
+        if not has:
+            return {}
+        rows = con.execute("SELECT stage, list(DISTINCT model ORDER BY model) FROM lake.llm_calls "
+                           "GROUP BY stage ORDER BY min(started_at)").fetchall()
+    finally:
+        con.close()
+    return {stage: list(models) for stage, models in rows}
+
+
 def version_artifacts(root: Path, dataset: str, version: int | None = None
                       ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A version's `versions` row and the stored texts it names: every template (with its
