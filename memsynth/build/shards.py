@@ -23,7 +23,13 @@ from memsynth.core.tables import Table
 from memsynth.generation.emotion_scoring import annotate_shard
 from memsynth.generation.prompts import DEFAULT_PROMPTS_DIR, PromptLibrary
 from memsynth.generation.recipe import PersonaContext, Recipe, ShardOutput, persona_rng
-from memsynth.generation.session import Endpoint, engine_settings, generation_settings, open_routes, stage_alias
+from memsynth.generation.session import (
+    Endpoint,
+    engine_settings,
+    generation_settings,
+    open_routes,
+    stage_alias,
+)
 from memsynth.generation.stage import StageRunner
 from memsynth.llm.cache import ResponseCache
 from memsynth.llm.engine import LLMEngine
