@@ -92,6 +92,16 @@ def main() -> None:
                        f"{r['ok']}/{r['calls']} |"),
             lambda r: f"| {r['tool']} | {r['concurrency']} | {r['latency_ms']} | not run: {r['error'][:80]} | | | | |")
         out.append("")
+    streamed = load("throughput-streamed")
+    if streamed:  # the same calls since answers come streamed (the default): the table above is non-streamed
+        m = streamed["machine"]
+        out += [f"Answers streamed (`llm.stream`, the default): `{streamed['command']}` — {m['when']}.", "",
+                "| tool | C | L (ms) | req/s | of C/L | client CPU ms/call | peak RSS MB | ok |",
+                "|---|---|---|---|---|---|---|---|"]
+        out += [f"| {r['tool']} | {r['concurrency']} | {r['latency_ms']} | {r['requests_per_second']} | "
+                f"{r['ratio_to_limit']:.2f} | {r['cpu_ms_per_call']:.2f} | {r['peak_rss_mb']:.0f} | "
+                f"{r['ok']}/{r['calls']} |" for r in streamed["runs"] if "error" not in r]
+        out.append("")
     configs = load("configs")
     if configs:
         m = configs["machine"]

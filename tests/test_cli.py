@@ -76,9 +76,10 @@ def test_quickstart_builds_versions_and_queries(tmp_path):
     assert csv_out.stdout.splitlines()[0] == "theme_id" and len(csv_out.stdout.splitlines()) == 3
 
 
+# The first request is the build's capability probe; each fault then meets the build itself.
 FAULT_MIX = Faults(rate_429=0.2, rate_500=0.1, rate_malformed=0.05, rate_truncated=0.05,
                    rate_dropped=0.02, rate_slow=0.02, slow_ms=1500, seed=11,
-                   schedule=("429", "500", "malformed", "truncated", "dropped", "slow"))
+                   schedule=("ok", "429", "500", "malformed", "truncated", "dropped", "slow"))
 
 
 def _rows(warehouse: Path, dataset: str, sql: str) -> list:

@@ -57,10 +57,11 @@ def test_dask_build_equals_the_thread_build_from_the_same_cache(tmp_path: Path):
 
 
 def test_limits_hold_across_workers_and_back_off_together(tmp_path: Path):
-    # The first request is told 429: its worker halves its ceiling and the other must hear it.
+    # The first request of the build (after the driver's capability probe) is told 429: its
+    # worker halves its ceiling and the other must hear it.
     from memsynth.simulator.server import Faults
 
-    simulator = start_simulator(latency_ms=30, faults=Faults(schedule=("429",)))
+    simulator = start_simulator(latency_ms=30, faults=Faults(schedule=("ok", "429")))
     try:
         # One of these four personas loses its chain to a dropped life-themes item (25% of the
         # items, counted downstream): this test is about limits, not that.

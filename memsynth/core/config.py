@@ -20,7 +20,7 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_WAREHOUSE = Path("data/warehouse")
 # How and where a build runs rather than what it builds: left out of the config's hash.
 EXECUTION_FIELDS = {"runner", "dask", "catalog_dir", "s3"}
-LLM_EXECUTION_FIELDS = {"mode", "batch", "client"}
+LLM_EXECUTION_FIELDS = {"mode", "batch", "client", "stream", "idle_timeout_s"}
 SEED_PERSONAS = PROJECT_ROOT / "data" / "personas" / "seed_personas.jsonl"
 
 
@@ -107,7 +107,11 @@ class LLMConfig(_Strict):
     concurrency: int = Field(32, ge=1, le=4096)
     rpm: float | None = Field(None, gt=0)
     tpm: float | None = Field(None, gt=0)
-    timeout_s: float = Field(120, gt=0)
+    timeout_s: float = Field(120, gt=0)  # an answer not streamed: the wait for all of it
+    # Answers come streamed (server-sent events) and time out only on silence: no token for
+    # idle_timeout_s, so a slow server that is working is never asked twice. Not hashed.
+    stream: bool = True
+    idle_timeout_s: float = Field(60, gt=0)
     max_attempts: int = Field(6, ge=1, le=20)  # failures of one request while the endpoint answers others
     outage_wait_s: float = Field(600, gt=0)  # how long a build waits for an endpoint that went away
     rate_limit_wait_s: float = Field(600, gt=0)  # how long one request may keep getting 429s
@@ -235,7 +239,11 @@ class BuildConfig(_Strict):
         """sha256 (first 16 hex) of the redacted config: same config, same hash."""
         excluded: dict[str, Any] = {name: True for name in EXECUTION_FIELDS}
         excluded["llm"] = {name: True for name in LLM_EXECUTION_FIELDS}
-        text = json.dumps(redacted(self.model_dump(mode="json", exclude=excluded)), sort_keys=True)
+        data = self.model_dump(mode="json", exclude=excluded)
+        for name in ("models", "stages"):  # unset, they leave the hash what it was before they existed
+            if not data["llm"][name]:
+                del data["llm"][name]
+        text = json.dumps(redacted(data), sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

@@ -29,6 +29,7 @@ def llm_totals(calls: int, cache_hits: int, counters: EngineCounters,
         "cache_hits": cache_hits,
         "requests": counters.requests,
         "retries": counters.retries,
+        "abandoned": counters.abandoned,  # given up on after a timeout, their connection closed
         "prompt_tokens": counters.prompt_tokens,
         "completion_tokens": counters.completion_tokens,
         "cached_prompt_tokens": counters.cached_prompt_tokens,

@@ -98,9 +98,10 @@ class LLMEngine:
 
     def _http(self) -> Poster:
         if self._poster is None:
+            idle = self.settings.idle_timeout_s if self.settings.stream else None
             self._poster = (DirectPoster(self._openai(), self._api_key, timeout_s=self.settings.timeout_s,
-                                         connections=self.settings.concurrency)
-                            if self.settings.client == "direct" else OpenAIPoster(self._openai()))
+                                         connections=self.settings.concurrency, idle_timeout_s=idle)
+                            if self.settings.client == "direct" else OpenAIPoster(self._openai(), idle))
         return self._poster
 
     async def aclose(self) -> None:
@@ -369,8 +370,11 @@ class LLMEngine:
                     f"{describe_failure(exc)}") from exc
 
     async def _send(self, request: LLMRequest, estimate: int, max_tokens: int | None) -> Completion:
-        return await self._post("/chat/completions", self._chat_body(request, max_tokens), estimate,
-                                Completion.parse)
+        body = self._chat_body(request, max_tokens)
+        if self.settings.stream:  # not part of the request's key: the answer is the same
+            body["stream"] = True
+            body["stream_options"] = {"include_usage": True}
+        return await self._post("/chat/completions", body, estimate, Completion.parse, stream=self.settings.stream)
 
     @staticmethod
     def _chat_body(request: LLMRequest, max_tokens: int | None) -> dict[str, Any]:
@@ -391,7 +395,8 @@ class LLMEngine:
         return await self._post("/embeddings", {"model": request.model, "input": [request.text]},
                                 estimate, Completion.from_embedding)
 
-    async def _post(self, path: str, body: dict[str, Any], estimate: int, parse: Any) -> Completion:
+    async def _post(self, path: str, body: dict[str, Any], estimate: int, parse: Any,
+                    stream: bool = False) -> Completion:
         await self.limits.acquire(estimate)
         try:
             self.cache.check_writable()  # the disk may have filled while this call waited
@@ -404,7 +409,7 @@ class LLMEngine:
         try:
             content = orjson.dumps(body)
             try:
-                raw = parse(await self._http().post(path, content))
+                raw = parse(await self._http().post(path, content, stream=stream))
             except (ValueError, KeyError, TypeError, IndexError) as exc:
                 raise EmptyResponse(f"unreadable answer from {path}: {exc}") from exc
             actual = raw.prompt_tokens + raw.completion_tokens
@@ -413,6 +418,10 @@ class LLMEngine:
         except Exception as exc:
             if is_rate_limit(exc):
                 self.limits.concurrency.on_rate_limited()
+            elif isinstance(exc, openai.APITimeoutError):
+                # Given up on, its connection closed: a server that stops on a disconnect (a
+                # streamed answer's does) is not still writing it when it is sent again.
+                self.counters.abandoned += 1
             raise
         finally:
             self.counters.in_flight -= 1

@@ -19,6 +19,9 @@ import httpx2 as httpx  # the HTTP library of openai >= 3
 import openai
 import orjson
 
+from memsynth.llm.retry import EmptyResponse
+from memsynth.llm.stream import StreamAssembler
+
 Client = Literal["openai", "direct"]
 
 
@@ -38,8 +41,9 @@ def openai_client(api_key: str, base_url: str | None, *, timeout_s: float, conne
 class Poster(Protocol):
     """How the engine sends a call; one per engine, bound to its event loop."""
 
-    async def post(self, path: str, content: bytes) -> Any:
-        """POST the JSON `content` to `path` under the base URL; the answer's parsed JSON."""
+    async def post(self, path: str, content: bytes, *, stream: bool = False) -> Any:
+        """POST the JSON `content` to `path` under the base URL; the answer's parsed JSON
+        (a streamed answer put back together: see memsynth.llm.stream)."""
 
     async def aclose(self) -> None: ...
 
@@ -47,12 +51,33 @@ class Poster(Protocol):
 class OpenAIPoster:
     """The openai client's generic POST: its HTTP stack, auth and errors, no typed models."""
 
-    def __init__(self, client: openai.AsyncOpenAI):
+    def __init__(self, client: openai.AsyncOpenAI, idle_timeout_s: float | None = None):
         self.client = client
+        # A streamed answer waits at most this for each next token, however long it is in all.
+        self._stream_options: dict[str, Any] = {"timeout": idle_timeout_s} if idle_timeout_s else {}
 
-    async def post(self, path: str, content: bytes) -> Any:
+    async def post(self, path: str, content: bytes, *, stream: bool = False) -> Any:
         # Bytes go as they are: no per-field transform of the body (a JSON schema made that
         # most of our CPU per call) and no typed response model.
+        if stream:
+            assembler = StreamAssembler()
+            events = await self.client.post(path, content=content, cast_to=object, stream=True,
+                                            stream_cls=openai.AsyncStream[object],
+                                            options=self._stream_options)  # type: ignore[arg-type]
+            try:
+                async for event in events:
+                    assembler.feed(event)  # type: ignore[arg-type]
+            except httpx.TimeoutException as exc:  # silence mid-answer: raised as the client's own
+                raise openai.APITimeoutError(request=exc.request) from exc
+            except httpx.TransportError as exc:
+                raise openai.APIConnectionError(request=exc.request) from exc
+            except openai.APIError as exc:
+                if isinstance(exc, openai.APIStatusError):
+                    raise
+                raise EmptyResponse(f"the endpoint sent an error mid-answer: {str(exc)[:200]}") from exc
+            finally:
+                await events.close()
+            return assembler.completion()
         response = await self.client.post(path, content=content, cast_to=httpx.Response)
         return response.json()
 
@@ -63,7 +88,8 @@ class OpenAIPoster:
 class DirectPoster:
     """Plain POSTs on one aiohttp session, sized to the engine's in-flight ceiling."""
 
-    def __init__(self, client: openai.AsyncOpenAI, api_key: str, *, timeout_s: float, connections: int):
+    def __init__(self, client: openai.AsyncOpenAI, api_key: str, *, timeout_s: float, connections: int,
+                 idle_timeout_s: float | None = None):
         self.base_url = str(client.base_url).rstrip("/")
         # The openai client's own default headers (user agent, organization, project), so an
         # endpoint sees the same request either way; Omit placeholders are headers unset.
@@ -72,6 +98,9 @@ class DirectPoster:
         self._headers["Authorization"] = f"Bearer {api_key}"
         # As the openai client's timeout: on connecting and on each read, not on the whole call.
         self._timeout = aiohttp.ClientTimeout(total=None, sock_connect=timeout_s, sock_read=timeout_s)
+        # A streamed answer waits at most this for each next token, however long it is in all.
+        self._stream_timeout = aiohttp.ClientTimeout(total=None, sock_connect=timeout_s,
+                                                     sock_read=idle_timeout_s or timeout_s)
         self._connections = connections
         self._session: aiohttp.ClientSession | None = None
 
@@ -84,14 +113,22 @@ class DirectPoster:
             timeout=self._timeout, proxy=env_proxy(self.base_url))
         return self._session
 
-    async def post(self, path: str, content: bytes) -> Any:
+    async def post(self, path: str, content: bytes, *, stream: bool = False) -> Any:
         session = self._session or self._open()
         url = self.base_url + path
         try:
-            async with session.post(url, data=content, headers=self._headers) as response:
-                raw = await response.read()
+            async with session.post(url, data=content, headers=self._headers,
+                                    timeout=self._stream_timeout if stream else self._timeout) as response:
                 if response.status >= 400:
-                    raise status_error(url, response.status, response.headers, raw)
+                    raise status_error(url, response.status, response.headers, await response.read())
+                if stream and response.content_type == "text/event-stream":
+                    assembler = StreamAssembler()
+                    async for line in response.content:  # each read waits at most the idle timeout
+                        assembler.feed_line(line)
+                        if assembler.done:
+                            break
+                    return assembler.completion()
+                raw = await response.read()
         except TimeoutError as exc:  # aiohttp's socket timeouts are TimeoutErrors too
             raise openai.APITimeoutError(request=httpx.Request("POST", url)) from exc
         except aiohttp.ClientError as exc:

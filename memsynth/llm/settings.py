@@ -18,6 +18,10 @@ class EngineSettings:
     rpm: float | None = None
     tpm: float | None = None
     timeout_s: float = 120.0
+    # Chat answers come streamed; a streamed answer times out on silence (no token for this
+    # long), never on its length.
+    stream: bool = True
+    idle_timeout_s: float = 60.0
     max_attempts: int = 6
     backoff_base_s: float = 0.5
     backoff_cap_s: float = 30.0
@@ -55,6 +59,7 @@ class EngineCounters:
     cached_prompt_tokens: int = 0
     in_flight: int = 0
     probe_requests: int = 0  # the capability probe's small chat requests (not in `requests`)
+    abandoned: int = 0  # requests given up on after a timeout, their connection closed
     # model -> [prompt, completion, cached prompt] tokens
     by_model: dict[str, list[int]] = field(default_factory=dict)
 

@@ -200,7 +200,7 @@ class Simulator:
                     return _error(412, missing)
                 payload = self.complete(body)
             c.count(fault)
-            if fault == "malformed":
+            if fault == "malformed" and not body.get("stream"):
                 # Cut mid-body: a broken proxy, or a gateway's HTML error page sent as a 200.
                 text = json.dumps(payload, ensure_ascii=False)
                 return web.Response(text=text[: len(text) // 2], content_type="application/json")
@@ -208,12 +208,49 @@ class Simulator:
                 _truncate(payload)
             usage = payload.get("usage") or {}
             c.prompt_tokens += usage.get("prompt_tokens", 0)
-            c.completion_tokens += usage.get("completion_tokens", 0)
-            if self.token_rate:
+            c.completion_tokens += usage.get("completion_tokens", 0)  # generated, read or not
+            if body.get("stream"):
+                try:
+                    return await self._stream(request, payload, body, broken=fault == "malformed")
+                except ConnectionResetError:  # the client hung up mid-answer: stop writing it
+                    c.count("disconnected")
+                    return web.Response()  # never reaches the client
+            if self.token_rate:  # nothing is sent until all of it is generated
                 await asyncio.sleep(usage.get("completion_tokens", 0) / self.token_rate)
             return web.json_response(payload)
         finally:
             c.in_flight -= 1
+
+    async def _stream(self, request: web.Request, payload: dict[str, Any], body: dict[str, Any],
+                      broken: bool = False) -> web.StreamResponse:
+        """The answer as chat.completion.chunk events, at `token_rate` when set (a piece of
+        about 16 tokens at a time), usage last when `stream_options.include_usage` asks."""
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+        await response.prepare(request)
+        choice = payload["choices"][0]
+        content = choice["message"]["content"] or ""
+        head = {"id": payload.get("id", "chatcmpl-sim"), "object": "chat.completion.chunk",
+                "created": payload.get("created", 0), "model": payload.get("model", "")}
+
+        async def send(event: dict[str, Any] | str) -> None:
+            data = event if isinstance(event, str) else json.dumps(event, ensure_ascii=False)
+            await response.write(f"data: {data}\n\n".encode())
+
+        step = 64 if self.token_rate else max(1, len(content))
+        for start in range(0, len(content), step):
+            if self.token_rate:
+                await asyncio.sleep(step / 4 / self.token_rate)
+            await send({**head, "choices": [{"index": 0, "delta": {"content": content[start:start + step]},
+                                             "finish_reason": None}]})
+            if broken:  # a proxy that cuts the stream: half an event, then nothing
+                await response.write(b'data: {"id": "chatcmpl-')
+                return response
+        await send({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]})
+        if (body.get("stream_options") or {}).get("include_usage"):
+            await send({**head, "choices": [], "usage": payload["usage"]})
+        await send("[DONE]")
+        await response.write_eof()
+        return response
 
     def _profile_refusal(self, body: dict[str, Any]) -> web.Response | None:
         """The answer this server profile gives a request it does not take (None: it takes it)."""
@@ -257,6 +294,8 @@ class Simulator:
     async def _forward(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         if self._session is None:
             self._session = aiohttp.ClientSession()
+        # The whole answer from upstream (this proxy streams it on itself, faults and all).
+        body = {k: v for k, v in body.items() if k not in ("stream", "stream_options")}
         async with self._session.post(f"{self.upstream}/chat/completions", json=body) as resp:
             return resp.status, await resp.json()
 
