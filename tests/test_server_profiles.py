@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from aiohttp import web
 
 from memsynth.simulator.profiles import PROFILES
 from memsynth.simulator.server import Faults, Simulator, SimulatorThread
@@ -170,3 +171,33 @@ def test_a_slow_server_that_is_working_is_never_asked_twice(tmp_path):
         assert llm["completion_tokens"] == seen.completion_tokens and llm["prompt_tokens"] == seen.prompt_tokens
         # The average answer took longer than the 0.5 s a whole answer may take when not streamed.
         assert seen.completion_tokens / seen.requests > 200, seen.completion_tokens / seen.requests
+
+
+def test_a_request_longer_than_the_context_is_a_setting_to_change_not_an_outage(tmp_path):
+    """vLLM refuses max_tokens past its context with a 400: one line naming the setting, at once."""
+    with SimulatorThread(Simulator(profile="vllm", models=("m",))) as sim:
+        line = _refused_line(tmp_path, sim, model="m", max_tokens=9000)
+        assert "maximum context length is 8192 tokens" in line and "lower llm.max_tokens" in line, line
+        assert sim.simulator.counters.by_outcome == {"ok": 1, "too_long": 1}  # the probe, then one refusal
+
+
+def test_a_server_that_refuses_seed_gets_requests_without_it(tmp_path):
+    """The probe sees the refusal of `seed` and the build sends none (the version says so)."""
+    with SimulatorThread(Simulator(models=("m",))) as sim:
+        sim.simulator.record = True
+        original = sim.simulator._profile_refusal
+
+        def no_seed(body):
+            if "seed" in body:
+                return web.json_response({"error": {"message": "Unrecognized request argument: seed"}}, status=400)
+            return original(body)
+
+        sim.simulator._profile_refusal = no_seed
+        config = write_config(tmp_path / "c.yaml", dataset="noseed", personas={"count": 1},
+                              recipe_options={"dialogues_per_persona": 0},
+                              llm={"model": "m", "stage_variables": True, "concurrency": 4, "seed": 5})
+        summary = _build(config, tmp_path / "wh", env={"OPENAI_BASE_URL": sim.base_url, "OPENAI_API_KEY": "x"})
+        assert summary["version"] == 1
+        assert not [b for b in sim.simulator.recorded if "memsynth" in b and "seed" in b]
+        shown = cli_json("versions", "noseed", "--warehouse", str(tmp_path / "wh"), "--show", "1", "--format", "json")
+        assert shown["config"]["llm"]["seed"] is None
