@@ -102,6 +102,18 @@ def main() -> None:
                 f"{r['ratio_to_limit']:.2f} | {r['cpu_ms_per_call']:.2f} | {r['peak_rss_mb']:.0f} | "
                 f"{r['ok']}/{r['calls']} |" for r in streamed["runs"] if "error" not in r]
         out.append("")
+    real = load("real-server")
+    if real:  # a real server: what a first-time user of a small local model gets
+        m = real["machine"]
+        out += ["## A real server (`bench/real_server.py`)", "",
+                f"`{real['command']}` — {real['server']}; 1-persona quickstart, no dialogues, concurrency 1, "
+                f"max_tokens 1024; {m['cores']} cores, {m['when']}.", "",
+                "| response_mode | exit | wall s | calls | completion tokens | tokens/s | failed answers per stage | published | error |",
+                "|---|---|---|---|---|---|---|---|---|"]
+        out += [f"| {r['mode']} | {r['exit']} | {r['wall_s']} | {r.get('calls', '')} | {r.get('completion_tokens', '')} | "
+                f"{r.get('tokens_per_s', '')} | {', '.join(f'{k} {v}' for k, v in (r.get('failures') or {}).items())} | "
+                f"{sum((r.get('published') or {}).values())} rows | {r['error'][:160].replace('|', '/')} |" for r in real["runs"]]
+        out.append("")
     configs = load("configs")
     if configs:
         m = configs["machine"]
