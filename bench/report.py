@@ -73,6 +73,19 @@ def cpu_section() -> list[str]:
     return out + [""]
 
 
+THROUGHPUT_HEAD = ["| tool | C | L (ms) | req/s | of C/L | client CPU ms/call | peak RSS MB | ok |",
+                   "|---|---|---|---|---|---|---|---|"]
+
+
+def throughput_rows(runs: list[dict]) -> list[str]:
+    return run_rows(
+        runs,
+        lambda r: (f"| {r['tool']} | {r['concurrency']} | {r['latency_ms']} | {r['requests_per_second']} | "
+                   f"{r['ratio_to_limit']:.2f} | {r['cpu_ms_per_call']:.2f} | {r['peak_rss_mb']:.0f} | "
+                   f"{r['ok']}/{r['calls']} |"),
+        lambda r: f"| {r['tool']} | {r['concurrency']} | {r['latency_ms']} | not run: {r['error'][:80]} | | | | |")
+
+
 def main() -> None:
     out = ["# Benchmark results", "",
            "Written by `python bench/report.py` from `bench/results/*.json`; each section names "
@@ -83,24 +96,15 @@ def main() -> None:
         out += ["## Throughput against the endpoint's limit (`bench/throughput.py`)", "",
                 f"`{throughput['command']}` — {throughput['calls']} structured calls per tool and "
                 f"setting; {m['cores']} cores, {m['memory_gib']} GiB, Python {m['python']}, {m['when']}.", "",
-                "| tool | C | L (ms) | req/s | of C/L | client CPU ms/call | peak RSS MB | ok |",
-                "|---|---|---|---|---|---|---|---|"]
-        out += run_rows(
-            throughput["runs"],
-            lambda r: (f"| {r['tool']} | {r['concurrency']} | {r['latency_ms']} | {r['requests_per_second']} | "
-                       f"{r['ratio_to_limit']:.2f} | {r['cpu_ms_per_call']:.2f} | {r['peak_rss_mb']:.0f} | "
-                       f"{r['ok']}/{r['calls']} |"),
-            lambda r: f"| {r['tool']} | {r['concurrency']} | {r['latency_ms']} | not run: {r['error'][:80]} | | | | |")
+                *THROUGHPUT_HEAD]
+        out += throughput_rows(throughput["runs"])
         out.append("")
     streamed = load("throughput-streamed")
     if streamed:  # the same calls since answers come streamed (the default): the table above is non-streamed
         m = streamed["machine"]
         out += [f"Answers streamed (`llm.stream`, the default): `{streamed['command']}` — {m['when']}.", "",
-                "| tool | C | L (ms) | req/s | of C/L | client CPU ms/call | peak RSS MB | ok |",
-                "|---|---|---|---|---|---|---|---|"]
-        out += [f"| {r['tool']} | {r['concurrency']} | {r['latency_ms']} | {r['requests_per_second']} | "
-                f"{r['ratio_to_limit']:.2f} | {r['cpu_ms_per_call']:.2f} | {r['peak_rss_mb']:.0f} | "
-                f"{r['ok']}/{r['calls']} |" for r in streamed["runs"] if "error" not in r]
+                *THROUGHPUT_HEAD]
+        out += throughput_rows(streamed["runs"])
         out.append("")
     real = load("real-server")
     if real:  # a real server: what a first-time user of a small local model gets
