@@ -201,3 +201,19 @@ def test_a_server_that_refuses_seed_gets_requests_without_it(tmp_path):
         assert not [b for b in sim.simulator.recorded if "memsynth" in b and "seed" in b]
         shown = cli_json("versions", "noseed", "--warehouse", str(tmp_path / "wh"), "--show", "1", "--format", "json")
         assert shown["config"]["llm"]["seed"] is None
+
+
+def test_a_password_in_the_base_url_is_kept_nowhere_by_the_probe(tmp_path):
+    """The kept capability record and the probe's error lines mask a URL's user:password."""
+    from memsynth.core.errors import BuildFailed
+    from memsynth.llm.capabilities import learn
+
+    with SimulatorThread(Simulator(models=("m",))) as sim:
+        url = sim.base_url.replace("http://", "http://user:sekrit@")
+        found = learn(tmp_path, url, "k", "m", probe_formats=True)
+        assert found.response_mode == "json_schema"
+        kept = "".join(p.read_text() for p in (tmp_path / "endpoints").glob("*.json"))
+        assert kept and "sekrit" not in kept and "***@" in kept
+    with pytest.raises(BuildFailed) as refused:
+        learn(tmp_path / "x", "http://user:sekrit@127.0.0.1:9/v1", "k", "m", probe_formats=True)
+    assert "sekrit" not in str(refused.value) and "cannot reach" in str(refused.value)

@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx2 as httpx  # the HTTP library of openai >= 3
 
+from memsynth.core.config import redacted
 from memsynth.core.errors import BuildFailed, ConfigError
 
 ENDPOINTS_DIR = "endpoints"  # inside the cache folder
@@ -74,7 +75,8 @@ def learn(directory: Path, base_url: str, api_key: str, model: str, *, probe_for
         probe = _Probe(http, base_url, model)
         served, context = probe.models()
         mode, seed_ok = probe.structured_output(seed) if probe_formats else (None, True)
-    found = Capabilities(base_url=base_url, model=model, served=served, context=context,
+    # Kept with a URL's user:password masked: the file names the endpoint, never its secret.
+    found = Capabilities(base_url=redacted(base_url), model=model, served=served, context=context,
                          response_mode=mode, seed=seed_ok, probe_requests=probe.sent)
     path.parent.mkdir(parents=True, exist_ok=True)
     scratch = path.with_suffix(f".{os.getpid()}.tmp")
@@ -87,7 +89,7 @@ def learn(directory: Path, base_url: str, api_key: str, model: str, *, probe_for
 class _Probe:
     def __init__(self, http: httpx.Client, base_url: str, model: str):
         self.http = http
-        self.base_url = base_url
+        self.base_url = redacted(base_url)  # as errors show it: a user:password in it masked
         self.model = model
         self.sent = 0
 
