@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -171,6 +174,59 @@ def test_a_slow_server_that_is_working_is_never_asked_twice(tmp_path):
         assert llm["completion_tokens"] == seen.completion_tokens and llm["prompt_tokens"] == seen.prompt_tokens
         # The average answer took longer than the 0.5 s a whole answer may take when not streamed.
         assert seen.completion_tokens / seen.requests > 200, seen.completion_tokens / seen.requests
+
+
+def test_a_one_slot_server_keeps_generating_what_a_client_gave_up_on_unless_streamed(tmp_path):
+    """llama.cpp runs one request at a time and finishes an answer sent whole even after the
+    client left. Not streamed, with a total timeout shorter than an answer, answers are given
+    up on and asked again while the server still writes them: the issue's snowball. Streamed,
+    at the server's one slot, every answer is read once and nothing is made for nobody."""
+    def config(name: str, sim: SimulatorThread, **llm) -> Path:
+        return write_config(tmp_path / f"{name}.yaml", dataset=name, personas={"count": 1},
+                            recipe_options={"dialogues_per_persona": 0},
+                            llm={"model": "m", "stage_variables": True, "retry_base_s": 0.01, "timeout_s": 0.05,
+                                 "response_mode": "json_object_schema", "base_url": sim.base_url, **llm})
+
+    def one_slot() -> Simulator:  # an answer of ~250 tokens takes ~0.06 s: past the 0.05 s timeout
+        return Simulator(profile="llamacpp", models=("m", ), token_rate=4000, capacity=1)
+
+    env = {**os.environ, "OPENAI_API_KEY": "x"}
+    with SimulatorThread(one_slot()) as sim:
+        path = config("whole", sim, stream=False, concurrency=4)
+        build = subprocess.Popen([sys.executable, "-m", "memsynth.cli", "build", str(path), "--warehouse",
+                                  str(tmp_path / "wh"), "--no-progress"], env=env, cwd=ROOT,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 120
+            while sim.simulator.counters.by_outcome.get("generated_for_nobody", 0) < 3:
+                assert build.poll() is None and time.monotonic() < deadline, sim.simulator.counters.by_outcome
+                time.sleep(0.1)
+        finally:
+            build.kill()
+            build.wait()
+    with SimulatorThread(one_slot()) as sim:
+        summary = _build(config("streamed", sim, concurrency=1, idle_timeout_s=1), tmp_path / "wh", env=env)
+        llm, seen = summary["llm"], sim.simulator.counters
+        assert "generated_for_nobody" not in seen.by_outcome and "disconnected" not in seen.by_outcome
+        assert llm["retries"] == 0 and llm["abandoned"] == 0, llm
+        assert llm["completion_tokens"] == seen.completion_tokens
+        assert seen.completion_tokens / seen.requests > 200  # longer than the 0.05 s an unstreamed one may take
+
+
+@pytest.mark.parametrize("ignores_seed", [False, True])
+def test_the_probe_learns_whether_the_seed_makes_an_answer_repeat(tmp_path, ignores_seed):
+    """Two sampled answers under one seed: equal on a server that honours it, not on one that
+    samples afresh; the summary says which, and the record is kept for the next build."""
+    with SimulatorThread(Simulator(models=("m",), ignores_seed=ignores_seed)) as sim:
+        env = {"OPENAI_BASE_URL": sim.base_url, "OPENAI_API_KEY": "x"}
+        config = write_config(tmp_path / "c.yaml", dataset="seeded", personas={"count": 1},
+                              recipe_options={"dialogues_per_persona": 0},
+                              llm={"model": "m", "stage_variables": True, "concurrency": 4, "seed": 5})
+        summary = _build(config, tmp_path / "wh", env=env)
+        assert summary["llm"]["seed_honoured"] is (not ignores_seed)
+        assert summary["llm"]["probe_requests"] == 3  # json_schema, then the seed's two samples
+        again = _build(config, tmp_path / "wh", env=env)
+        assert again["llm"]["probe_requests"] == 0
 
 
 def test_a_request_longer_than_the_context_is_a_setting_to_change_not_an_outage(tmp_path):

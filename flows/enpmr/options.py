@@ -84,7 +84,8 @@ class EnpmrOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     emotions: bool = emotions_option()
-    min_life_themes: int = Field(10, ge=1, le=40, description="life themes asked for per persona")
+    # The profile schema holds at least 10 (the seed's minimum): fewer could never validate.
+    min_life_themes: int = Field(10, ge=10, le=40, description="life themes asked for per persona (10 or more)")
     dialogues_per_persona: int = Field(4, ge=0, le=10_000, description="support dialogues planned per persona")
     need_proportions: dict[str, float] = Field(
         default_factory=lambda: {"SA": 1099, "EN": 401, "PN": 192, "LB": 180},

@@ -296,8 +296,10 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
                 f"{config.max_failure_rate:.0%}{downstream}); nothing was published. First problems: {examples}")
         totals = llm_totals(stats["calls"], stats["cache_hits"], engine.counters, config.llm.prices,
                             batch=config.llm.mode == "batch", free_models=(model,) if endpoint else ())
-        # What `auto` settled on, and the probe's small requests (0 once its answer is kept).
-        totals.update(response_mode=config.llm.response_mode, probe_requests=engine.counters.probe_requests)
+        # What `auto` settled on, the probe's small requests (0 once its answer is kept), and
+        # whether llm.seed makes a sampled answer repeat (None: no seed, or not asked).
+        totals.update(response_mode=config.llm.response_mode, probe_requests=engine.counters.probe_requests,
+                      seed_honoured=engine.capabilities.seed_honoured if engine.capabilities else None)
         artifacts = version_artifacts(recipe, prompts, config)
         info = VersionInfo(
             build_id=build_id, recipe=recipe.name,

@@ -45,11 +45,18 @@ def simulator() -> None:
               help="a model name to serve and list at /models (repeat for more); unset: any name")
 @click.option("--token-rate", type=click.FloatRange(min=0, min_open=True), default=None,
               help="completion tokens per second, as a slow local server generates them (unset: at once)")
+@click.option("--capacity", type=click.IntRange(min=1), default=None,
+              help="requests generated at once (llama.cpp's --parallel slots); the rest wait in a "
+                   "silent queue (unset: no limit)")
+@click.option("--ignores-seed", is_flag=True,
+              help="sample afresh on every request, whatever its `seed` (as DeepSeek does), when "
+                   "the temperature is above 0")
 def simulator_serve(host: str, port: int, latency_ms: float, rate_429: float, rate_500: float,
                     rate_dropped: float, rate_malformed: float, rate_truncated: float,
                     rate_slow: float, slow_ms: float, seed: int, upstream: str | None,
                     batch_delay_s: float, batch_failed_rate: float, profile: str,
-                    models: tuple[str, ...], token_rate: float | None) -> None:
+                    models: tuple[str, ...], token_rate: float | None, capacity: int | None,
+                    ignores_seed: bool) -> None:
     """Serve POST /v1/chat/completions, the Files and Batch API (/v1/files, /v1/batches),
     GET /v1/models and GET /stats until interrupted."""
     import asyncio
@@ -65,7 +72,8 @@ def simulator_serve(host: str, port: int, latency_ms: float, rate_429: float, ra
         rate_malformed=rate_malformed, rate_truncated=rate_truncated, rate_slow=rate_slow,
         slow_ms=slow_ms, seed=seed),
         batch_faults=BatchFaults(delay_s=batch_delay_s, failed_line_rate=batch_failed_rate, seed=seed),
-        profile=profile, models=models or None, token_rate=token_rate)
+        profile=profile, models=models or None, token_rate=token_rate, capacity=capacity,
+        ignores_seed=ignores_seed)
     try:
         asyncio.run(serve_forever(sim, host, port))
     except OSError as exc:

@@ -50,6 +50,8 @@ class Capabilities:
     context: int | None = None  # the model's context in tokens, when /models says
     response_mode: str | None = None  # the strongest structured output it enforces (None: not probed)
     seed: bool = True  # False: the server refused a request carrying `seed`
+    # Two sampled answers under one seed agreed (None: not asked, as no seed is set).
+    seed_honoured: bool | None = None
     probe_requests: int = 0  # chat requests the probe sent (0: read from the cache folder)
 
 
@@ -68,16 +70,19 @@ def learn(directory: Path, base_url: str, api_key: str, model: str, *, probe_for
             stored = Capabilities(**{**asdict(stored), "served": tuple(stored.served)})
         except (ValueError, TypeError):
             stored = None
-        if stored is not None and (stored.response_mode or not probe_formats):
+        # Kept, unless it lacks what this build asks: the forms, or whether a newly set seed holds.
+        unasked_seed = seed is not None and stored is not None and stored.seed and stored.seed_honoured is None
+        if stored is not None and (stored.response_mode or not probe_formats) and not (probe_formats and unasked_seed):
             return stored
     with httpx.Client(base_url=base_url.rstrip("/") + "/", timeout=timeout_s,
                       headers={"Authorization": f"Bearer {api_key}"}) as http:
         probe = _Probe(http, base_url, model)
         served, context = probe.models()
         mode, seed_ok = probe.structured_output(seed) if probe_formats else (None, True)
+        honoured = probe.seed_honoured(seed) if seed is not None and seed_ok and probe_formats else None
     # Kept with a URL's user:password masked: the file names the endpoint, never its secret.
     found = Capabilities(base_url=redacted(base_url), model=model, served=served, context=context,
-                         response_mode=mode, seed=seed_ok, probe_requests=probe.sent)
+                         response_mode=mode, seed=seed_ok, seed_honoured=honoured, probe_requests=probe.sent)
     path.parent.mkdir(parents=True, exist_ok=True)
     scratch = path.with_suffix(f".{os.getpid()}.tmp")
     scratch.write_text(json.dumps({k: v for k, v in asdict(found).items() if k != "probe_requests"},
@@ -147,6 +152,22 @@ class _Probe:
         raise ConfigError(f"the endpoint at {self.base_url} refused every form of request memsynth can send "
                           f"({'; '.join(refusals)})")
 
+    def seed_honoured(self, seed: int) -> bool | None:
+        """Whether two sampled answers under one seed agree (None: the server would not say)."""
+        body: dict[str, Any] = {
+            "model": self.model, "max_tokens": 16, "temperature": 1.0, "seed": seed,
+            "messages": [{"role": "user", "content": "Write eight random words."}]}
+        answers = []
+        for _ in range(2):
+            response = self._send(body, whole=False)  # 16 random words may well be cut off
+            if isinstance(response, str):
+                return None
+            try:
+                answers.append(response.json()["choices"][0]["message"]["content"])
+            except (ValueError, KeyError, IndexError, TypeError):
+                return None
+        return answers[0] == answers[1]
+
     def _try(self, form: dict[str, Any] | None, seed: int | None) -> str:
         body: dict[str, Any] = {
             "model": self.model, "max_tokens": 32, "temperature": 0,
@@ -155,6 +176,19 @@ class _Probe:
             body["response_format"] = form
         if seed is not None:
             body["seed"] = seed
+        response = self._send(body)
+        if isinstance(response, str):
+            return response
+        choice = response.json()["choices"][0]
+        try:
+            answer = json.loads(choice["message"]["content"] or "")
+        except ValueError:
+            return "accepted"
+        return "enforced" if isinstance(answer, dict) and PROBE_KEY in answer else "accepted"
+
+    def _send(self, body: dict[str, Any], whole: bool = True) -> httpx.Response | str:
+        """A readable answer to `body` (`whole`: not cut off mid-JSON), or why the request itself
+        was refused; asked again on answers that say nothing about it (429, gateway errors)."""
         last = ""
         for attempt in range(TRIES):
             if attempt:
@@ -171,7 +205,7 @@ class _Probe:
                 raise ConfigError(f"the endpoint at {self.base_url} answered HTTP 404 to a chat request for "
                                   f"{self.model!r}: {said}")
             if response.status_code >= 400:
-                if seed is not None and "seed" in said.lower() and response.status_code < 500:
+                if body.get("seed") is not None and "seed" in said.lower() and response.status_code < 500:
                     return "seed refused"
                 if _says_invalid(response.status_code, said):
                     return f"refused (HTTP {response.status_code}: {said[:120]})"
@@ -183,14 +217,13 @@ class _Probe:
             except (ValueError, KeyError, IndexError, TypeError):
                 last = "an unreadable answer"
                 continue
-            try:
-                answer = json.loads(content)
-            except ValueError:
-                if choice.get("finish_reason") == "length":
+            if whole and choice.get("finish_reason") == "length":
+                try:
+                    json.loads(content)
+                except ValueError:
                     last = "a cut-off answer"
                     continue
-                return "accepted"
-            return "enforced" if isinstance(answer, dict) and PROBE_KEY in answer else "accepted"
+            return response
         raise BuildFailed(f"the endpoint at {self.base_url} did not answer memsynth's capability probe "
                           f"({TRIES} tries, last: {last}); re-run when it answers, or set llm.response_mode")
 

@@ -68,6 +68,7 @@ class LLMEngine:
         self.gate = OutageGate(settings.outage_wait_s, self._probe)
         self.failure_rate = FailureRate()
         self.spend = Spend()
+        self.capabilities: Capabilities | None = None  # once learn_capabilities has run
         self.batches = (BatchQueue(self._openai, cache.directory, settings.batch, self._keep_batch_answer)
                         if settings.mode == "batch" else None)
 
@@ -86,6 +87,7 @@ class LLMEngine:
                       seed=seed, timeout_s=self.settings.timeout_s, refresh=refresh)
         self.settings.context_tokens = found.context
         self.counters.probe_requests += found.probe_requests
+        self.capabilities = found
         return found
 
     def _openai(self) -> openai.AsyncOpenAI:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import itertools
 import json
 import random
 import re
@@ -71,7 +72,7 @@ class Simulator:
                  upstream: str | None = None, answers: dict[str, StageAnswer] | None = None,
                  batch_faults: BatchFaults | None = None, prompt_cache: PrefixCache | None = None,
                  profile: str = "openai", models: tuple[str, ...] | None = None,
-                 token_rate: float | None = None):
+                 token_rate: float | None = None, capacity: int | None = None, ignores_seed: bool = False):
         if profile not in PROFILES:
             raise ValueError(f"unknown server profile {profile!r} (known: {', '.join(PROFILES)})")
         self.profile = PROFILES[profile]
@@ -80,6 +81,13 @@ class Simulator:
         self.served = models
         # Completion tokens a second, as a local server generates them (None: at once).
         self.token_rate = token_rate
+        # Requests generated at once (llama.cpp's --parallel slots); the rest wait silent in
+        # a queue, headers unsent. None: no limit.
+        self.capacity = capacity
+        self._slots = asyncio.Semaphore(capacity) if capacity else None
+        # Sampled answers (temperature above 0) differ on every request, `seed` or not.
+        self.ignores_seed = ignores_seed
+        self._draws = itertools.count()
         self.latency_s = latency_ms / 1000.0
         self.faults = faults or Faults()
         self.upstream = upstream.rstrip("/") if upstream else None
@@ -188,38 +196,50 @@ class Simulator:
                 return web.Response()  # never reaches the client
             if fault == "slow":
                 await asyncio.sleep(self.faults.slow_ms / 1000)
-            if self.upstream:
-                status, payload = await self._forward(body)
-                if status != 200:
-                    c.count(f"upstream_{status}")
-                    return web.json_response(payload, status=status)
-            else:
-                missing = self._missing_variables(body)
-                if missing:
-                    c.count("no_stage_variables")
-                    return _error(412, missing)
-                payload = self.complete(body)
-            c.count(fault)
-            if fault == "malformed" and not body.get("stream"):
-                # Cut mid-body: a broken proxy, or a gateway's HTML error page sent as a 200.
-                text = json.dumps(payload, ensure_ascii=False)
-                return web.Response(text=text[: len(text) // 2], content_type="application/json")
-            if fault == "truncated":
-                _truncate(payload)
-            usage = payload.get("usage") or {}
-            c.prompt_tokens += usage.get("prompt_tokens", 0)
-            c.completion_tokens += usage.get("completion_tokens", 0)  # generated, read or not
-            if body.get("stream"):
-                try:
-                    return await self._stream(request, payload, body, broken=fault == "malformed")
-                except ConnectionResetError:  # the client hung up mid-answer: stop writing it
-                    c.count("disconnected")
-                    return web.Response()  # never reaches the client
-            if self.token_rate:  # nothing is sent until all of it is generated
-                await asyncio.sleep(usage.get("completion_tokens", 0) / self.token_rate)
-            return web.json_response(payload)
+            if self._slots is None:
+                return await self._answer(request, body, fault)
+            async with self._slots:
+                return await self._answer(request, body, fault)
         finally:
             c.in_flight -= 1
+
+    async def _answer(self, request: web.Request, body: dict[str, Any], fault: str) -> web.StreamResponse:
+        """Generate the answer (in one of the server's slots, when it has a capacity) and send it."""
+        c = self.counters
+        if self.upstream:
+            status, payload = await self._forward(body)
+            if status != 200:
+                c.count(f"upstream_{status}")
+                return web.json_response(payload, status=status)
+        else:
+            missing = self._missing_variables(body)
+            if missing:
+                c.count("no_stage_variables")
+                return _error(412, missing)
+            payload = self.complete(body)
+        c.count(fault)
+        if fault == "malformed" and not body.get("stream"):
+            # Cut mid-body: a broken proxy, or a gateway's HTML error page sent as a 200.
+            text = json.dumps(payload, ensure_ascii=False)
+            return web.Response(text=text[: len(text) // 2], content_type="application/json")
+        if fault == "truncated":
+            _truncate(payload)
+        usage = payload.get("usage") or {}
+        c.prompt_tokens += usage.get("prompt_tokens", 0)
+        if body.get("stream"):  # its tokens are counted as they go: generation stops on a disconnect
+            try:
+                return await self._stream(request, payload, body, broken=fault == "malformed")
+            except ConnectionResetError:  # the client hung up mid-answer: stop writing it
+                c.count("disconnected")
+                return web.Response()  # never reaches the client
+        c.completion_tokens += usage.get("completion_tokens", 0)  # generated, read or not
+        if self.token_rate:  # nothing is sent until all of it is generated
+            await asyncio.sleep(usage.get("completion_tokens", 0) / self.token_rate)
+            if request.transport is None or request.transport.is_closing():
+                # The client gave up while it was generated: a server does not notice a
+                # disconnect before it writes, so the whole answer was made for nobody.
+                c.count("generated_for_nobody")
+        return web.json_response(payload)
 
     async def _stream(self, request: web.Request, payload: dict[str, Any], body: dict[str, Any],
                       broken: bool = False) -> web.StreamResponse:
@@ -237,14 +257,21 @@ class Simulator:
             await response.write(f"data: {data}\n\n".encode())
 
         step = 64 if self.token_rate else max(1, len(content))
+        tokens = (payload.get("usage") or {}).get("completion_tokens", 0)
         for start in range(0, len(content), step):
             if self.token_rate:
                 await asyncio.sleep(step / 4 / self.token_rate)
-            await send({**head, "choices": [{"index": 0, "delta": {"content": content[start:start + step]},
-                                             "finish_reason": None}]})
+            try:
+                await send({**head, "choices": [{"index": 0, "delta": {"content": content[start:start + step]},
+                                                 "finish_reason": None}]})
+            except ConnectionResetError:  # what was generated before the client left
+                self.counters.completion_tokens += tokens * start // max(1, len(content))
+                raise
             if broken:  # a proxy that cuts the stream: half an event, then nothing
+                self.counters.completion_tokens += tokens  # the server made it all
                 await response.write(b'data: {"id": "chatcmpl-')
                 return response
+        self.counters.completion_tokens += tokens
         await send({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]})
         if (body.get("stream_options") or {}).get("include_usage"):
             await send({**head, "choices": [], "usage": payload["usage"]})
@@ -318,6 +345,8 @@ class Simulator:
         # Another sample of the same prompt (a new cache key) gets another answer.
         sample = hints.get("sample", 0)
         salt = f"|{hints['salt']}" if hints.get("salt") else ""  # a regenerated item
+        if self.ignores_seed and float(body.get("temperature") or 0) > 0:
+            salt += f"|draw {next(self._draws)}"
         seed = hashlib.sha256(f"{body.get('model')}|{name}|{prompt}|{sample}{salt}".encode()).digest()
         rng = random.Random(int.from_bytes(seed[:8], "big"))
         variables = hints.get("variables") or {}
