@@ -42,6 +42,49 @@ def shared_prefect_server():
         os.environ.pop("PREFECT_API_URL", None)
 
 
+S3_SECRET = "sk-memsynth-test-secret-9f3c1a"  # the s3 fixture's secret key: must end up nowhere
+
+
+@pytest.fixture
+def s3():
+    """moto's S3 server on loopback with a bucket `lab`: (boto3 client, AWS environment)."""
+    moto_server = pytest.importorskip("moto.server")
+    boto3 = pytest.importorskip("boto3")
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    env = {"AWS_ACCESS_KEY_ID": "memsynth-test", "AWS_SECRET_ACCESS_KEY": S3_SECRET,
+           "AWS_ENDPOINT_URL": f"http://{host}:{port}", "AWS_REGION": "us-east-1"}
+    client = boto3.client("s3", endpoint_url=env["AWS_ENDPOINT_URL"], region_name="us-east-1",
+                          aws_access_key_id=env["AWS_ACCESS_KEY_ID"], aws_secret_access_key=S3_SECRET)
+    client.create_bucket(Bucket="lab")
+    try:
+        yield client, env
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster():
+    """One throwaway PostgreSQL cluster per test worker (see tests/postgres_server.py)."""
+    from tests.postgres_server import PostgresServer, binaries
+
+    bin_dir = binaries()
+    if bin_dir is None:
+        pytest.skip("no PostgreSQL binaries (initdb) on this machine: apt-get install postgresql")
+    server = PostgresServer(bin_dir).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_cluster) -> str:
+    """A fresh database of the worker's cluster, as a catalog URL."""
+    return postgres_cluster.database()
+
+
 @pytest.fixture
 def simulator():
     """A clean simulator on a loopback port; `.simulator` is the handler with its counters."""

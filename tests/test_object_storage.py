@@ -7,28 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import cli_json, memsynth_cli, write_config
+from tests.conftest import S3_SECRET, cli_json, memsynth_cli, write_config
 
-moto_server = pytest.importorskip("moto.server")
 boto3 = pytest.importorskip("boto3")
-
-SECRET = "sk-memsynth-test-secret-9f3c1a"  # must appear in no file and no object
-
-
-@pytest.fixture
-def s3():
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    env = {"AWS_ACCESS_KEY_ID": "memsynth-test", "AWS_SECRET_ACCESS_KEY": SECRET,
-           "AWS_ENDPOINT_URL": f"http://{host}:{port}", "AWS_REGION": "us-east-1"}
-    client = boto3.client("s3", endpoint_url=env["AWS_ENDPOINT_URL"], region_name="us-east-1",
-                          aws_access_key_id=env["AWS_ACCESS_KEY_ID"], aws_secret_access_key=SECRET)
-    client.create_bucket(Bucket="lab")
-    try:
-        yield client, env
-    finally:
-        server.stop()
+SECRET = S3_SECRET  # must appear in no file and no object
 
 
 def _keys(client) -> list[str]:
@@ -90,3 +72,37 @@ def test_missing_credentials_fail_with_one_line(tmp_path: Path, s3):
     assert result.returncode != 0
     assert "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_bucket_catalog_changed_by_another_machine_is_never_overwritten(tmp_path: Path, s3, monkeypatch):
+    """Without a PostgreSQL catalog an s3:// warehouse takes one writer at a time: a machine
+    whose catalog is behind the bucket's (another published meanwhile) is refused when it
+    would upload, drops its own commit, and the bucket keeps the other's version."""
+    import duckdb
+
+    from memsynth.core.errors import MemsynthError
+    from memsynth.warehouse.catalog import list_versions
+    from memsynth.warehouse.ducklake import load_ducklake
+    from memsynth.warehouse.location import location_of
+    from memsynth.warehouse.objectstore import ObjectStore, bind
+    from tests.test_warehouse import Row, _publish
+
+    _client, env = s3
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    store = ObjectStore.parse("s3://lab/single")
+    a, b = bind(store, tmp_path / "a"), bind(store, tmp_path / "b")
+    _publish(a, [Row(id=1, tags=[], extra={})], 1)
+    assert [v["version"] for v in list_versions(b, "d")] == [1]  # machine B fetched version 1
+    _publish(a, [Row(id=2, tags=[], extra={})], 2)  # A publishes version 2: the bucket moves on
+    # B commits to its own (now stale) copy, as a publish that started before A's would.
+    con = duckdb.connect()
+    load_ducklake(con)
+    location_of(b).configure(con)
+    con.execute(f"ATTACH 'ducklake:{b / 'd' / 'catalog.ducklake'}' AS lake (DATA_PATH 's3://lab/single/d/data/')")
+    con.execute("CREATE TABLE lake.stale AS SELECT 1 AS x")
+    con.close()
+    with pytest.raises(MemsynthError, match="another machine published d .* nothing was published"):
+        location_of(b).share_catalog(b / "d")
+    assert [v["version"] for v in list_versions(a, "d")] == [1, 2]  # the bucket kept A's version
+    assert [v["version"] for v in list_versions(b, "d")] == [1, 2]  # and B now reads it too

@@ -31,6 +31,16 @@ class Row(BaseModel):
 T = Table("things", Row)
 
 
+@pytest.fixture(params=["file", "postgres"])
+def root(request, tmp_path):
+    """A warehouse folder whose catalogs are files, or a PostgreSQL database's schemas."""
+    if request.param == "postgres":
+        from memsynth.warehouse.catalogs import bind_catalog
+
+        bind_catalog(tmp_path, request.getfixturevalue("postgres_url"), [])
+    return tmp_path
+
+
 def _info(n: int = 0) -> VersionInfo:
     return VersionInfo(build_id=f"b{n}", recipe="test", config={"dataset": "d"}, config_hash="h",
                        memsynth_version="0", prompt_hashes={}, schema_hashes={}, model="m",
@@ -62,33 +72,33 @@ def test_ducklake_loads_offline_from_the_pip_package():
     load_ducklake(con)
 
 
-def test_versions_are_immutable_snapshots(tmp_path):
-    v1 = _publish(tmp_path, [Row(id=1, tags=["a"], extra={"k": 1})], 1)
-    v2 = _publish(tmp_path, [Row(id=2, tags=[], extra={}), Row(id=3, tags=["b", "c"], extra={})], 2)
+def test_versions_are_immutable_snapshots(root):
+    v1 = _publish(root, [Row(id=1, tags=["a"], extra={"k": 1})], 1)
+    v2 = _publish(root, [Row(id=2, tags=[], extra={}), Row(id=3, tags=["b", "c"], extra={})], 2)
     assert (v1["version"], v2["version"]) == (1, 2) and v2["parent_version"] == 1
-    _, rows, _ = run_query(tmp_path, "d", "SELECT id FROM things ORDER BY id", version=1)
+    _, rows, _ = run_query(root, "d", "SELECT id FROM things ORDER BY id", version=1)
     assert rows == [(1,)]
-    cols, rows, number = run_query(tmp_path, "d", "SELECT id, tags, extra FROM things ORDER BY id")
+    cols, rows, number = run_query(root, "d", "SELECT id, tags, extra FROM things ORDER BY id")
     assert number == 2 and [r[0] for r in rows] == [2, 3] and rows[1][1] == ["b", "c"]
-    versions = list_versions(tmp_path, "d")
+    versions = list_versions(root, "d")
     assert [v["version"] for v in versions] == [1, 2]
     assert versions[1]["row_counts"] == {"things": 2} and versions[0]["llm_calls"] == 3
-    assert list_datasets(tmp_path)[0]["latest_version"] == 2
-    assert list(tmp_path.glob("d/data/**/*.parquet")), "data must be real Parquet files"
+    assert list_datasets(root)[0]["latest_version"] == 2
+    assert list(root.glob("d/data/**/*.parquet")), "data must be real Parquet files"
 
 
-def test_empty_tables_keep_their_schema(tmp_path):
-    _publish(tmp_path, [])
-    cols, rows, _ = run_query(tmp_path, "d", "SELECT * FROM things")
+def test_empty_tables_keep_their_schema(root):
+    _publish(root, [])
+    cols, rows, _ = run_query(root, "d", "SELECT * FROM things")
     assert cols == ["id", "tags", "extra"] and rows == []
 
 
-def test_failed_publish_leaves_no_version(tmp_path):
-    _publish(tmp_path, [Row(id=1, tags=[], extra={})], 1)
+def test_failed_publish_leaves_no_version(root):
+    _publish(root, [Row(id=1, tags=[], extra={})], 1)
     with pytest.raises(MemsynthError):
-        publish(tmp_path, "d", {"things": [tmp_path / "missing.parquet"]}, _info(2))
-    assert [v["version"] for v in list_versions(tmp_path, "d")] == [1]
-    assert run_query(tmp_path, "d", "SELECT count(*) FROM things")[1] == [(1,)]
+        publish(root, "d", {"things": [root / "missing.parquet"]}, _info(2))
+    assert [v["version"] for v in list_versions(root, "d")] == [1]
+    assert run_query(root, "d", "SELECT count(*) FROM things")[1] == [(1,)]
 
 
 @pytest.mark.parametrize("sql", [
@@ -102,18 +112,18 @@ def test_failed_publish_leaves_no_version(tmp_path):
     "SELECT 1; DROP TABLE things",
     "SET enable_external_access = true",
 ])
-def test_writes_are_refused(tmp_path, sql):
-    _publish(tmp_path, [Row(id=1, tags=[], extra={})])
+def test_writes_are_refused(root, sql):
+    _publish(root, [Row(id=1, tags=[], extra={})])
     with pytest.raises(MemsynthError):
-        run_query(tmp_path, "d", sql)
-    assert run_query(tmp_path, "d", "SELECT count(*) FROM things")[1] == [(1,)]
+        run_query(root, "d", sql)
+    assert run_query(root, "d", "SELECT count(*) FROM things")[1] == [(1,)]
 
 
-def test_reading_outside_the_dataset_is_refused(tmp_path):
-    _publish(tmp_path, [Row(id=1, tags=[], extra={})])
-    (tmp_path / "secret.csv").write_text("a\n1\n")
+def test_reading_outside_the_dataset_is_refused(root):
+    _publish(root, [Row(id=1, tags=[], extra={})])
+    (root / "secret.csv").write_text("a\n1\n")
     with pytest.raises(MemsynthError, match="query failed"):
-        run_query(tmp_path, "d", f"SELECT * FROM read_csv('{tmp_path}/secret.csv')")
+        run_query(root, "d", f"SELECT * FROM read_csv('{root}/secret.csv')")
 
 
 def test_check_read_only_accepts_plain_selects():
@@ -121,38 +131,38 @@ def test_check_read_only_accepts_plain_selects():
     check_read_only("EXPLAIN SELECT 1")
 
 
-def test_unknown_dataset_and_version_are_clear_errors(tmp_path):
+def test_unknown_dataset_and_version_are_clear_errors(root):
     with pytest.raises(MemsynthError, match="no dataset"):
-        run_query(tmp_path, "nope", "SELECT 1")
-    _publish(tmp_path, [Row(id=1, tags=[], extra={})])
+        run_query(root, "nope", "SELECT 1")
+    _publish(root, [Row(id=1, tags=[], extra={})])
     with pytest.raises(MemsynthError, match="no version 7"):
-        run_query(tmp_path, "d", "SELECT 1", version=7)
+        run_query(root, "d", "SELECT 1", version=7)
 
 
-def test_reads_during_publishes_wait_for_the_lock_instead_of_failing(tmp_path):
+def test_reads_during_publishes_wait_for_the_lock_instead_of_failing(root):
     """Another process publishes version after version while this one reads: every read
     answers, from the last committed version."""
     import textwrap
 
-    _publish(tmp_path, [Row(id=0, tags=[], extra={})], 0)
+    _publish(root, [Row(id=0, tags=[], extra={})], 0)
     writer = textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})
         from pathlib import Path
         from tests.test_warehouse import Row, _publish
         for n in range(1, 16):
-            _publish(Path({str(tmp_path)!r}), [Row(id=i, tags=["x"] * i, extra={{}}) for i in range(n * 200)], n)
+            _publish(Path({str(root)!r}), [Row(id=i, tags=["x"] * i, extra={{}}) for i in range(n * 200)], n)
         print("done")
     """)
     proc = subprocess.Popen([sys.executable, "-c", writer], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     reads = 0
     while proc.poll() is None or reads < 20:
-        _, rows, version = run_query(tmp_path, "d", "SELECT count(*) FROM things")
+        _, rows, version = run_query(root, "d", "SELECT count(*) FROM things")
         assert rows[0][0] == (version - 1) * 200 or (version == 1 and rows[0][0] == 1)
         reads += 1
     out, errors = proc.communicate(timeout=120)
     assert out.strip() == "done", errors[-2000:]
-    assert reads >= 20 and [v["version"] for v in list_versions(tmp_path, "d")] == list(range(1, 17))
+    assert reads >= 20 and [v["version"] for v in list_versions(root, "d")] == list(range(1, 17))
 
 
 def test_a_publish_killed_before_commit_leaves_no_empty_dataset_and_no_orphan_file(tmp_path):

@@ -74,6 +74,7 @@ class BuildOptions:
     personas: int | None = None
     concurrency: int | None = None
     warehouse: str | None = None
+    catalog: str | None = None  # a postgres:// catalog database (overrides the config's)
     no_cache: bool = False
     progress: bool = True
     simulator_latency_ms: float = 0.0
@@ -193,7 +194,7 @@ def build_flow(build_id: str, dataset: str) -> list[dict[str, Any]]:
 
 def run_build(config: BuildConfig, options: BuildOptions) -> dict[str, Any]:
     """Build `config` and publish it as the dataset's next version; returns the summary."""
-    warehouse = resolve_warehouse(options.warehouse, config)
+    warehouse = resolve_warehouse(options.warehouse, config, catalog=options.catalog)
     with BuildLock(dataset_dir(warehouse, config.dataset), config.dataset), collector_for_build():
         return _build(config, options, warehouse)
 

@@ -15,7 +15,7 @@ from typing import Any
 from memsynth.core.errors import ConfigError
 from memsynth.generation.recipe import Recipe
 from memsynth.warehouse.catalog import list_versions, run_query
-from memsynth.warehouse.ducklake import CATALOG_FILE, dataset_dir
+from memsynth.warehouse.ducklake import catalog_exists
 
 
 @dataclass
@@ -85,7 +85,7 @@ def derive(warehouse: Path, dataset: str, recipe: Recipe, request: RegenerationR
 
 
 def _latest(warehouse: Path, dataset: str) -> dict[str, Any] | None:
-    if not (dataset_dir(warehouse, dataset) / CATALOG_FILE).is_file():
+    if not catalog_exists(warehouse, dataset):
         return None
     versions = list_versions(warehouse, dataset)
     return versions[-1] if versions else None

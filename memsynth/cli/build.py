@@ -27,6 +27,10 @@ from memsynth.core.limits import MAX_PERSONAS
               help=f"number of personas, at most {MAX_PERSONAS:,} (overrides personas.count)")
 @click.option("--concurrency", type=click.IntRange(min=1), help="max LLM requests in flight (overrides llm.concurrency)")
 @click.option("--warehouse", help=WAREHOUSE_HELP)
+@click.option("--catalog", metavar="postgres://USER@HOST:PORT/DB",
+              help="keep the warehouse's catalogs in this PostgreSQL database, so many machines can "
+                   "publish at once (default: $MEMSYNTH_CATALOG, the config's `catalog`, else a file per "
+                   "dataset); the password comes from PGPASSWORD or a service file")
 @click.option("--no-cache", is_flag=True, help="do not read the LLM cache (answers are still recorded in it)")
 @click.option("--simulator-latency-ms", type=click.FloatRange(min=0), default=0.0,
               help="with --llm simulator: delay of each simulated answer")
@@ -51,7 +55,7 @@ from memsynth.core.limits import MAX_PERSONAS
                    "batch) the build would take, from a dry run of a few personas on the built-in simulator")
 @click.option("-v", "--verbose", is_flag=True, help="show Prefect's flow and task logs")
 def build(config_path: str, llm: str, personas: int | None, concurrency: int | None,
-          warehouse: str | None, no_cache: bool, simulator_latency_ms: float, no_progress: bool,
+          warehouse: str | None, catalog: str | None, no_cache: bool, simulator_latency_ms: float, no_progress: bool,
           fmt: str, regenerate_ids: str | None, regenerate_file: str | None, where_sql: str | None,
           from_stage: str | None, add_personas: int | None, estimate: bool, verbose: bool) -> None:
     """Build CONFIG and publish it as the dataset's next version."""
@@ -80,7 +84,7 @@ def build(config_path: str, llm: str, personas: int | None, concurrency: int | N
         from memsynth.generation.registry import recipe_class
         from memsynth.warehouse.location import resolve_warehouse
 
-        derive(resolve_warehouse(warehouse, config), config.dataset, recipe_class(config.recipe)(config.recipe_options),
+        derive(resolve_warehouse(warehouse, config, catalog=catalog), config.dataset, recipe_class(config.recipe)(config.recipe_options),
                RegenerationRequest(persona_ids=ids, where=where_sql, from_stage=from_stage,
                                    add_personas=add_personas or 0))
     if estimate:
@@ -96,7 +100,7 @@ def build(config_path: str, llm: str, personas: int | None, concurrency: int | N
     from memsynth.build.regenerate import RegenerationRequest
 
     summary = run_build(config, BuildOptions(
-        llm=llm, personas=personas, concurrency=concurrency, warehouse=warehouse,
+        llm=llm, personas=personas, concurrency=concurrency, warehouse=warehouse, catalog=catalog,
         no_cache=no_cache, progress=not no_progress and fmt == "text",
         simulator_latency_ms=simulator_latency_ms, regeneration=RegenerationRequest(
             persona_ids=ids, where=where_sql, from_stage=from_stage, add_personas=add_personas or 0)))

@@ -19,7 +19,7 @@ from memsynth.core.limits import MAX_PERSONAS
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_WAREHOUSE = Path("data/warehouse")
 # How and where a build runs rather than what it builds: left out of the config's hash.
-EXECUTION_FIELDS = {"runner", "dask", "catalog_dir", "s3"}
+EXECUTION_FIELDS = {"runner", "dask", "catalog_dir", "catalog", "s3"}
 LLM_EXECUTION_FIELDS = {"mode", "batch", "client", "stream", "idle_timeout_s"}
 SEED_PERSONAS = PROJECT_ROOT / "data" / "personas" / "seed_personas.jsonl"
 
@@ -207,6 +207,10 @@ class BuildConfig(_Strict):
     # With an s3:// warehouse: the local folder for its catalogs and cache index
     # (default: ~/.cache/memsynth/warehouses/<bucket>/<prefix>).
     catalog_dir: str | None = None
+    # The warehouse's DuckLake catalogs in one PostgreSQL database (postgres://user@host:port/db,
+    # a schema per dataset), so many machines can publish at once; the password comes from
+    # PGPASSWORD or a service file only. Unset: a catalog file per dataset in the warehouse.
+    catalog: str | None = None
     s3: S3Config = Field(default_factory=S3Config)
     cache_dir: str | None = None  # default: <warehouse>/_cache
     llm: LLMConfig = Field(default_factory=LLMConfig)

@@ -11,7 +11,7 @@ import duckdb
 from memsynth.core import duck
 from memsynth.core.errors import MemsynthError
 from memsynth.warehouse.annotations import attach_annotations
-from memsynth.warehouse.ducklake import CATALOG_FILE, attach, dataset_dir
+from memsynth.warehouse.ducklake import attach, catalog_exists, dataset_dir, dataset_names
 from memsynth.warehouse.evaluations import attach_results
 from memsynth.warehouse.location import location_of
 from memsynth.warehouse.readonly import check_read_only, run_sandboxed
@@ -23,8 +23,7 @@ def list_datasets(root: Path) -> list[dict[str, Any]]:
     root = Path(root)
     if not root.is_dir():
         return out
-    for catalog in sorted(root.glob(f"*/{CATALOG_FILE}")):
-        name = catalog.parent.name
+    for name in dataset_names(root):
         versions = list_versions(root, name)
         if not versions:
             continue  # a first publish that never committed (killed): nothing to read
@@ -35,15 +34,14 @@ def list_datasets(root: Path) -> list[dict[str, Any]]:
             "latest_version": latest["version"],
             "recipe": latest["recipe"],
             "created_at": latest["created_at"],
-            "path": str(catalog.parent),
+            "path": str(root / name),
         })
     return out
 
 
 def _open(root: Path, dataset: str, snapshot: int | None = None) -> duckdb.DuckDBPyConnection:
     directory = dataset_dir(root, dataset)
-    location_of(root).fetch_catalog(directory)
-    if not (directory / CATALOG_FILE).is_file():
+    if not catalog_exists(root, dataset):
         raise MemsynthError(f"no dataset {dataset!r} under {root} (memsynth datasets list)")
     con = duck.connect()
     try:

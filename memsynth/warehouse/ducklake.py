@@ -10,7 +10,8 @@ import duckdb
 
 from memsynth.core.duck import shipped_extension_path, sql_str
 from memsynth.core.errors import MemsynthError
-from memsynth.warehouse.location import CATALOG_FILE, location_of
+from memsynth.warehouse.catalogs import CATALOG_FILE, postgres_catalogs
+from memsynth.warehouse.location import location_of
 
 LOCK_WAIT_S = 30  # how long to wait for another process's publish to release the catalog
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
@@ -53,21 +54,27 @@ def attach(con: duckdb.DuckDBPyConnection, directory: Path, *, alias: str = "lak
     if not loaded:
         load_ducklake(con)
     directory = Path(directory).resolve()
-    catalog = directory / CATALOG_FILE
     # The data folder is wherever the catalog is now: a local warehouse is a folder that can be
     # moved, copied or named by a relative path (file paths inside are stored relative).
     location = location_of(directory.parent)
     location.configure(con)
     data_path = location.data_path(directory.name)
-    location.fetch_catalog(directory)
     options = [f"DATA_PATH '{sql_str(data_path)}/'", "OVERRIDE_DATA_PATH true"]
+    database = postgres_catalogs(directory.parent)
+    if database is None:
+        location.fetch_catalog(directory)
+        target = f"ducklake:{directory / CATALOG_FILE}"
+    else:
+        database.load(con)
+        target, placed = database.target(directory.name)
+        options += placed
     if read_only:
         options.append("READ_ONLY")
     else:
         options.append("DATA_INLINING_ROW_LIMIT 0")  # always real Parquet files
     if snapshot is not None:
         options.append(f"SNAPSHOT_VERSION {int(snapshot)}")
-    statement = f"ATTACH 'ducklake:{sql_str(str(catalog))}' AS {alias} ({', '.join(options)})"
+    statement = f"ATTACH '{sql_str(target)}' AS {alias} ({', '.join(options)})"
     # A publish holds the catalog file's lock for a moment (readers too are refused while
     # it does): wait it out rather than fail.
     deadline = time.monotonic() + LOCK_WAIT_S
@@ -75,14 +82,44 @@ def attach(con: duckdb.DuckDBPyConnection, directory: Path, *, alias: str = "lak
         try:
             con.execute(statement)
             return
-        except duckdb.IOException as exc:
-            if "lock" not in str(exc).lower() or time.monotonic() > deadline:
-                raise MemsynthError(f"cannot open the catalog in {directory}: "
-                                    f"{str(exc).splitlines()[0]}") from exc
+        except duckdb.Error as exc:
+            locked = isinstance(exc, duckdb.IOException) and "lock" in str(exc).lower()
+            # Two machines creating one dataset's catalog at once: the second sees the first's
+            # schema appear mid-way, and finds it whole when it tries again.
+            racing = database is not None and "duplicate key value" in str(exc)
+            if not (locked or racing) or time.monotonic() > deadline:
+                where = f"{directory}" if database is None else f"{database.url} (schema {directory.name})"
+                raise MemsynthError(f"cannot open the catalog in {where}: "
+                                    f"{str(exc).strip().splitlines()[0]}") from exc
             time.sleep(0.1)
 
 
 def share_catalog(directory: Path) -> None:
-    """After a publish (connection closed): let other machines see the catalog."""
+    """After a publish (connection closed): let other machines see the catalog (a database
+    catalog is seen as it commits)."""
     directory = Path(directory).resolve()
-    location_of(directory.parent).share_catalog(directory)
+    if postgres_catalogs(directory.parent) is None:
+        location_of(directory.parent).share_catalog(directory)
+
+
+def catalog_exists(root: Path, dataset: str) -> bool:
+    """Whether `dataset` has a catalog (a file's newer copy in the bucket is fetched first)."""
+    database = postgres_catalogs(root)
+    if database is not None:
+        return database.exists(validate_dataset_name(dataset))
+    directory = dataset_dir(root, dataset)
+    location_of(root).fetch_catalog(directory)
+    return (directory / CATALOG_FILE).is_file()
+
+
+def dataset_names(root: Path) -> list[str]:
+    """The datasets with a catalog under `root` (or in its database)."""
+    database = postgres_catalogs(root)
+    if database is not None:
+        return database.datasets()
+    return sorted(c.parent.name for c in Path(root).glob(f"*/{CATALOG_FILE}"))
+
+
+def concurrent_writers(root: Path) -> bool:
+    """Whether other machines may be publishing into `root`'s catalogs right now."""
+    return postgres_catalogs(root) is not None

@@ -17,9 +17,10 @@ import pyarrow.parquet as pq
 from pyarrow import fs
 
 from memsynth.core.config import DEFAULT_WAREHOUSE, BuildConfig, S3Config
+from memsynth.core.errors import MemsynthError
+from memsynth.warehouse.catalogs import CATALOG_ENV, CATALOG_FILE, bind_catalog, catalog_url_of
 from memsynth.warehouse.objectstore import ObjectStore, bind, is_remote, pull_cache, push_cache, store_of
 
-CATALOG_FILE = "catalog.ducklake"
 DATA_DIR = "data"
 SYNCED_FILE = ".catalog.synced"  # a shared catalog: which copy the local one is
 
@@ -93,6 +94,13 @@ class Location:
         if Path(folder).is_dir():
             os.replace(folder, to)
 
+    def file_catalogs(self) -> list[str]:
+        """The datasets whose catalog is a file here."""
+        return sorted(c.parent.name for c in self.root.glob(f"*/{CATALOG_FILE}"))
+
+    def drop_shared_catalog(self, dataset: str) -> None:
+        """Remove the copy other machines fetch (its catalog moved to a database)."""
+
     def fetch_catalog(self, directory: Path) -> None:
         """Bring a newer shared copy of the dataset's catalog here (another machine published)."""
 
@@ -156,6 +164,17 @@ class BucketLocation(Location):
                 filesystem.copy_file(info.path, to + info.path[len(folder):])
         self.delete_dir(folder)
 
+    def file_catalogs(self) -> list[str]:
+        """Those the bucket holds a copy of, and those only this machine has."""
+        selector = fs.FileSelector(self.store.key(self.store.url), allow_not_found=True, recursive=False)
+        folders = [Path(i.path).name for i in self.filesystem().get_file_info(selector)
+                   if i.type == fs.FileType.Directory]
+        shared = [f for f in folders if self.store.stamp(self.store.join(f, CATALOG_FILE)) is not None]
+        return sorted(set(shared) | set(super().file_catalogs()))
+
+    def drop_shared_catalog(self, dataset: str) -> None:
+        self.store.delete(self.store.join(dataset, CATALOG_FILE))
+
     def fetch_catalog(self, directory: Path) -> None:
         url = self.store.join(directory.name, CATALOG_FILE)
         remote = self.store.stamp(url)
@@ -165,6 +184,17 @@ class BucketLocation(Location):
 
     def share_catalog(self, directory: Path) -> None:
         url = self.store.join(directory.name, CATALOG_FILE)
+        remote = self.store.stamp(url)
+        if remote is not None and remote != _synced_stamp(directory):
+            # Another machine published since this one fetched the catalog: uploading would
+            # erase its version. The bucket's copy stays the truth; this commit is dropped.
+            self.store.download(url, directory / CATALOG_FILE)
+            _record_stamp(directory, remote)
+            raise MemsynthError(
+                f"another machine published {directory.name} to {self.store.url} while this one did; "
+                "this version was dropped, nothing was published: build again (every answer is cached). "
+                "An s3:// warehouse takes one writer at a time; give it a PostgreSQL catalog "
+                "(catalog: postgres://…) for many")
         self.store.upload(directory / CATALOG_FILE, url)
         _record_stamp(directory, self.store.stamp(url))
 
@@ -191,12 +221,22 @@ def _record_stamp(directory: Path, stamp: str | None) -> None:
     (directory / SYNCED_FILE).write_text(f"{stamp}\n", encoding="utf-8")
 
 
-def resolve_warehouse(flag: str | None, config: BuildConfig | None = None) -> Path:
+def resolve_warehouse(flag: str | None, config: BuildConfig | None = None, *, catalog: str | None = None) -> Path:
     """--warehouse, then $MEMSYNTH_WAREHOUSE, then the config's `warehouse`, then ./data/warehouse.
 
     An s3:// warehouse resolves to the local folder that stands for it (its catalogs),
     named by $MEMSYNTH_CATALOG_DIR, the config's `catalog_dir`, or a default under ~/.cache.
+    A build (`config` given) naming a catalog database (`catalog`, then $MEMSYNTH_CATALOG,
+    then the config's) marks the root with it, so later commands on the root find it.
     """
+    root = _root(flag, config)
+    named = catalog or os.environ.get(CATALOG_ENV) or (config.catalog if config is not None else None)
+    if named and config is not None:
+        bind_catalog(root, named, [] if catalog_url_of(root) else location_of(root).file_catalogs())
+    return root
+
+
+def _root(flag: str | None, config: BuildConfig | None) -> Path:
     value = flag or os.environ.get("MEMSYNTH_WAREHOUSE") or (config.warehouse if config is not None else None)
     if is_remote(value):
         s3 = config.s3 if config is not None else S3Config()

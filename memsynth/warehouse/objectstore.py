@@ -148,6 +148,13 @@ class ObjectStore:
         info = self.filesystem().get_file_info(self.key(url))
         return f"{info.size} {info.mtime_ns}" if info.type == fs.FileType.File else None
 
+    def delete(self, url: str) -> None:
+        """Remove one object (gone already: nothing to do)."""
+        from contextlib import suppress
+
+        with suppress(FileNotFoundError):
+            self.filesystem().delete_file(self.key(url))
+
     def delete_dir(self, url: str) -> None:
         from contextlib import suppress
 

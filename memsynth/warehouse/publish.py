@@ -16,7 +16,7 @@ from memsynth.core.errors import MemsynthError
 from memsynth.core.integrity import dangling
 from memsynth.core.tables import Table
 from memsynth.warehouse.artifacts import Artifact
-from memsynth.warehouse.ducklake import attach, dataset_dir, share_catalog
+from memsynth.warehouse.ducklake import attach, concurrent_writers, dataset_dir, share_catalog
 
 VERSIONS_DDL = """
 CREATE TABLE IF NOT EXISTS lake.versions (
@@ -100,9 +100,14 @@ def publish(root: Path, dataset: str, files: dict[str, list[Path]], info: Versio
     directory = dataset_dir(root, dataset)
     con = open_for_write(directory)
     try:
-        # Holding the catalog's lock, no other publish is under way: any data file no
-        # snapshot knows was left by one that was killed, and goes.
-        con.execute("CALL ducklake_delete_orphaned_files('lake', cleanup_all => true)")
+        if concurrent_writers(root):
+            # Another machine may be writing its files now: only a day-old one is surely
+            # left by a publish that was killed.
+            con.execute("CALL ducklake_delete_orphaned_files('lake', older_than => now() - INTERVAL 1 DAY)")
+        else:
+            # Holding the catalog's lock, no other publish is under way: any data file no
+            # snapshot knows was left by one that was killed, and goes.
+            con.execute("CALL ducklake_delete_orphaned_files('lake', cleanup_all => true)")
         con.execute("BEGIN TRANSACTION")
         con.execute(VERSIONS_DDL)
         for column, kind in VERSIONS_ADDED.items():
@@ -171,6 +176,10 @@ def publish(root: Path, dataset: str, files: dict[str, list[Path]], info: Versio
             con.execute("ROLLBACK")
         except duckdb.Error:
             pass
+        if isinstance(exc, duckdb.TransactionException) and concurrent_writers(root):
+            raise MemsynthError(f"another machine published {dataset} while this one did, and its version "
+                                "came first; nothing was published: build again (every answer is cached)"
+                                ) from exc
         if isinstance(exc, duckdb.Error):
             raise MemsynthError(f"publishing {dataset} failed, nothing was published: "
                                 f"{str(exc).splitlines()[0]}") from exc

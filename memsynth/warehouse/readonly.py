@@ -17,9 +17,14 @@ from memsynth.core.errors import MemsynthError
 # The words a read may open with. Checked on DuckDB's tokens before anything is parsed:
 # the parser itself runs some statements' side work (IMPORT DATABASE reads a file).
 OPENING_WORDS = {"select", "with", "from", "values", "table", "describe", "summarize", "show", "explain", "("}
-# Table and scalar functions that write files, change the catalog or run SQL given as text.
-# Every DuckLake function is refused: they are maintenance calls, and the tables are there to read.
-WRITING_FUNCTIONS = {"checkpoint", "force_checkpoint", "query"}
+# Table and scalar functions that write files, change the catalog or run SQL (or name a
+# table) given as text. Every DuckLake function is refused: they are maintenance calls, and
+# the tables are there to read; so is every postgres one, which reach past the dataset.
+WRITING_FUNCTIONS = {"checkpoint", "force_checkpoint", "query", "query_table"}
+REFUSED_PREFIXES = ("ducklake_", "postgres_")
+# DuckLake attaches the database its catalog is in under this name: on a PostgreSQL catalog,
+# a whole database of other datasets' catalogs (and whatever else it holds).
+METADATA_CATALOG = "__ducklake_metadata"
 _WORD = re.compile(r"[A-Za-z_]+|\(")
 
 
@@ -49,8 +54,11 @@ def check_read_only(sql: str) -> None:
         raise MemsynthError(f"only read-only SELECT queries are allowed; refused a {statement.type.name} statement")
     tree = _serialized(sql)
     for name in _function_names(tree):
-        if name in WRITING_FUNCTIONS or name.startswith("ducklake_"):
+        if name in WRITING_FUNCTIONS or name.startswith(REFUSED_PREFIXES):
             raise MemsynthError(f"only read-only queries are allowed; refused the function {name}()")
+    for catalog in _named(tree, "catalog_name"):
+        if catalog.startswith(METADATA_CATALOG):
+            raise MemsynthError(f"{catalog} is the catalog's own database, not the dataset: query the dataset's tables")
 
 
 def run_sandboxed(con: duckdb.DuckDBPyConnection, sql: str, allowed: Sequence[str]
@@ -100,12 +108,17 @@ def _serialized(sql: str) -> dict[str, Any]:
 
 
 def _function_names(node: Any) -> Iterator[str]:
+    return _named(node, "function_name")
+
+
+def _named(node: Any, key: str) -> Iterator[str]:
+    """Every value of `key` in the syntax tree, lower-cased."""
     if isinstance(node, dict):
-        name = node.get("function_name")
+        name = node.get(key)
         if isinstance(name, str):
             yield name.lower()
         for value in node.values():
-            yield from _function_names(value)
+            yield from _named(value, key)
     elif isinstance(node, list):
         for value in node:
-            yield from _function_names(value)
+            yield from _named(value, key)
