@@ -86,12 +86,15 @@ def _rows(warehouse: Path, dataset: str, sql: str) -> list:
     return cli_json("query", sql, "--dataset", dataset, "--warehouse", str(warehouse), "--format", "json")
 
 
-@pytest.mark.parametrize("client", ["openai", "direct"])
-def test_the_quickstart_through_every_fault_gives_every_row_and_a_rerun_sends_nothing(tmp_path, client):
+@pytest.mark.parametrize("client,catalog", [("openai", "file"), ("direct", "postgres")])
+def test_the_quickstart_through_every_fault_gives_every_row_and_a_rerun_sends_nothing(tmp_path, client, catalog,
+                                                                                    request):
     """20% 429, 10% 500, 5% malformed bodies, 5% cut-off answers, 2% dropped connections and
-    2% slow answers over the whole quickstart build, through either client: not one item lost
-    or changed."""
+    2% slow answers over the whole quickstart build, through either client, into a warehouse
+    whose catalog is a file or a PostgreSQL database: not one item lost or changed."""
     import yaml
+
+    where = ("--catalog", request.getfixturevalue("postgres_url")) if catalog == "postgres" else ()
 
     upstream = start_simulator(latency_ms=10)
     proxy = start_simulator(upstream=upstream.base_url, faults=FAULT_MIX)
@@ -107,7 +110,7 @@ def test_the_quickstart_through_every_fault_gives_every_row_and_a_rerun_sends_no
         quickstart["llm"]["client"] = client  # how calls are sent is not hashed: same cache keys
         config = tmp_path / "faulty.yaml"
         config.write_text(yaml.safe_dump(quickstart))
-        faulty = _build(config, tmp_path / "faulty", env=env)
+        faulty = _build(config, tmp_path / "faulty", *where, env=env)
         faults = proxy.simulator.counters.by_outcome
         assert all(faults.get(k) for k in FAULT_MIX.schedule), faults
         assert faulty["llm"]["retries"] > 0 and faulty["failed_items"] == clean["failed_items"] == 0
@@ -120,7 +123,7 @@ def test_the_quickstart_through_every_fault_gives_every_row_and_a_rerun_sends_no
         assert upstream.simulator.counters.peak_in_flight <= quickstart["llm"]["concurrency"]
 
         before = upstream.simulator.counters.requests, proxy.simulator.counters.requests
-        again = _build(config, tmp_path / "faulty", env=env)
+        again = _build(config, tmp_path / "faulty", *where, env=env)
         assert (upstream.simulator.counters.requests, proxy.simulator.counters.requests) == before
         assert again["llm"]["requests"] == 0 and again["version"] == 2
         assert again["row_counts"] == faulty["row_counts"]

@@ -280,3 +280,32 @@ def test_two_machines_building_one_dataset_at_once_lose_nothing_and_a_rerun_pays
         assert again["llm"]["requests"] == 0 and again["version"] == len(landed) + 1
     versions = cli_json("versions", "quickstart", "--warehouse", "s3://lab/team", "--format", "json", env=machines[0])
     assert [v["version"] for v in versions] == [1, 2]
+    # gc of a machine's cache mirror keeps what the newest version used, whoever built it.
+    swept = cli_json("cache", "gc", "--keep-versions", "1", "--warehouse", "s3://lab/team", "--cache-dir",
+                     str(tmp_path / "m1" / "_cache"), "--no-progress", "--format", "json", env=machines[0])
+    assert swept["keys_in_use"] > 0 and swept["entries_after"] >= swept["keys_in_use"], swept
+
+
+def test_an_s3_warehouse_moves_its_catalogs_in_and_other_machines_follow(tmp_path, postgres_url, s3, monkeypatch):
+    """`catalog move` on a bucket warehouse: the bucket's catalog copies go (no machine reads
+    them again), and a second machine with $MEMSYNTH_CATALOG reads every version."""
+    from memsynth.warehouse.objectstore import ObjectStore, bind
+
+    client, env = s3
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    first = bind(ObjectStore.parse("s3://lab/old"), tmp_path / "m1")
+    _publish(first, [Row(id=1, tags=[], extra={})], 1)
+    _publish(first, [Row(id=2, tags=[], extra={}), Row(id=3, tags=[], extra={})], 2)
+    keys = lambda: [o["Key"] for o in client.list_objects_v2(Bucket="lab").get("Contents", [])]  # noqa: E731
+    assert "old/d/catalog.ducklake" in keys()
+    moved = cli_json("catalog", "move", "--warehouse", "s3://lab/old", "--to", postgres_url, "--format", "json",
+                     env={**env, "MEMSYNTH_CATALOG_DIR": str(tmp_path / "m1")})
+    assert moved == [{"dataset": "d", "snapshots": 3}]
+    assert "old/d/catalog.ducklake" not in keys()
+    second = {**env, "MEMSYNTH_CATALOG_DIR": str(tmp_path / "m2"), "MEMSYNTH_CATALOG": postgres_url}
+    versions = cli_json("versions", "d", "--warehouse", "s3://lab/old", "--format", "json", env=second)
+    assert [(v["version"], v["row_counts"]) for v in versions] == [(1, {"things": 1}), (2, {"things": 2})]
+    rows = cli_json("query", "SELECT count(*) AS n FROM things", "--dataset", "d", "--version", "1",
+                    "--warehouse", "s3://lab/old", "--format", "json", env=second)
+    assert rows == [{"n": 1}]

@@ -24,7 +24,7 @@ from memsynth.warehouse.catalogs import (
     write_marker,
 )
 from memsynth.warehouse.ducklake import load_ducklake
-from memsynth.warehouse.location import location_of
+from memsynth.warehouse.location import Location, location_of
 
 MOVED_SUFFIX = ".moved"  # a moved catalog file is kept beside, renamed, until the user deletes it
 
@@ -48,8 +48,7 @@ def move_catalogs(root: Path, url: str) -> list[dict[str, Any]]:
     for name in names:
         directory = root / name
         location.fetch_catalog(directory)  # the newest copy, on a bucket warehouse
-        moved.append({"dataset": name, "snapshots": _copy(directory / CATALOG_FILE, database, name,
-                                                          location.data_path(name))})
+        moved.append({"dataset": name, "snapshots": _copy(directory / CATALOG_FILE, database, name, location)})
     write_marker(root, url)
     for name in names:
         os.replace(root / name / CATALOG_FILE, root / name / (CATALOG_FILE + MOVED_SUFFIX))
@@ -57,11 +56,13 @@ def move_catalogs(root: Path, url: str) -> list[dict[str, Any]]:
     return moved
 
 
-def _copy(catalog: Path, database: PostgresCatalogs, dataset: str, data_path: str) -> int:
+def _copy(catalog: Path, database: PostgresCatalogs, dataset: str, location: Location) -> int:
     con = duck.connect()
     try:
         load_ducklake(con)
         load_postgres(con)
+        location.configure(con)  # DuckLake checks the data path (a bucket needs httpfs)
+        data_path = location.data_path(dataset)
         con.execute(f"ATTACH '{sql_str(str(catalog))}' AS source (READ_ONLY)")
         target, options = database.target(dataset)
         # DuckLake makes the schema and its tables as its own version expects them, then goes.
