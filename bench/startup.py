@@ -1,8 +1,9 @@
-"""The fixed cost of a command: wall seconds of `memsynth --help`, a query, and a 1-persona
+"""The fixed cost of a command: wall seconds of the light commands (a query, `versions`,
+`datasets list`, the `--help` of every command, bad arguments and configs) and of a 1-persona
 quickstart build (first and cached) with memsynth's private Prefect API and with a running
 `prefect server`.
 
-    python bench/startup.py [--repeat 3]
+    python bench/startup.py [--repeat 5] [--skip-builds]
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ from memsynth.build.prefect_api import wait_healthy  # noqa: E402
 BIN = Path(sys.executable).parent
 
 
-def timed(args: list[str], env: dict[str, str]) -> float:
+def timed(args: list[str], env: dict[str, str], check: bool = True) -> float:
     started = time.perf_counter()
-    subprocess.run(args, env=env, check=True, capture_output=True, cwd=ROOT)
+    subprocess.run(args, env=env, check=check, capture_output=True, cwd=ROOT)
     return time.perf_counter() - started
 
 
@@ -44,15 +45,64 @@ def start_prefect_server(home: Path) -> tuple[subprocess.Popen, str]:
     return process, url
 
 
+def command_paths() -> list[list[str]]:
+    """Every command and subcommand, as typed after `memsynth`."""
+    import click
+
+    from memsynth.cli import cli
+
+    def walk(group: click.Group, prefix: list[str]) -> list[list[str]]:
+        paths = []
+        for name, command in sorted(group.commands.items()):
+            paths.append([*prefix, name])
+            if isinstance(command, click.Group):
+                paths += walk(command, [*prefix, name])
+        return paths
+
+    return walk(cli, [])
+
+
+def light_commands(memsynth: str, wh: str, tmp_path: Path, repeat: int, env: dict[str, str]) -> dict[str, float]:
+    """Median seconds of the commands that must answer in a blink (issue 35's targets)."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("dataset: x\nrecipe: enpmr\nbogus: 1\n", encoding="utf-8")
+    cases = {
+        "memsynth query": ["query", "SELECT count(*) FROM memories", "--dataset", "quickstart", "--warehouse", wh],
+        "memsynth versions": ["versions", "quickstart", "--warehouse", wh],
+        "memsynth datasets list": ["datasets", "list", "--warehouse", wh],
+        "error: bad argument (build --personas 0)": ["build", "configs/quickstart.yaml", "--personas", "0"],
+        "error: missing config": ["build", "no-such.yaml"],
+        "error: unknown config key": ["build", str(bad)],
+        "error: not a stage (--from-stage)": ["build", "configs/quickstart.yaml", "--from-stage", "x", "--regenerate", "p"],
+        "error: not a query": ["query", "DROP TABLE memories", "--dataset", "quickstart", "--warehouse", wh],
+    }
+    out = {name: round(statistics.median(timed([memsynth, *a], env, check=False) for _ in range(repeat)), 3)
+           for name, a in cases.items()}
+    helps = {" ".join(path): statistics.median(timed([memsynth, *path, "--help"], env) for _ in range(repeat))
+             for path in [[], *command_paths()]}
+    slowest = max(helps, key=helps.get)
+    out[f"--help, slowest of {len(helps)} commands ({slowest or 'memsynth'})"] = round(helps[slowest], 3)
+    out["--help, median of every command"] = round(statistics.median(helps.values()), 3)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--skip-builds", action="store_true",
+                    help="time the light commands only (one build makes their dataset)")
     args = ap.parse_args()
     memsynth = str(BIN / "memsynth")
     base = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
     results: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
+        if args.skip_builds:
+            wh = str(tmp_path / "wh")
+            subprocess.run([memsynth, "build", "configs/quickstart.yaml", "--llm", "simulator", "--personas", "1",
+                            "--warehouse", wh, "--no-progress"], env=base, check=True, capture_output=True, cwd=ROOT)
+            results.update(light_commands(memsynth, wh, tmp_path, args.repeat, base))
+            return report(results, args)
         server_started = time.perf_counter()
         server, url = start_prefect_server(tmp_path / "prefect-home")
         results["prefect server start (to healthy)"] = round(time.perf_counter() - server_started, 2)
@@ -67,18 +117,17 @@ def main() -> None:
                     cached.append(timed(build, env))
                 results[f"quickstart build, 1 persona, first ({label})"] = round(statistics.median(firsts), 2)
                 results[f"quickstart build, 1 persona, cached ({label})"] = round(statistics.median(cached), 2)
-            wh = str(tmp_path / "wh-p-0")
-            results["memsynth --help"] = round(statistics.median(
-                timed([memsynth, "--help"], base) for _ in range(args.repeat)), 2)
-            results["memsynth query"] = round(statistics.median(
-                timed([memsynth, "query", "SELECT count(*) FROM memories", "--dataset", "quickstart",
-                       "--warehouse", wh], base) for _ in range(args.repeat)), 2)
+            results.update(light_commands(memsynth, str(tmp_path / "wh-p-0"), tmp_path, args.repeat, base))
         finally:
             server.terminate()
             server.wait(30)
+    report(results, args)
+
+
+def report(results: dict[str, float], args: argparse.Namespace) -> None:
     for name, seconds in results.items():
         print(f"{seconds:>7.2f} s  {name}")
-    path = write_result("startup", {"machine": machine(), "command": " ".join(["python", *sys.argv]),
+    path = write_result("startup-light" if args.skip_builds else "startup", {"machine": machine(), "command": " ".join(["python", *sys.argv]),
                                     "repeat": args.repeat, "seconds": results})
     print(f"wrote {path}")
 

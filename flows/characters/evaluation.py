@@ -10,11 +10,15 @@ the personality of the replies (its Tables II–III). What can be scored from th
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from memsynth.core.errors import MemsynthError
 from memsynth.quality.evaluation.emotional import emotion_distance_at
 from memsynth.quality.evaluation.ranking import mean, ranking_scores
 from memsynth.quality.evaluation.retrievers import chosen_retrievers, rank_bank, retrieval_inputs
-from memsynth.quality.evaluation.run import EvalContext
+
+if TYPE_CHECKING:  # running an evaluation needs the LLM session; declaring one does not
+    from memsynth.quality.evaluation.run import EvalContext
 
 
 def retrieval(ctx: EvalContext) -> int:

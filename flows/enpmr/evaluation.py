@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flows.enpmr.emotions import query_text, session_texts
 from flows.enpmr.options import NEED_TARGETS, NEEDS, REPLY_LIMIT
@@ -20,8 +20,10 @@ from memsynth.core.textmatch import length_in_words
 from memsynth.generation.stage import Stage, check, say
 from memsynth.quality.evaluation.ranking import mean, ranking_scores, type_match
 from memsynth.quality.evaluation.retrievers import chosen_retrievers, rank_bank, retrieval_inputs
-from memsynth.quality.evaluation.run import EvalContext
 from schemas.enpmr import ReplyGrade, SupportReply
+
+if TYPE_CHECKING:  # running an evaluation needs the LLM session; declaring one does not
+    from memsynth.quality.evaluation.run import EvalContext
 
 
 def fits_need(memory: Mapping[str, Any], need: str) -> bool:

@@ -18,16 +18,18 @@ import asyncio
 import random
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memsynth.core.errors import MemsynthError
 from memsynth.core.textmatch import sentences
 from memsynth.generation.stage import Stage, check, say
 from memsynth.quality.evaluation.ranking import mean
 from memsynth.quality.evaluation.retrievers import bm25_rank
-from memsynth.quality.evaluation.run import EvalContext
 from memsynth.quality.evaluation.text import best_bleu, bleu, scaled, selection_score
 from schemas.pal import ProposedSolution, Restatement, RestatementGrade, SolutionChoice
+
+if TYPE_CHECKING:  # running an evaluation needs the LLM session; declaring one does not
+    from memsynth.quality.evaluation.run import EvalContext
 
 MEMORY_K = 5
 BLEU_ORDERS = (1, 2, 3, 4)

@@ -14,14 +14,13 @@ import asyncio
 import json
 import random
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flows.stratmem.source import spoken_time
 from memsynth.core.errors import MemsynthError
 from memsynth.core.textmatch import mentions_exactly
 from memsynth.generation.stage import Stage, check, say
 from memsynth.quality.evaluation.ranking import mean
-from memsynth.quality.evaluation.run import EvalContext
 from memsynth.quality.evaluation.strategic import (
     ROLES,
     SCENARIOS,
@@ -33,6 +32,9 @@ from memsynth.quality.evaluation.strategic import (
     smc_table,
 )
 from schemas.stratmem import IntegrationScore, Reply, UseJudgment
+
+if TYPE_CHECKING:  # running an evaluation needs the LLM session; declaring one does not
+    from memsynth.quality.evaluation.run import EvalContext
 
 JUDGE_RUNS = 3
 

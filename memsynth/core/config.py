@@ -17,7 +17,6 @@ from memsynth.core.errors import ConfigError
 from memsynth.core.limits import MAX_PERSONAS
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_WAREHOUSE = Path("data/warehouse")
 # How and where a build runs rather than what it builds: left out of the config's hash.
 EXECUTION_FIELDS = {"runner", "dask", "catalog_dir", "catalog", "s3"}
 LLM_EXECUTION_FIELDS = {"mode", "batch", "client", "stream", "idle_timeout_s"}

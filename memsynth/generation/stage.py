@@ -13,14 +13,16 @@ import json
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
 from memsynth.generation.prompts import PromptLibrary
-from memsynth.llm.engine import LLMEngine, TransportFailure
 from memsynth.llm.parse import UnparsableOutput, extract_json
-from memsynth.llm.request import LLMRequest
+from memsynth.llm.request import LLMRequest, TransportFailure
+
+if TYPE_CHECKING:  # the engine (openai and its HTTP stack) is not needed to know a recipe's stages
+    from memsynth.llm.engine import LLMEngine
 
 Policy = Literal["drop", "flag"]
 CheckFn = Callable[[Any, Mapping[str, Any]], Iterable[str]]

@@ -23,7 +23,7 @@ from memsynth.llm.completion import Completion, response_from_record
 from memsynth.llm.http import DirectPoster, OpenAIPoster, Poster, openai_client
 from memsynth.llm.limits import RequestLimits
 from memsynth.llm.outage import OutageGate
-from memsynth.llm.request import EmbeddingRequest, LLMRequest, LLMResponse
+from memsynth.llm.request import EmbeddingRequest, LLMRequest, LLMResponse, TransportFailure
 from memsynth.llm.retry import (
     EmptyResponse,
     FailureRate,
@@ -38,10 +38,6 @@ from memsynth.llm.settings import EngineCounters, EngineSettings, Spend
 
 # Calls that must fail to connect, with no call ever answered, before a build gives up.
 UNREACHABLE_AFTER = 2
-
-
-class TransportFailure(Exception):
-    """A call that could not get an answer after every retry."""
 
 
 class LLMEngine:

@@ -135,3 +135,7 @@ class LLMResponse:
             "cached_prompt_tokens": self.cached_prompt_tokens,
             "model": self.model,
         }
+
+
+class TransportFailure(Exception):
+    """A call that could not get an answer after every retry."""

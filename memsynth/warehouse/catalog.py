@@ -62,8 +62,9 @@ def list_versions(root: Path, dataset: str) -> list[dict[str, Any]]:
 
 
 def _read_versions(con: duckdb.DuckDBPyConnection, alias: str) -> list[dict[str, Any]]:
-    has = con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = ? "
-                      "AND table_name = 'versions'", [alias]).fetchone()[0]
+    # No bound parameter on a read path: binding makes duckdb import pandas (0.2 s).
+    has = con.execute(f"SELECT count(*) FROM duckdb_tables() WHERE database_name = '{duck.sql_str(alias)}' "
+                      "AND table_name = 'versions'").fetchone()[0]
     if not has:
         return []
     cur = con.execute(f"SELECT * FROM {alias}.versions ORDER BY version")

@@ -10,18 +10,21 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-from pyarrow import fs
-
-from memsynth.core.config import DEFAULT_WAREHOUSE, BuildConfig, S3Config
 from memsynth.core.errors import MemsynthError
 from memsynth.warehouse.catalogs import CATALOG_ENV, CATALOG_FILE, bind_catalog, catalog_url_of
 from memsynth.warehouse.objectstore import ObjectStore, bind, is_remote, pull_cache, push_cache, store_of
 
+if TYPE_CHECKING:  # pyarrow and the config's pydantic models are imported where used: a
+    # query or `versions` needs neither, and they are a third of such a command's start
+    import pyarrow as pa
+    from pyarrow import fs
+
+    from memsynth.core.config import BuildConfig
+
 DATA_DIR = "data"
+DEFAULT_WAREHOUSE = Path("data/warehouse")  # relative to where memsynth runs
 SYNCED_FILE = ".catalog.synced"  # a shared catalog: which copy the local one is
 
 
@@ -40,6 +43,8 @@ class Location:
         return str(self.root)
 
     def filesystem(self) -> fs.FileSystem:
+        from pyarrow import fs
+
         return fs.LocalFileSystem()
 
     def data_path(self, dataset: str) -> str:
@@ -62,6 +67,8 @@ class Location:
         final = Path(path)
         final.parent.mkdir(parents=True, exist_ok=True)
         tmp = final.with_name(f".{final.name}.tmp")
+        import pyarrow.parquet as pq
+
         try:
             pq.write_table(table, tmp, compression="zstd")
             with open(tmp, "rb") as fh:
@@ -75,6 +82,8 @@ class Location:
         Path(folder).mkdir(parents=True, exist_ok=True)
 
     def list_parquet(self, folder: str) -> list[str]:
+        from pyarrow import fs
+
         selector = fs.FileSelector(folder, allow_not_found=True, recursive=False)
         return sorted(info.path for info in self.filesystem().get_file_info(selector)
                       if info.type == fs.FileType.File and info.path.endswith(".parquet"))
@@ -149,6 +158,8 @@ class BucketLocation(Location):
         pass  # a bucket has no folders: a key's prefix is enough
 
     def write_parquet(self, table: pa.Table, path: str) -> None:
+        import pyarrow.parquet as pq
+
         # One PUT: an object appears whole when its upload completes.
         pq.write_table(table, path, filesystem=self.filesystem(), compression="zstd")
 
@@ -156,6 +167,8 @@ class BucketLocation(Location):
         self.store.delete_dir(self.url(folder))
 
     def move_dir(self, folder: str, to: str) -> None:
+        from pyarrow import fs
+
         # A bucket has no rename: each object is copied, then the folder deleted.
         filesystem = self.filesystem()
         selector = fs.FileSelector(folder, allow_not_found=True, recursive=True)
@@ -166,6 +179,8 @@ class BucketLocation(Location):
 
     def file_catalogs(self) -> list[str]:
         """Those the bucket holds a copy of, and those only this machine has."""
+        from pyarrow import fs
+
         selector = fs.FileSelector(self.store.key(self.store.url), allow_not_found=True, recursive=False)
         folders = [Path(i.path).name for i in self.filesystem().get_file_info(selector)
                    if i.type == fs.FileType.Directory]
@@ -239,6 +254,8 @@ def resolve_warehouse(flag: str | None, config: BuildConfig | None = None, *, ca
 def _root(flag: str | None, config: BuildConfig | None) -> Path:
     value = flag or os.environ.get("MEMSYNTH_WAREHOUSE") or (config.warehouse if config is not None else None)
     if is_remote(value):
+        from memsynth.core.config import S3Config
+
         s3 = config.s3 if config is not None else S3Config()
         store = ObjectStore.parse(value, endpoint_url=s3.endpoint_url, region=s3.region)
         local = os.environ.get("MEMSYNTH_CATALOG_DIR") or (

@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memsynth.core.errors import MemsynthError
-from memsynth.llm.engine import LLMEngine
 from memsynth.llm.request import EmbeddingRequest
 from memsynth.quality.evaluation.emotional import EMOTIONS, cosine_distance, euclidean, rank
 from memsynth.quality.evaluation.text import tokens
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the engine (openai) is needed by an evaluation, not by listing a recipe's stages
+    from memsynth.llm.engine import LLMEngine
     from memsynth.quality.evaluation.run import EvalContext
 
 EMOTIONAL = ("C-A", "C-M", "S-S", "S-E")
