@@ -17,15 +17,16 @@ ROOT = Path(__file__).resolve().parent.parent
 class SimulatorProcess:
     """`memsynth simulator serve --port 0 --latency-ms L` as a child process."""
 
-    def __init__(self, latency_ms: float):
+    def __init__(self, latency_ms: float, *extra: str):
         self.latency_ms = latency_ms
+        self.extra = extra  # more `simulator serve` options (a capacity model, a profile)
         self.proc: subprocess.Popen[str] | None = None
         self.base_url = ""
 
     def __enter__(self) -> SimulatorProcess:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "memsynth.cli", "simulator", "serve", "--port", "0",
-             "--latency-ms", str(self.latency_ms)],
+             "--latency-ms", str(self.latency_ms), *self.extra],
             stdout=subprocess.PIPE, text=True, cwd=ROOT, env={**os.environ})
         line = self.proc.stdout.readline()  # type: ignore[union-attr]
         match = re.search(r"(http://\S+/v1)", line)

@@ -36,7 +36,9 @@ class BuildSession:
         # The personas task runs in this process, on the build's own engine.
         return {"workers": sum(w != WORKER_ID for w in self.workers), "share": asdict(self.plan.share) if self.plan.share else None,
                 "backoffs": sum(w["backoffs"] - w["heard"] for w in self.workers.values()),
-                "backoffs_heard": sum(w["heard"] for w in self.workers.values())}
+                "backoffs_heard": sum(w["heard"] for w in self.workers.values()),
+                # llm.concurrency: auto: each worker's ceiling on its share, and why.
+                "concurrency": {w: r["concurrency"] for w, r in self.workers.items() if r.get("concurrency")} or None}
 
     def stop(self) -> None:
         """A signal: start no more shards, cancel the queued ones, and cancel every call in

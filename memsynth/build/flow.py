@@ -41,6 +41,7 @@ from memsynth.build.report import attach_report
 from memsynth.build.shard_stats import failure_rate, lost_downstream, merge_stats, refuse_hollow
 from memsynth.build.shards import (
     ShardPlan,
+    concurrency_report,
     forget,
     open_runtime,
     recipe_for,
@@ -301,6 +302,8 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
         # whether llm.seed makes a sampled answer repeat (None: no seed, or not asked).
         totals.update(response_mode=config.llm.response_mode, probe_requests=engine.counters.probe_requests,
                       seed_honoured=engine.capabilities.seed_honoured if engine.capabilities else None)
+        if config.llm.concurrency_auto:  # the ceiling found, and why (Dask: per worker, under "dask")
+            totals["concurrency"] = concurrency_report(engine)
         artifacts = version_artifacts(recipe, prompts, config)
         info = VersionInfo(
             build_id=build_id, recipe=recipe.name,

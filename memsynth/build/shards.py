@@ -33,6 +33,7 @@ from memsynth.generation.session import (
 from memsynth.generation.stage import StageRunner
 from memsynth.llm.cache import ResponseCache
 from memsynth.llm.engine import LLMEngine
+from memsynth.llm.limits import AutoConcurrency
 from memsynth.llm.loop import LoopThread
 from memsynth.llm.settings import EngineCounters
 from memsynth.warehouse.location import Location
@@ -159,6 +160,7 @@ class ShardRuntime:
             # This process's running totals: the build keeps each process's latest.
             "worker": {"id": WORKER_ID, "counters": asdict(self.engine.counters),
                        "backoffs": self.engine.limits.concurrency.backoffs,
+                       "concurrency": concurrency_report(self.engine),
                        "heard": self._listener.heard if self._listener is not None else 0},
         }
 
@@ -278,3 +280,9 @@ def merged_counters(snapshots: dict[str, dict[str, Any]], *, into: EngineCounter
     for name, value in asdict(total).items():
         if name != "in_flight":
             setattr(into, name, value)
+
+
+def concurrency_report(engine: LLMEngine) -> dict[str, Any] | None:
+    """With `llm.concurrency: auto`, the ceiling the engine settled on and why (else None)."""
+    limit = engine.limits.concurrency
+    return limit.report() if isinstance(limit, AutoConcurrency) else None

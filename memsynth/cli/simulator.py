@@ -45,9 +45,14 @@ def simulator() -> None:
               help="a model name to serve and list at /models (repeat for more); unset: any name")
 @click.option("--token-rate", type=click.FloatRange(min=0, min_open=True), default=None,
               help="completion tokens per second, as a slow local server generates them (unset: at once)")
+@click.option("--per-token-ms", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="milliseconds a token takes to generate alone (another way to give --token-rate)")
 @click.option("--capacity", type=click.IntRange(min=1), default=None,
-              help="requests generated at once (llama.cpp's --parallel slots); the rest wait in a "
-                   "silent queue (unset: no limit)")
+              help="requests generated at once (llama.cpp's --parallel slots, vLLM's batch); the rest "
+                   "wait in a silent queue (unset: no limit)")
+@click.option("--batch-slowdown", type=click.FloatRange(min=0), default=1.0, show_default=True,
+              help="with --capacity: a full batch makes each token take 1 + this times as long as "
+                   "alone (continuous batching: throughput grows with the batch, then flattens)")
 @click.option("--ignores-seed", is_flag=True,
               help="sample afresh on every request, whatever its `seed` (as DeepSeek does), when "
                    "the temperature is above 0")
@@ -55,8 +60,8 @@ def simulator_serve(host: str, port: int, latency_ms: float, rate_429: float, ra
                     rate_dropped: float, rate_malformed: float, rate_truncated: float,
                     rate_slow: float, slow_ms: float, seed: int, upstream: str | None,
                     batch_delay_s: float, batch_failed_rate: float, profile: str,
-                    models: tuple[str, ...], token_rate: float | None, capacity: int | None,
-                    ignores_seed: bool) -> None:
+                    models: tuple[str, ...], token_rate: float | None, per_token_ms: float | None,
+                    capacity: int | None, batch_slowdown: float, ignores_seed: bool) -> None:
     """Serve POST /v1/chat/completions, the Files and Batch API (/v1/files, /v1/batches),
     GET /v1/models and GET /stats until interrupted."""
     import asyncio
@@ -64,6 +69,8 @@ def simulator_serve(host: str, port: int, latency_ms: float, rate_429: float, ra
     from memsynth.simulator.batches import BatchFaults
     from memsynth.simulator.server import Faults, Simulator, serve_forever
 
+    if token_rate and per_token_ms:
+        raise click.UsageError("give --token-rate or --per-token-ms, not both")
     if rate_429 + rate_500 + rate_dropped > 1 or rate_malformed + rate_truncated + rate_slow > 1:
         raise MemsynthError("--rate-429, --rate-500 and --rate-dropped must add up to at most 1, "
                             "and so must --rate-malformed, --rate-truncated and --rate-slow")
@@ -72,8 +79,8 @@ def simulator_serve(host: str, port: int, latency_ms: float, rate_429: float, ra
         rate_malformed=rate_malformed, rate_truncated=rate_truncated, rate_slow=rate_slow,
         slow_ms=slow_ms, seed=seed),
         batch_faults=BatchFaults(delay_s=batch_delay_s, failed_line_rate=batch_failed_rate, seed=seed),
-        profile=profile, models=models or None, token_rate=token_rate, capacity=capacity,
-        ignores_seed=ignores_seed)
+        profile=profile, models=models or None, token_rate=token_rate or (1000 / per_token_ms if per_token_ms else None),
+        capacity=capacity, batch_slowdown=batch_slowdown, ignores_seed=ignores_seed)
     try:
         asyncio.run(serve_forever(sim, host, port))
     except OSError as exc:

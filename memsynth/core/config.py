@@ -19,7 +19,8 @@ from memsynth.core.limits import MAX_PERSONAS
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 # How and where a build runs rather than what it builds: left out of the config's hash.
 EXECUTION_FIELDS = {"runner", "dask", "catalog_dir", "catalog", "s3"}
-LLM_EXECUTION_FIELDS = {"mode", "batch", "client", "stream", "idle_timeout_s"}
+LLM_EXECUTION_FIELDS = {"mode", "batch", "client", "stream", "idle_timeout_s", "concurrency_auto"}
+AUTO_CONCURRENCY_MAX = 512  # what `concurrency: auto` may reach
 SEED_PERSONAS = PROJECT_ROOT / "data" / "personas" / "seed_personas.jsonl"
 
 
@@ -103,7 +104,11 @@ class LLMConfig(_Strict):
     # model's context when the endpoint's /models says it, else asked again unchanged.
     max_tokens_ceiling: int | None = Field(None, ge=16)
     seed: int | None = None  # sent to endpoints that honour it
+    # Requests in flight. `auto`: found while building, from how the server's answers slow
+    # (memsynth.llm.limits.AutoConcurrency), for servers that queue instead of answering
+    # 429; it is then kept as concurrency_auto: true, concurrency the most it may reach.
     concurrency: int = Field(32, ge=1, le=4096)
+    concurrency_auto: bool = False
     rpm: float | None = Field(None, gt=0)
     tpm: float | None = Field(None, gt=0)
     timeout_s: float = Field(120, gt=0)  # an answer not streamed: the wait for all of it
@@ -137,6 +142,13 @@ class LLMConfig(_Strict):
     # quality filter's judges), mapped to an alias. A stage named nowhere uses `model`.
     models: dict[str, ModelAlias] = Field(default_factory=dict)
     stages: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _auto_concurrency(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("concurrency") == "auto":
+            data = {**data, "concurrency": AUTO_CONCURRENCY_MAX, "concurrency_auto": True}
+        return data
 
     @model_validator(mode="after")
     def _budget_needs_a_price(self) -> LLMConfig:

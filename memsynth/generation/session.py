@@ -42,8 +42,8 @@ def engine_settings(config: BuildConfig, base_url: str | None, *, concurrency: i
     batch = llm.mode == "batch"
     return EngineSettings(
         base_url=base_url, api_key_env=llm.api_key_env,
-        concurrency=concurrency or llm.concurrency, rpm=rpm or llm.rpm, tpm=tpm or llm.tpm,
-        timeout_s=llm.timeout_s, stream=llm.stream, idle_timeout_s=llm.idle_timeout_s,
+        concurrency=concurrency or llm.concurrency, concurrency_auto=llm.concurrency_auto,
+        rpm=rpm or llm.rpm, tpm=tpm or llm.tpm, timeout_s=llm.timeout_s, stream=llm.stream, idle_timeout_s=llm.idle_timeout_s,
         max_attempts=llm.max_attempts,
         backoff_base_s=llm.retry_base_s, outage_wait_s=llm.outage_wait_s,
         rate_limit_wait_s=llm.rate_limit_wait_s, max_tokens_ceiling=llm.max_tokens_ceiling,

@@ -47,7 +47,7 @@ class LLMEngine:
                  *, api_key: str | None = None):
         self.settings = settings
         self.cache = cache
-        self.limits = RequestLimits(settings.concurrency, settings.rpm, settings.tpm)
+        self.limits = RequestLimits(settings.concurrency, settings.rpm, settings.tpm, auto=settings.concurrency_auto)
         self.counters = EngineCounters()
         key = api_key if api_key is not None else os.environ.get(settings.api_key_env)
         if not key:
@@ -404,6 +404,7 @@ class LLMEngine:
         self.counters.in_flight += 1
         self.counters.requests += 1
         actual: int | None = None
+        started = time.monotonic()
         try:
             content = orjson.dumps(body)
             try:
@@ -411,7 +412,7 @@ class LLMEngine:
             except (ValueError, KeyError, TypeError, IndexError) as exc:
                 raise EmptyResponse(f"unreadable answer from {path}: {exc}") from exc
             actual = raw.prompt_tokens + raw.completion_tokens
-            self.limits.concurrency.on_success()
+            self.limits.concurrency.on_success(time.monotonic() - started, raw.completion_tokens)
             return raw
         except Exception as exc:
             if is_rate_limit(exc):

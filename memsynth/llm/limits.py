@@ -48,7 +48,8 @@ class AdaptiveConcurrency:
         self.in_flight -= 1
         self._wake()
 
-    def on_success(self) -> None:
+    def on_success(self, seconds: float | None = None, tokens: int | None = None) -> None:
+        """An answer came (in `seconds`, `tokens` long: what `AutoConcurrency` reads)."""
         if self.ceiling < self.maximum:
             self.ceiling = min(float(self.maximum), self.ceiling + 1.0 / self.ceiling)
             self._wake()
@@ -78,6 +79,109 @@ class AdaptiveConcurrency:
             if not waiter.done():
                 waiter.set_result(None)
                 free -= 1
+
+
+class AutoConcurrency(AdaptiveConcurrency):
+    """`llm.concurrency: auto`: the fewest requests in flight that get the server's full
+    throughput, for servers that queue instead of answering 429 (vLLM, SGLang, llama.cpp).
+
+    Past the batch that fills a GPU, more requests in flight add only latency. So this
+    measures the tokens answered per second at each ceiling (a window of answers, after the
+    ones already in flight at the last change): it climbs (doubling while throughput grows by
+    a quarter or more, by half while it grows by at least `gain`), then steps down by a sixth
+    while throughput holds within `gain` of the best, and settles at the lowest ceiling that
+    keeps it. Every `recheck_s` seconds below its maximum it tries a fifth more, in case the
+    server got room. A 429 still halves it, and the climb starts again from there.
+    """
+
+    def __init__(self, maximum: int, *, initial: int = 8, gain: float = 0.05, recheck_s: float = 60.0):
+        super().__init__(maximum)
+        self.ceiling = float(min(initial, maximum))
+        self.gain = gain
+        self.recheck_s = recheck_s
+        self.phase = "up"  # up | down | hold
+        self.best: tuple[float, float] | None = None  # (ceiling, tokens/s): the lowest at full throughput
+        self.windows = 0
+        self._held_since = 0.0
+        self._skip = 0  # answers still in flight from before the last change
+        self._window: list[tuple[float, int]] = []  # (when, completion tokens) of this window's answers
+        self._begin(self.ceiling)
+
+    def _begin(self, ceiling: float) -> None:
+        self.ceiling = min(float(self.maximum), max(1.0, ceiling))
+        self._skip = self.in_flight
+        self._window = []
+        self._wake()
+
+    def on_success(self, seconds: float | None = None, tokens: int | None = None) -> None:
+        if seconds is None:
+            return
+        if self._skip > 0:
+            self._skip -= 1
+            return
+        self._window.append((time.monotonic(), max(1, tokens or 1)))
+        if len(self._window) < max(16, int(self.ceiling)):
+            return
+        span = self._window[-1][0] - self._window[0][0]
+        rate = sum(t for _, t in self._window[1:]) / span if span > 0 else 0.0
+        self.windows += 1
+        self._step(rate)
+
+    def _step(self, rate: float) -> None:
+        c = self.ceiling
+        if self.best is None:
+            self.best = (c, rate)
+            self._begin(c * 2)
+            return
+        best_c, best_rate = self.best
+        if self.phase == "up":
+            if rate >= best_rate * (1 + self.gain) and c < self.maximum:
+                self.best = (c, rate)
+                self._begin(c * (2 if rate >= best_rate * 1.25 else 1.5))
+            elif rate >= best_rate * (1 + self.gain):
+                self.best, self.phase, self._held_since = (c, rate), "hold", time.monotonic()
+                self._begin(c)
+            else:  # flat: the batch was full already; see if fewer keep it
+                self.best = (best_c, max(best_rate, rate))
+                self.phase = "down"
+                self._begin(best_c / 1.2)
+        elif self.phase == "down":
+            if rate >= best_rate * (1 - self.gain) and c > 1:
+                self.best = (c, max(best_rate, rate))
+                self._begin(c / 1.2)
+            else:
+                self.phase, self._held_since = "hold", time.monotonic()
+                self._begin(best_c)
+        else:
+            due = time.monotonic() - self._held_since >= self.recheck_s
+            if due and c < self.maximum:  # room again? try a little more
+                self.best = (c, rate)
+                self.phase = "up"
+                self._begin(c * 1.2)
+            else:
+                self._window = []
+
+    def _halve(self) -> bool:
+        halved = super()._halve()
+        if halved:  # told to slow down: measure again from the halved ceiling
+            self.best, self.phase = None, "up"
+            self._begin(self.ceiling)
+        return halved
+
+    def report(self) -> dict[str, float | int | str | None]:
+        """The ceiling it holds, and why (for the build summary)."""
+        if self.best is None or self.windows < 2:
+            why = "too few answers to measure the server's throughput"
+        elif self.phase == "hold":
+            why = (f"the fewest in flight that kept {self.best[1]:.0f} tokens/s: more added latency, "
+                   "not throughput")
+        elif int(self.ceiling) >= self.maximum:
+            why = f"at its maximum ({self.maximum}): throughput still grew with every step"
+        else:
+            why = f"still measuring ({self.phase})"
+        return {"mode": "auto", "concurrency": int(self.ceiling), "peak": self.peak, "maximum": self.maximum,
+                "tokens_per_s": round(self.best[1], 1) if self.best else None, "phase": self.phase,
+                "windows": self.windows, "backoffs": self.backoffs, "why": why}
 
 
 class TokenBucket:
@@ -116,8 +220,10 @@ class TokenBucket:
 class RequestLimits:
     """The three limits together, shared by every call in one build."""
 
-    def __init__(self, concurrency: int, rpm: float | None = None, tpm: float | None = None):
-        self.concurrency = AdaptiveConcurrency(concurrency)
+    def __init__(self, concurrency: int, rpm: float | None = None, tpm: float | None = None,
+                 *, auto: bool = False):
+        # auto: `concurrency` is the most it may reach (llm.concurrency: auto).
+        self.concurrency = AutoConcurrency(concurrency) if auto else AdaptiveConcurrency(concurrency)
         self.rpm = TokenBucket(rpm) if rpm else None
         self.tpm = TokenBucket(tpm) if tpm else None
 

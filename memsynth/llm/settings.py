@@ -15,6 +15,7 @@ class EngineSettings:
     base_url: str | None
     api_key_env: str
     concurrency: int = 32
+    concurrency_auto: bool = False  # concurrency is the most a latency-led ceiling may reach
     rpm: float | None = None
     tpm: float | None = None
     timeout_s: float = 120.0

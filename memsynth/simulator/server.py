@@ -72,7 +72,8 @@ class Simulator:
                  upstream: str | None = None, answers: dict[str, StageAnswer] | None = None,
                  batch_faults: BatchFaults | None = None, prompt_cache: PrefixCache | None = None,
                  profile: str = "openai", models: tuple[str, ...] | None = None,
-                 token_rate: float | None = None, capacity: int | None = None, ignores_seed: bool = False):
+                 token_rate: float | None = None, capacity: int | None = None, ignores_seed: bool = False,
+                 batch_slowdown: float = 0.0):
         if profile not in PROFILES:
             raise ValueError(f"unknown server profile {profile!r} (known: {', '.join(PROFILES)})")
         self.profile = PROFILES[profile]
@@ -85,6 +86,11 @@ class Simulator:
         # a queue, headers unsent. None: no limit.
         self.capacity = capacity
         self._slots = asyncio.Semaphore(capacity) if capacity else None
+        # Continuous batching: with b answers generating at once, each token takes
+        # (1 + batch_slowdown * (b - 1) / capacity) times as long as alone. Throughput then rises
+        # with b up to `capacity` and stays flat past it, while the queue adds latency.
+        self.batch_slowdown = batch_slowdown
+        self.generating = 0
         # Sampled answers (temperature above 0) differ on every request, `seed` or not.
         self.ignores_seed = ignores_seed
         self._draws = itertools.count()
@@ -199,7 +205,11 @@ class Simulator:
             if self._slots is None:
                 return await self._answer(request, body, fault)
             async with self._slots:
-                return await self._answer(request, body, fault)
+                self.generating += 1
+                try:
+                    return await self._answer(request, body, fault)
+                finally:
+                    self.generating -= 1
         finally:
             c.in_flight -= 1
 
@@ -234,12 +244,23 @@ class Simulator:
                 return web.Response()  # never reaches the client
         c.completion_tokens += usage.get("completion_tokens", 0)  # generated, read or not
         if self.token_rate:  # nothing is sent until all of it is generated
-            await asyncio.sleep(usage.get("completion_tokens", 0) / self.token_rate)
+            await self._generate(usage.get("completion_tokens", 0))
             if request.transport is None or request.transport.is_closing():
                 # The client gave up while it was generated: a server does not notice a
                 # disconnect before it writes, so the whole answer was made for nobody.
                 c.count("generated_for_nobody")
         return web.json_response(payload)
+
+    async def _generate(self, tokens: float) -> None:
+        """Take the time `tokens` take at `token_rate`, slowed by the batch they share."""
+        remaining = tokens
+        while remaining > 0:  # in steps, so the batch's size is read as it changes
+            step = min(remaining, 16.0)
+            slowdown = 1.0
+            if self.capacity and self.batch_slowdown:
+                slowdown += self.batch_slowdown * max(0, self.generating - 1) / self.capacity
+            await asyncio.sleep(step * slowdown / self.token_rate)  # type: ignore[operator]
+            remaining -= step
 
     async def _stream(self, request: web.Request, payload: dict[str, Any], body: dict[str, Any],
                       broken: bool = False) -> web.StreamResponse:
@@ -260,7 +281,7 @@ class Simulator:
         tokens = (payload.get("usage") or {}).get("completion_tokens", 0)
         for start in range(0, len(content), step):
             if self.token_rate:
-                await asyncio.sleep(step / 4 / self.token_rate)
+                await self._generate(step / 4)
             try:
                 await send({**head, "choices": [{"index": 0, "delta": {"content": content[start:start + step]},
                                                  "finish_reason": None}]})

@@ -1,0 +1,101 @@
+"""`llm.concurrency: auto` against a server that queues instead of answering 429 (issue 35):
+the simulator's capacity model, the controller's ceiling, and what the build summary says.
+Throughput and latency figures are bench/capacity.py's; these check behaviour, not time."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from memsynth.core.config import AUTO_CONCURRENCY_MAX, BuildConfig
+from memsynth.llm.limits import AutoConcurrency
+from memsynth.simulator.server import Simulator, SimulatorThread
+from tests.conftest import write_config
+from tests.test_cli import _build
+
+
+def test_concurrency_auto_is_kept_as_a_flag_and_a_maximum():
+    llm = BuildConfig.model_validate({"dataset": "d", "recipe": "enpmr", "llm": {"concurrency": "auto"}}).llm
+    assert llm.concurrency_auto and llm.concurrency == AUTO_CONCURRENCY_MAX
+    fixed = BuildConfig.model_validate({"dataset": "d", "recipe": "enpmr", "llm": {"concurrency": 16}}).llm
+    assert not fixed.concurrency_auto and fixed.concurrency == 16
+
+
+def _feed(limit: AutoConcurrency, server_rate, windows: int, clock: list[float]) -> None:
+    """Answers from a model server: at ceiling c it answers `server_rate(c)` tokens a second."""
+    import memsynth.llm.limits as limits
+
+    real = limits.time.monotonic
+    limits.time.monotonic = lambda: clock[0]  # the controller's clock, driven by the model
+    try:
+        for _ in range(windows * 200):
+            c = int(limit.ceiling)
+            clock[0] += 100 / server_rate(c)  # one answer of 100 tokens
+            limit.in_flight = 0
+            limit.on_success(1.0, 100)
+    finally:
+        limits.time.monotonic = real
+
+
+@pytest.mark.parametrize("capacity", [4, 48, 200])
+def test_the_ceiling_settles_just_past_where_throughput_stops_growing(capacity):
+    """A server whose throughput grows with the batch up to `capacity` and is flat past it:
+    the ceiling climbs, then comes down to the fewest that keep the full throughput."""
+    def rate(c: int) -> float:  # continuous batching: each token slower as the batch fills
+        batch = min(c, capacity)
+        return 1000 * batch / (1 + (batch - 1) / capacity)
+
+    limit = AutoConcurrency(1024)
+    _feed(limit, rate, windows=40, clock=[0.0])
+    report = limit.report()
+    assert report["phase"] == "hold", report
+    assert capacity * 0.8 <= limit.ceiling <= capacity * 1.5, report
+    assert "fewest in flight" in report["why"]
+
+
+def test_a_server_that_keeps_scaling_takes_the_maximum():
+    limit = AutoConcurrency(64)
+    _feed(limit, lambda c: 1000.0 * c, windows=20, clock=[0.0])
+    assert int(limit.ceiling) == 64 and limit.report()["phase"] == "hold"
+
+
+def test_a_429_halves_the_ceiling_and_the_climb_starts_again():
+    limit = AutoConcurrency(64, initial=32)
+    limit.on_rate_limited()
+    assert limit.ceiling == 16 and limit.phase == "up" and limit.best is None
+
+
+def test_the_capacity_simulator_generates_at_most_its_capacity_and_queues_the_rest():
+    sim = Simulator(capacity=3, token_rate=2000, batch_slowdown=1.0)
+    seen: list[int] = []
+    original = sim._generate
+
+    async def watched(tokens: float) -> None:
+        seen.append(sim.generating)
+        await original(tokens)
+
+    sim._generate = watched  # type: ignore[method-assign]
+    with SimulatorThread(sim) as served:
+        import httpx2 as httpx
+
+        async def many() -> None:
+            async with httpx.AsyncClient(timeout=60) as client:
+                body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 64}
+                await asyncio.gather(*(client.post(served.base_url + "/chat/completions", json=body)
+                                       for _ in range(12)))
+
+        asyncio.run(many())
+    assert max(seen) == 3 and sim.counters.peak_in_flight > 3  # the rest waited, unanswered
+
+
+def test_a_build_with_auto_concurrency_says_what_it_chose_and_why(tmp_path):
+    with SimulatorThread(Simulator(capacity=4, token_rate=4000, batch_slowdown=1.0)) as sim:
+        config = write_config(tmp_path / "c.yaml", dataset="auto", personas={"count": 1},
+                              recipe_options={"dialogues_per_persona": 0},
+                              llm={"model": "m", "stage_variables": True, "concurrency": "auto",
+                                   "base_url": sim.base_url})
+        summary = _build(config, tmp_path / "wh", env={"OPENAI_API_KEY": "x"})
+    chosen = summary["llm"]["concurrency"]
+    assert chosen["mode"] == "auto" and chosen["maximum"] == AUTO_CONCURRENCY_MAX and chosen["why"]
+    assert 1 <= chosen["concurrency"] <= AUTO_CONCURRENCY_MAX and summary["llm"]["retries"] == 0
