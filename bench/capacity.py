@@ -105,7 +105,7 @@ def main() -> None:
             for concurrency in sorted({capacity // 2, capacity * 3 // 4, capacity, capacity * 3 // 2, capacity * 2}):
                 rows.append(run(sim.base_url, calls, concurrency, False, timeout_s=120))
                 print(capacity, rows[-1], flush=True)
-            # auto climbs from 8 first: three times the calls, so the climb is a small part of it
+            # auto starts at 32 and climbs or steps down first: three times the calls, so that is a small part of it
             rows.append(run(sim.base_url, 3 * calls, AUTO_CONCURRENCY_MAX, True, timeout_s=120))
             print(capacity, rows[-1], flush=True)
         best = max((r for r in rows if r["concurrency"] != "auto"), key=lambda r: r["calls_per_s"])

@@ -22,8 +22,9 @@ def test_concurrency_auto_is_kept_as_a_flag_and_a_maximum():
     assert not fixed.concurrency_auto and fixed.concurrency == 16
 
 
-def _feed(limit: AutoConcurrency, server_rate, windows: int, clock: list[float]) -> None:
-    """Answers from a model server: at ceiling c it answers `server_rate(c)` tokens a second."""
+def _feed(limit: AutoConcurrency, server_rate, windows: int, clock: list[float], busy: bool = True) -> None:
+    """Answers from a model server: at ceiling c it answers `server_rate(c)` tokens a second;
+    `busy`: the build keeps the ceiling full (else it has 2 calls in flight)."""
     import memsynth.llm.limits as limits
 
     real = limits.time.monotonic
@@ -31,8 +32,8 @@ def _feed(limit: AutoConcurrency, server_rate, windows: int, clock: list[float])
     try:
         for _ in range(windows * 200):
             c = int(limit.ceiling)
-            clock[0] += 100 / server_rate(c)  # one answer of 100 tokens
-            limit.in_flight = 0
+            clock[0] += 100 / server_rate(min(c, c if busy else 2))  # one answer of 100 tokens
+            limit.in_flight = c if busy else 2
             limit.on_success(1.0, 100)
     finally:
         limits.time.monotonic = real
@@ -58,6 +59,14 @@ def test_a_server_that_keeps_scaling_takes_the_maximum():
     limit = AutoConcurrency(64)
     _feed(limit, lambda c: 1000.0 * c, windows=20, clock=[0.0])
     assert int(limit.ceiling) == 64 and limit.report()["phase"] == "hold"
+
+
+def test_a_build_with_too_few_calls_ready_does_not_move_the_ceiling():
+    """Windows in which the build kept fewer calls in flight than the ceiling say nothing
+    about the server: the ceiling stays where it was."""
+    limit = AutoConcurrency(256, initial=32)
+    _feed(limit, lambda c: 1000.0 * c, windows=20, clock=[0.0], busy=False)
+    assert limit.ceiling == 32 and limit.windows == 0
 
 
 def test_a_429_halves_the_ceiling_and_the_climb_starts_again():

@@ -87,14 +87,14 @@ class AutoConcurrency(AdaptiveConcurrency):
 
     Past the batch that fills a GPU, more requests in flight add only latency. So this
     measures the tokens answered per second at each ceiling (a window of answers, after the
-    ones already in flight at the last change): it climbs (doubling while throughput grows by
-    a quarter or more, by half while it grows by at least `gain`), then steps down by a sixth
-    while throughput holds within `gain` of the best, and settles at the lowest ceiling that
-    keeps it. Every `recheck_s` seconds below its maximum it tries a fifth more, in case the
+    ones already in flight at the last change). From 32 (the fixed default) it climbs,
+    doubling while throughput grows by a quarter or more and by half while it grows by at
+    least `gain`; then it steps down (by a third while throughput does not fall at all, by a
+    sixth while it holds within `gain`) and settles at the lowest ceiling that keeps it. Every `recheck_s` seconds below its maximum it tries a fifth more, in case the
     server got room. A 429 still halves it, and the climb starts again from there.
     """
 
-    def __init__(self, maximum: int, *, initial: int = 8, gain: float = 0.05, recheck_s: float = 60.0):
+    def __init__(self, maximum: int, *, initial: int = 32, gain: float = 0.05, recheck_s: float = 60.0):
         super().__init__(maximum)
         self.ceiling = float(min(initial, maximum))
         self.gain = gain
@@ -104,26 +104,40 @@ class AutoConcurrency(AdaptiveConcurrency):
         self.windows = 0
         self._held_since = 0.0
         self._skip = 0  # answers still in flight from before the last change
-        self._window: list[tuple[float, int]] = []  # (when, completion tokens) of this window's answers
+        self._window: list[int] = []  # completion tokens of this window's answers
+        self._since = time.monotonic()  # when this window's measuring began
+        self._full = 0  # of those answers, how many came while the ceiling was all in use
         self._begin(self.ceiling)
 
     def _begin(self, ceiling: float) -> None:
         self.ceiling = min(float(self.maximum), max(1.0, ceiling))
         self._skip = self.in_flight
-        self._window = []
+        self._restart()
         self._wake()
+
+    def _restart(self) -> None:
+        self._window, self._full, self._since = [], 0, time.monotonic()
 
     def on_success(self, seconds: float | None = None, tokens: int | None = None) -> None:
         if seconds is None:
             return
-        if self._skip > 0:
+        if self._skip > 0:  # an answer asked for under the last ceiling: measuring starts after
             self._skip -= 1
+            self._since = time.monotonic()
             return
-        self._window.append((time.monotonic(), max(1, tokens or 1)))
+        self._window.append(max(1, tokens or 1))
+        self._full += self.in_flight >= int(self.ceiling)  # (this answer's slot is not yet released)
         if len(self._window) < max(16, int(self.ceiling)):
             return
-        span = self._window[-1][0] - self._window[0][0]
-        rate = sum(t for _, t in self._window[1:]) / span if span > 0 else 0.0
+        if self._full < len(self._window) // 2:
+            # The build had fewer calls ready than the ceiling: the window says nothing about
+            # what the server could do with more. Measure again.
+            self._restart()
+            return
+        # Over the time since measuring began, not between the first and last answer: answers
+        # of one latency come in waves, and a window inside one wave would look infinitely fast.
+        span = time.monotonic() - self._since
+        rate = sum(self._window) / span if span > 0 else 0.0
         self.windows += 1
         self._step(rate)
 
@@ -148,7 +162,8 @@ class AutoConcurrency(AdaptiveConcurrency):
         elif self.phase == "down":
             if rate >= best_rate * (1 - self.gain) and c > 1:
                 self.best = (c, max(best_rate, rate))
-                self._begin(c / 1.2)
+                # No loss at all: far from the server's batch yet (a one-slot server), go faster.
+                self._begin(c / (1.5 if rate >= best_rate * 0.99 else 1.2))
             else:
                 self.phase, self._held_since = "hold", time.monotonic()
                 self._begin(best_c)
@@ -159,7 +174,7 @@ class AutoConcurrency(AdaptiveConcurrency):
                 self.phase = "up"
                 self._begin(c * 1.2)
             else:
-                self._window = []
+                self._restart()
 
     def _halve(self) -> bool:
         halved = super()._halve()
