@@ -23,6 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from memsynth_client import bench_prompts  # noqa: E402
 from simulator_process import SimulatorProcess, machine, write_result  # noqa: E402
 from workload import SYSTEM, Fact, user_prompt  # noqa: E402
 
@@ -37,13 +38,7 @@ from memsynth.llm.limits import AutoConcurrency  # noqa: E402
 def run(base_url: str, calls: int, concurrency: int, auto: bool, timeout_s: float) -> dict:
     """`calls` structured calls through a fresh engine (nothing cached); their figures."""
     with tempfile.TemporaryDirectory() as tmp:
-        prompts = Path(tmp) / "prompts"
-        (prompts / "bench").mkdir(parents=True)
-        (prompts / "bench" / "fact.j2").write_text(
-            "{% block system %}{{ system }}{% endblock %}{% block user %}{{ user }}{% endblock %}")
-        library = Path(__file__).resolve().parent.parent / "prompts"
-        for name in ("_repair.j2", "_schema_hint.j2"):
-            (prompts / name).write_text((library / name).read_text())
+        prompts = bench_prompts(Path(tmp))
         engine = LLMEngine(EngineSettings(base_url=base_url, api_key_env="X", concurrency=concurrency,
                                           concurrency_auto=auto, timeout_s=timeout_s, idle_timeout_s=timeout_s),
                            ResponseCache(Path(tmp) / "cache"), api_key="bench")

@@ -23,17 +23,23 @@ from memsynth.llm.cache import ResponseCache  # noqa: E402
 from memsynth.llm.engine import EngineSettings, LLMEngine  # noqa: E402
 
 
+def bench_prompts(folder: Path) -> Path:
+    """A prompt library with the bench's one template (and the shared repair and schema parts)."""
+    prompts = folder / "prompts"
+    (prompts / "bench").mkdir(parents=True)
+    (prompts / "bench" / "fact.j2").write_text(
+        "{% block system %}{{ system }}{% endblock %}{% block user %}{{ user }}{% endblock %}")
+    library_dir = Path(__file__).resolve().parent.parent / "prompts"
+    for name in ("_repair.j2", "_schema_hint.j2"):
+        (prompts / name).write_text((library_dir / name).read_text())
+    return prompts
+
+
 def main() -> None:
     args = client_args("memsynth")
 
     with tempfile.TemporaryDirectory() as tmp:
-        prompts = Path(tmp) / "prompts"
-        (prompts / "bench").mkdir(parents=True)
-        (prompts / "bench" / "fact.j2").write_text(
-            "{% block system %}{{ system }}{% endblock %}{% block user %}{{ user }}{% endblock %}")
-        library_dir = Path(__file__).resolve().parent.parent / "prompts"
-        for name in ("_repair.j2", "_schema_hint.j2"):
-            (prompts / name).write_text((library_dir / name).read_text())
+        prompts = bench_prompts(Path(tmp))
         engine = LLMEngine(EngineSettings(base_url=args.base_url, api_key_env="X",
                                           concurrency=args.concurrency),
                            ResponseCache(Path(tmp) / "cache"), api_key="bench")
