@@ -19,6 +19,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import yaml
@@ -46,14 +47,16 @@ def run_build(config: Path, warehouse: Path, prefect_home: Path, extra: tuple[st
             raise SystemExit(f"--profile needs py-spy beside {sys.executable}: pip install py-spy")
         command = [str(spy), "record", "--nonblocking", "--rate", "100", "--format", "raw",
                    "--output", str(profile), "--", *command]
+    launched = time.time()
     out = subprocess.run(command,
                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=6 * 3600)
+    exited = time.time()
     measured = [json.loads(line)["measured"] for line in out.stderr.splitlines()
                 if line.startswith('{"measured"')]
     if out.returncode != 0:
         raise SystemExit(f"build failed: {out.stderr[-2000:]}")
     summary = "\n".join(line for line in out.stdout.splitlines() if not line.startswith("py-spy>"))
-    return {"summary": json.loads(summary), "measured": measured[-1]}
+    return {"summary": json.loads(summary), "measured": measured[-1], "launched": launched, "exited": exited}
 
 
 def task_runs(prefect_home: Path) -> int:
@@ -128,6 +131,9 @@ def main() -> None:
             s, m = result["summary"], result["measured"]
             requests = s["llm"]["requests"]
             limit = args.concurrency / (args.latency_ms / 1000) if args.latency_ms else float("inf")
+            timing = sim.stats()
+            # Launch to exit, as the user waits for it (the interpreter's start included).
+            whole = result["exited"] - result["launched"]
             results[run] = {
                 "version": s["version"], "wall_seconds": round(m["wall_seconds"], 1),
                 "build_seconds": s["seconds"], "cpu_seconds": round(m["cpu_seconds"], 1),
@@ -141,19 +147,28 @@ def main() -> None:
                 # The simulator shares the machine's cores: when it needs one whole, it (not
                 # the build) bounds the rate.
                 "simulator_cpu_seconds": round(sim.cpu_seconds() - sim_cpu, 1),
-                # Time-averaged requests in flight while any were (polled twice a second).
+                # Time-averaged requests in flight while any were (polled twice a second),
+                # and that mean over each second of the build.
                 "mean_in_flight": in_flight["mean_in_flight"],
-                "endpoint_busy_seconds": in_flight["busy_seconds"],
-                # Seconds from launching the command to its first request, and from its
-                # last request to its exit.
-                "seconds_to_first_request": in_flight["first_busy_s"],
-                "seconds_after_last_request": in_flight["idle_after_s"],
+                "in_flight_per_second": in_flight["per_second"],
+                # From the simulator's clock: how long at least one request was in flight,
+                # the seconds from launching the command to its first request past the
+                # endpoint probe, and from its last answer to its exit.
+                "whole_seconds": round(whole, 2),
+                "endpoint_busy_seconds": timing["busy_seconds"] if requests else None,
+                "seconds_to_first_request": round(timing["first_work_at"] - result["launched"], 2) if requests else None,
+                "seconds_after_last_request": round(result["exited"] - timing["last_answer_at"], 2) if requests else None,
+                # The share of C/L over the whole wall time, and while requests were in flight.
+                "whole_ratio_to_limit": round(requests / whole / limit, 3) if requests and args.latency_ms else None,
+                "busy_ratio_to_limit": round(requests / timing["busy_seconds"] / limit, 3) if requests and args.latency_ms else None,
                 "prefect_task_runs": task_runs(home) - runs_before, "row_counts": s["row_counts"],
                 "regenerated_personas": len(s["derivation"].get("regenerated", [])),
             }
-            print(f"{run:>7}: {results[run]['wall_seconds']} s wall, {requests} requests "
-                  f"({results[run]['requests_per_second']} req/s, {results[run]['ratio_to_limit']} of "
-                  f"{limit:.0f}), {results[run]['cache_hits']} cached, rss {results[run]['peak_rss_mb']} MB, "
+            r = results[run]
+            print(f"{run:>7}: {r['whole_seconds']} s launch to exit, {requests} requests "
+                  f"({r['whole_ratio_to_limit']} of {limit:.0f} over it, {r['busy_ratio_to_limit']} while busy; "
+                  f"{r['seconds_to_first_request']} s to the first, {r['seconds_after_last_request']} s after the last), "
+                  f"{r['cache_hits']} cached, rss {results[run]['peak_rss_mb']} MB, "
                   f"{results[run]['prefect_task_runs']} task runs", flush=True)
     sizes = {"warehouse_mb_without_cache": folder_mb(warehouse, exclude="_cache"),
              "cache_mb": folder_mb(warehouse / "_cache")}

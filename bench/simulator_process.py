@@ -93,8 +93,14 @@ class InFlightSampler:
         busy = [n for n in self.samples if n > 0]
         at = [t for t, n in zip(self.times, self.samples) if n > 0]
         ended = time.monotonic() - self.started
+        # Mean in flight over each whole second: where the endpoint was under-filled (the
+        # build's start, the tail of its last shards).
+        per_second: dict[int, list[int]] = {}
+        for t, n in zip(self.times, self.samples):
+            per_second.setdefault(int(t), []).append(n)
         return {"mean_in_flight": round(sum(busy) / len(busy), 1) if busy else 0,
                 "samples": len(self.samples),
+                "per_second": [round(sum(v) / len(v)) for _, v in sorted(per_second.items())],
                 # About how long the endpoint had work: the rest of a build's time is its own,
                 # before the first request (start-up) and after the last (publishing).
                 "busy_seconds": round(len(busy) * self.every_s, 1),

@@ -43,6 +43,30 @@ def test_models_endpoint_and_counters(simulator):
     assert stats["requests"] == 1 and stats["peak_in_flight"] == 1
 
 
+def test_the_stats_say_when_a_client_began_its_work_and_how_long_it_kept_the_server_busy():
+    """A bench reads a client's start-up (launch to its first request past the endpoint
+    probe), its tail and its busy time from these, to the millisecond."""
+    import time
+
+    with SimulatorThread(Simulator(latency_ms=100)) as sim:
+        client = openai.OpenAI(base_url=sim.base_url, api_key="k")
+        stats_url = sim.base_url.removesuffix("/v1") + "/stats"
+
+        def ask(name: str) -> None:
+            client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}], response_format={
+                "type": "json_schema", "json_schema": {"name": name, "schema": {"type": "object"}}})
+
+        before = time.time()
+        ask("probe")
+        assert _get(stats_url)["first_work_at"] is None  # the endpoint probe is not the client's work
+        time.sleep(0.3)  # idle: not busy
+        ask("profile")
+        stats = _get(stats_url)
+        assert before <= stats["first_request_at"] < stats["first_work_at"] <= stats["last_answer_at"] <= time.time()
+        assert stats["first_work_at"] - stats["first_request_at"] >= 0.4
+        assert 0.2 <= stats["busy_seconds"] < 0.35, stats  # two answers of 100 ms, not the idle gap
+
+
 @pytest.mark.parametrize("language", ["en", "zh"])
 def test_every_enpmr_stage_answer_validates_and_passes_checks(tmp_path, language, simulator):
     """Drive the recipe through the simulator: no repair may be needed."""

@@ -29,6 +29,7 @@ from prefect.settings import PREFECT_API_URL, temporary_settings
 from prefect.task_runners import ThreadPoolTaskRunner
 
 import memsynth
+from memsynth.build import first_wave
 from memsynth.build.cluster import dask_cluster, limit_share, task_runner
 from memsynth.build.collector import collector_for_build
 from memsynth.build.driver import BuildSession
@@ -50,10 +51,9 @@ from memsynth.build.shards import (
 )
 from memsynth.core.config import BuildConfig, redacted
 from memsynth.core.errors import BuildFailed, ConfigError, MemsynthError
-from memsynth.generation.persona_synthesis import synthesize_personas
 from memsynth.generation.personas import build_personas
 from memsynth.generation.provenance import hashes, version_artifacts
-from memsynth.generation.recipe import Recipe, ShardOutput
+from memsynth.generation.recipe import Recipe
 from memsynth.generation.session import cache_dir_for, cache_for, open_engine
 from memsynth.llm.accounting import llm_totals
 from memsynth.simulator.endpoint import endpoint_for
@@ -119,29 +119,19 @@ def prepare_personas(plan: ShardPlan, pool: list[Any], wanted: int) -> dict[str,
     """The build's personas, numbered; new ones written first when the pool is short."""
     missing = wanted - len(pool)
     if missing <= 0:
-        return {"personas": _numbered(pool[:wanted])}
+        return {"personas": first_wave.numbered(pool[:wanted])}
     runtime = runtime_for(plan)
-    stage = runtime.recipe.persona_stage
-    if stage is None:
+    if runtime.recipe.persona_stage is None:
         raise ConfigError(f"the build asks for {wanted} personas but only {len(pool)} are "
                           f"available, and recipe {runtime.recipe.name} cannot write new ones")
-    output = ShardOutput()
-    config = plan.config
-    rows, report = runtime.loop.run(synthesize_personas(
-        runtime.runner, stage, missing, seed=config.seed, language=config.language,
-        threshold=runtime.recipe.dedup_threshold, existing=pool,
-        attributes=runtime.recipe.persona_variables, output=output))
-    if len(rows) < missing:
-        raise BuildFailed(f"could write only {len(rows)} of {missing} distinct new personas "
+    written = first_wave.personas_written(runtime, pool, missing)
+    report = written.report
+    if len(written.rows) < missing:
+        raise BuildFailed(f"could write only {len(written.rows)} of {missing} distinct new personas "
                           f"({report.near_duplicates} near and {report.exact_duplicates} exact "
                           f"duplicates, {report.failed} failed); nothing was published")
-    return {"personas": _numbered(pool + rows), "synthesis": report.as_dict(),
-            "staged": runtime.stage("personas", output)}
-
-
-def _numbered(personas: list[Any]) -> list[Any]:
-    """Each of the build's personas with its ordinal (its place in the build)."""
-    return [p.model_copy(update={"ordinal": i}) for i, p in enumerate(personas)]
+    return {"personas": first_wave.numbered(pool + written.rows), "synthesis": report.as_dict(),
+            "staged": runtime.stage("personas", written.output)}
 
 
 @task(name="shard", cache_policy=NO_CACHE, persist_result=False, task_run_name="{label}")
@@ -151,7 +141,7 @@ def run_shard(plan: ShardPlan, index: int, personas: list[Any], label: str = "")
     runtime = runtime_for(plan)
     if runtime.stopped:  # queued before a signal stopped the build
         return {"error": "cancelled"}
-    output = runtime.loop.run(runtime.run_personas(personas))
+    output = runtime.shard_output(index, personas)
     return runtime.stage(f"shard-{index:05d}", output)
 
 
@@ -172,12 +162,11 @@ def build_flow(build_id: str, dataset: str) -> list[dict[str, Any]]:
     session.progress.set_total(len(personas))
     session.flow_run_id = str(flow_run.id) if flow_run.id else None
     size = session.shard_size
-    starts = list(range(0, len(personas), size))
+    batches = first_wave.shards(personas, size)
     # Named by the personas they hold (their ordinals), as the UI lists them.
-    labels = [f"personas {i + 1}-{min(i + size, len(personas))}" if min(i + size, len(personas)) > i + 1
-              else f"persona {i + 1}" for i in starts]
-    batches = [personas[i:i + size] for i in starts]
-    futures = run_shard.map(unmapped(plan), list(range(len(starts))), batches, labels)
+    labels = [f"personas {i * size + 1}-{i * size + len(b)}" if len(b) > 1 else f"persona {i * size + 1}"
+              for i, b in enumerate(batches)]
+    futures = run_shard.map(unmapped(plan), list(range(len(batches))), batches, labels)
     shown = create_progress_artifact(0.0, description=f"shards of {dataset} finished")
     position = {id(f): i for i, f in enumerate(futures)}
     results: dict[int, dict[str, Any]] = {}
@@ -257,9 +246,18 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
                            remote=config.runner == "dask")
     _BUILDS[build_id] = session
     register(runtime)
+    # In batch mode every shard runs at once, so each batch holds all personas' requests at
+    # one point of their chains rather than max_workers shards' worth.
+    threads = min(BATCH_SHARD_THREADS, math.ceil(max(len(chosen), config.personas.count) / config.shard_size)
+                  ) if config.llm.mode == "batch" else config.max_workers
+    shard_stats: list[dict[str, Any]] = []
     try:
-        api_url = prefect_api_url()
         with contextlib.ExitStack() as stack:
+            stack.enter_context(progress)
+            stop = stack.enter_context(stop_on_signals(session.stop))  # from the first wave on
+            if not session.remote:  # the first requests go while Prefect's server starts
+                first_wave.start(runtime, list(session.personas.values()), session.wanted, session.shard_size, threads)
+            api_url = prefect_api_url(stopped=lambda: stop.name is not None)
             if config.runner == "dask":
                 cluster = stack.enter_context(dask_cluster(config))
                 # Shards build their own runtime from the plan in their worker; the personas
@@ -269,14 +267,11 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
                 stack.callback(cluster.close_build, build_id, plan.share.backoff_channel)
                 runner = task_runner(cluster)
             else:
-                # In batch mode every shard runs at once, so each batch holds all personas'
-                # requests at one point of their chains rather than max_workers shards' worth.
-                runner = ThreadPoolTaskRunner(max_workers=min(BATCH_SHARD_THREADS, math.ceil(
-                    max(len(chosen), config.personas.count) / config.shard_size)) if config.llm.mode == "batch" else config.max_workers)
+                runner = ThreadPoolTaskRunner(max_workers=threads)
             run_flow = build_flow.with_options(task_runner=runner, flow_run_name=f"{config.dataset}-{build_id}")
-            with progress, stop_on_signals(session.stop) as stop, temporary_settings(
-                    updates={PREFECT_API_URL: api_url} if api_url else {}):
-                shard_stats = run_in_thread(lambda: run_flow(build_id=build_id, dataset=config.dataset))
+            with temporary_settings(updates={PREFECT_API_URL: api_url} if api_url else {}):
+                if stop.name is None:  # else a signal came while Prefect's server started
+                    shard_stats = run_in_thread(lambda: run_flow(build_id=build_id, dataset=config.dataset))
         loop.run(runtime.runner.aclose())
         if stop.name is not None:
             raise Interrupted(stop.name, stop.number)
@@ -322,6 +317,7 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
             exc.args = (f"{exc} [run {build_id}: memsynth runs {config.dataset}]",)
         raise
     finally:
+        loop.cancel_running()  # work started early whose flow never ran (its server failed)
         _BUILDS.pop(build_id, None)
         forget(build_id)
         staging.discard()
@@ -370,10 +366,11 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
 
 def _statistics(recipe: Recipe, warehouse: Path, dataset: str, version: int) -> dict[str, Any]:
     """The recipe's headline figures, computed with SQL over the version just published."""
-    from memsynth.warehouse.catalog import run_query
+    from memsynth.warehouse.catalog import run_queries
 
+    results, _ = run_queries(warehouse, dataset, list(recipe.statistics.values()), version)
     out: dict[str, Any] = {}
-    for name, sql in recipe.statistics.items():
-        value = run_query(warehouse, dataset, sql, version)[1][0][0]
+    for name, (_, rows) in zip(recipe.statistics, results):
+        value = rows[0][0]
         out[name] = round(value, 2) if isinstance(value, float) else value
     return out

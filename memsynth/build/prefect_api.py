@@ -17,6 +17,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx2 as httpx
@@ -58,18 +59,20 @@ class _Server:
         atexit.register(self.stop)
         self.healthy = False
 
-    def wait_healthy(self, timeout_s: float = 60) -> None:
+    def wait_healthy(self, timeout_s: float = 60, stopped: Callable[[], bool] = lambda: False) -> None:
         if self.healthy:
             return
         try:
-            wait_healthy(self.url, self.process, timeout_s)
+            self.healthy = wait_healthy(self.url, self.process, timeout_s, stopped)
         except MemsynthError:
             self.stop()
             raise
-        self.healthy = True
 
     def stop(self) -> None:
-        if self.process.poll() is None:
+        if self.process.poll() is None and self.scratch:
+            self.process.kill()  # its database is deleted next: nothing to shut down cleanly
+            self.process.wait()
+        elif self.process.poll() is None:
             self.process.terminate()
             try:
                 self.process.wait(5)
@@ -81,16 +84,20 @@ class _Server:
             self.scratch = None
 
 
-def wait_healthy(url: str, process: subprocess.Popen, timeout_s: float = 60) -> None:
-    """Wait until the Prefect API at `url` (served by `process`) answers its health check."""
+def wait_healthy(url: str, process: subprocess.Popen, timeout_s: float = 60,
+                 stopped: Callable[[], bool] = lambda: False) -> bool:
+    """Wait until the Prefect API at `url` (served by `process`) answers its health check
+    (True), or until `stopped()` (False: the build was stopped meanwhile)."""
     deadline = time.monotonic() + timeout_s
     with httpx.Client() as client:
         while time.monotonic() < deadline:
+            if stopped():
+                return False
             if process.poll() is not None:
                 raise MemsynthError(f"Prefect's API server exited at start (code {process.returncode})")
             try:
                 if client.get(f"{url}/health", timeout=2).status_code == 200:
-                    return
+                    return True
             except httpx.HTTPError:
                 pass
             time.sleep(0.1)
@@ -110,9 +117,9 @@ def start_early() -> None:
             _server = _Server(dict(os.environ))
 
 
-def prefect_api_url() -> str | None:
+def prefect_api_url(stopped: Callable[[], bool] = lambda: False) -> str | None:
     """The API URL builds use: the user's `PREFECT_API_URL`, else memsynth's own server
-    (started on first use, shared by the process's builds)."""
+    (started on first use, shared by the process's builds), once it answers or `stopped()`."""
     global _server
     if os.environ.get("PREFECT_API_URL"):
         return None
@@ -122,7 +129,7 @@ def prefect_api_url() -> str | None:
 
             # Settings changed in this process (a profile, temporary_settings) go along too.
             _server = _Server({**os.environ, **get_current_settings().to_environment_variables(exclude_unset=True)})
-        _server.wait_healthy()
+        _server.wait_healthy(stopped=stopped)
         return _server.url
 
 

@@ -9,6 +9,7 @@ instead, so all its shards share one event loop, one client and one set of limit
 from __future__ import annotations
 
 import atexit
+import concurrent.futures
 import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -126,7 +127,24 @@ class ShardRuntime:
     # Built here from a plan (a worker's): closed here too. The build's own is closed by it.
     owned: bool = False
     stopped: bool = False  # the build was stopped by a signal: run no more shards
+    # Shards started before their task ran (`start_early`): index -> (persona ids, its work).
+    early: dict[int, tuple[tuple[str, ...], concurrent.futures.Future[ShardOutput]]] = field(default_factory=dict)
+    early_personas: concurrent.futures.Future[Any] | None = None  # new personas being written (first_wave)
     _listener: Any = None
+
+    def start_early(self, index: int, personas: list[Any]) -> None:
+        """Start shard `index` on the loop now; its task takes the work under way."""
+        self.early[index] = (tuple(p.persona_id for p in personas), self.loop.submit(self.run_personas(personas)))
+
+    def shard_output(self, index: int, personas: list[Any]) -> ShardOutput:
+        """Run a shard's personas through every stage, or wait for the same shard started early."""
+        started = self.early.pop(index, None)
+        if started is not None:
+            ids, future = started
+            if ids == tuple(p.persona_id for p in personas):
+                return future.result()
+            future.cancel()  # not this shard's personas after all: run them afresh
+        return self.loop.run(self.run_personas(personas))
 
     async def run_personas(self, personas: list[Any]) -> ShardOutput:
         output = ShardOutput()

@@ -5,6 +5,7 @@ The top layer: it may import every package below it.
 
 from __future__ import annotations
 
+import gc
 import sys
 
 import click
@@ -35,6 +36,9 @@ def main() -> None:
     """Entry point: one error line and a non-zero exit for anything the user can fix."""
     try:
         cli.main(standalone_mode=False)
+        # What is left is freed at exit; a build leaves millions of objects, and the
+        # collector's passes over them at shutdown took 0.7 s after the work was done.
+        gc.freeze()
     except click.exceptions.Abort:
         err.print("aborted")
         sys.exit(130)

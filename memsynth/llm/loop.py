@@ -39,17 +39,22 @@ class LoopThread:
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run `coro` on the loop and block the calling thread until it finishes."""
+        return self.submit(coro).result()
+
+    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        """Start `coro` on the loop and return at once; `cancel_running` cancels it too."""
         future = asyncio.run_coroutine_threadsafe(coro, self.loop)
         with self._lock:
             self._running.add(future)
-        try:
-            return future.result()
-        finally:
-            with self._lock:
-                self._running.discard(future)
+        future.add_done_callback(self._finished)
+        return future
+
+    def _finished(self, future: concurrent.futures.Future[Any]) -> None:
+        with self._lock:
+            self._running.discard(future)
 
     def cancel_running(self) -> None:
-        """Cancel every coroutine `run` is waiting on (and the calls they await); tasks
+        """Cancel every coroutine `run` or `submit` started (and the calls they await); tasks
         started on their own, such as the cache's writer, finish their work."""
         with self._lock:
             running = list(self._running)

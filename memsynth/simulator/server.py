@@ -60,6 +60,35 @@ class Counters:
     # Tokens of the answers sent (cut-off ones too): what a real server would bill.
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    # When chat requests began and ended (time.time()), and how long at least one was in
+    # flight: a client's start-up, its tail and its idle gaps, to the millisecond.
+    first_request_at: float | None = None
+    first_work_at: float | None = None
+    last_answer_at: float | None = None
+    busy_seconds: float = 0.0
+    busy_since: float | None = None
+
+    def started(self) -> None:
+        now = time.time()
+        if self.first_request_at is None:
+            self.first_request_at = now
+        if self.in_flight == 0:
+            self.busy_since = now
+        self.in_flight += 1
+        self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+
+    def ended(self) -> None:
+        self.in_flight -= 1
+        now = self.last_answer_at = time.time()
+        if self.in_flight == 0 and self.busy_since is not None:
+            self.busy_seconds += now - self.busy_since
+            self.busy_since = None
+
+    def timing(self) -> dict[str, float | None]:
+        ongoing = time.time() - self.busy_since if self.busy_since is not None else 0.0
+        return {"first_request_at": self.first_request_at, "first_work_at": self.first_work_at,
+                "last_answer_at": self.last_answer_at,
+                "busy_seconds": round(self.busy_seconds + ongoing, 3)}
 
     def count(self, outcome: str) -> None:
         self.by_outcome[outcome] = self.by_outcome.get(outcome, 0) + 1
@@ -161,10 +190,11 @@ class Simulator:
         c = self.counters
         return web.json_response({"requests": c.requests, "in_flight": c.in_flight,
                                   "peak_in_flight": c.peak_in_flight, "by_outcome": c.by_outcome,
-                                  **self.desk.stats()})
+                                  **c.timing(), **self.desk.stats()})
 
     async def reset(self, _request: web.Request) -> web.Response:
-        self.counters = Counters(in_flight=self.counters.in_flight)
+        now_busy = self.counters.in_flight
+        self.counters = Counters(in_flight=now_busy, busy_since=time.time() if now_busy else None)
         self.desk.counters = DeskCounters()
         return web.json_response({"ok": True})
 
@@ -172,14 +202,15 @@ class Simulator:
         c = self.counters
         c.requests += 1
         number = c.requests  # this request's place, before others arrive during the awaits below
-        c.in_flight += 1
-        c.peak_in_flight = max(c.peak_in_flight, c.in_flight)
+        c.started()
         try:
             try:
                 body = await request.json()
             except ValueError:
                 c.count("bad_request")
                 return _error(400, "request body is not JSON")
+            if c.first_work_at is None and _format_name(body) != "probe":
+                c.first_work_at = time.time()  # the client's own work, past its endpoint probe
             if self.record:
                 self.recorded.append(body)
                 self.recorded_headers.append(dict(request.headers))
@@ -211,7 +242,7 @@ class Simulator:
                 finally:
                     self.generating -= 1
         finally:
-            c.in_flight -= 1
+            c.ended()
 
     async def _answer(self, request: web.Request, body: dict[str, Any], fault: str) -> web.StreamResponse:
         """Generate the answer (in one of the server's slots, when it has a capacity) and send it."""
@@ -418,6 +449,13 @@ def embedding_of(text: str) -> list[float]:
         vector[slot] += 1.0 if digest[4] & 1 else -1.0
     norm = sum(x * x for x in vector) ** 0.5 or 1.0
     return [round(x / norm, 6) for x in vector]
+
+
+def _format_name(body: dict[str, Any]) -> str | None:
+    """The name of the json_schema a request asks for (memsynth's endpoint probe's is "probe")."""
+    fmt = body.get("response_format")
+    spec = fmt.get("json_schema") if isinstance(fmt, dict) else None
+    return spec.get("name") if isinstance(spec, dict) else None
 
 
 def _requested_schema(body: dict[str, Any], prompt: str, schema_field: bool = False

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from memsynth.warehouse.annotations import attach_annotations
 from memsynth.warehouse.ducklake import attach, catalog_exists, dataset_dir, dataset_names
 from memsynth.warehouse.evaluations import attach_results
 from memsynth.warehouse.location import location_of
-from memsynth.warehouse.readonly import check_read_only, run_sandboxed
+from memsynth.warehouse.readonly import check_read_only, run_all_sandboxed
 
 
 def list_datasets(root: Path) -> list[dict[str, Any]]:
@@ -113,15 +114,19 @@ def open_version(root: Path, dataset: str, version: int | None = None
 def run_query(root: Path, dataset: str, sql: str, version: int | None = None
               ) -> tuple[list[str], list[tuple[Any, ...]], int]:
     """Run `sql` against the dataset's tables at `version`: (columns, rows, version)."""
-    check_read_only(sql)
+    results, version = run_queries(root, dataset, [sql], version)
+    return *results[0], version
+
+
+def run_queries(root: Path, dataset: str, sqls: Sequence[str], version: int | None = None
+                ) -> tuple[list[tuple[list[str], list[tuple[Any, ...]]]], int]:
+    """Run each of `sqls` against the dataset at `version`, attached once: ([(columns, rows)], version)."""
+    for sql in sqls:
+        check_read_only(sql)
+    # The catalog's own files and the data files stay readable; every other path is off limits.
+    allowed = [str(dataset_dir(root, dataset).resolve()), location_of(root).data_path(dataset)]
     con, row = open_version(root, dataset, version)
-    try:
-        # The catalog's own files and the data files stay readable; every other path is off limits.
-        allowed = [str(dataset_dir(root, dataset).resolve()), location_of(root).data_path(dataset)]
-        columns, rows = run_sandboxed(con, sql, allowed)
-        return columns, rows, row["version"]
-    finally:
-        con.close()
+    return run_all_sandboxed(con, sqls, allowed), row["version"]  # closes con
 
 
 def stage_models(root: Path, dataset: str, version: int | None = None) -> dict[str, list[str]]:

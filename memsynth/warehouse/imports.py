@@ -24,7 +24,7 @@ def publish_import(path: Path, warehouse: Path, dataset: str, recipe: str,
                    statistics: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Publish `rows` read from `path` as the next version of `dataset` (no LLM calls: the
     engine tables are empty); the summary, with each statistic's value on the new version."""
-    from memsynth.warehouse.catalog import run_query
+    from memsynth.warehouse.catalog import run_queries
 
     started = time.time()
     digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else _folder_digest(path)
@@ -44,7 +44,9 @@ def publish_import(path: Path, warehouse: Path, dataset: str, recipe: str,
                 started_at=started, derivation={"imported": path.name, "sha256": digest}), tables=tables)
         finally:
             staging.discard()
-    figures = {name: run_query(warehouse, dataset, sql)[1][0][0] for name, sql in (statistics or {}).items()}
+    statistics = statistics or {}
+    results = run_queries(warehouse, dataset, list(statistics.values()))[0] if statistics else []
+    figures = {name: rows[0][0] for name, (_, rows) in zip(statistics, results)}
     return {"dataset": dataset, "version": published["version"], "row_counts": published["row_counts"],
             "statistics": figures}
 

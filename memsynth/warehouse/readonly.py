@@ -65,6 +65,12 @@ def run_sandboxed(con: duckdb.DuckDBPyConnection, sql: str, allowed: Sequence[st
                   ) -> tuple[list[str], list[tuple[Any, ...]]]:
     """Run a checked read on `con` with only the `allowed` folders readable and external access
     and settings locked; a large sort spills to a folder of its own, removed after. Closes `con`."""
+    return run_all_sandboxed(con, [sql], allowed)[0]
+
+
+def run_all_sandboxed(con: duckdb.DuckDBPyConnection, sqls: Sequence[str], allowed: Sequence[str]
+                      ) -> list[tuple[list[str], list[tuple[Any, ...]]]]:
+    """`run_sandboxed` for several checked reads in turn, on one connection. Closes `con`."""
     spill = tempfile.mkdtemp(prefix="memsynth-query-")
     try:
         listed = ", ".join(f"'{duck.sql_str(a)}/'" for a in dict.fromkeys(allowed))
@@ -72,12 +78,14 @@ def run_sandboxed(con: duckdb.DuckDBPyConnection, sql: str, allowed: Sequence[st
         con.execute(f"SET allowed_directories = [{listed}]")
         con.execute("SET enable_external_access = false")
         con.execute("SET lock_configuration = true")
-        try:
-            cur = con.execute(sql)
-            columns = [d[0] for d in cur.description] if cur.description else []
-            return columns, cur.fetchall()
-        except duckdb.Error as exc:
-            raise MemsynthError(f"query failed: {str(exc).splitlines()[0]}") from exc
+        results = []
+        for sql in sqls:
+            try:
+                cur = con.execute(sql)
+                results.append(([d[0] for d in cur.description] if cur.description else [], cur.fetchall()))
+            except duckdb.Error as exc:
+                raise MemsynthError(f"query failed: {str(exc).splitlines()[0]}") from exc
+        return results
     finally:
         con.close()
         shutil.rmtree(spill, ignore_errors=True)
