@@ -73,6 +73,38 @@ def cpu_section() -> list[str]:
     return out + [""]
 
 
+# Issue 35 part 2: a whole 200-persona build over its launch-to-exit time, before and after.
+WHOLE_RUNS = [("build-200-baseline35", "before (db8b9d2): the build waited for Prefect's server; times sampled "
+                                       "every 0.5 s, wall time from inside the process"),
+              ("build-200-final", "after: the first requests go while Prefect's server starts; times from "
+                                  "the simulator's clock and the launch")]
+
+
+def whole_build_section() -> list[str]:
+    runs = [(load(name), label) for name, label in WHOLE_RUNS]
+    runs = [(b, label) for b, label in runs if b]
+    if not runs:
+        return []
+    out = ["## A whole build against C/L (`bench/build.py --personas 200`)", "",
+           "A first build of 200 personas, L = 200 ms, C = 64 (C/L = 320 req/s), the default client "
+           "(openai, streamed). Over the whole time: requests over launch-to-exit seconds, against C/L. "
+           "While busy: over the seconds at least one request was in flight. The gap between the two "
+           "is start-up (to the first request past the endpoint probe) and the tail (publishing, "
+           "statistics, the Prefect artifact, exit).", "",
+           "| code | launch to exit s | requests | of C/L over the whole time | of C/L while busy | "
+           "s to first request | s after last answer | mean in flight | command |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for b, label in runs:
+        r = b["first"]
+        limit = b["concurrency"] / b["latency_ms"] * 1000
+        whole = r.get("whole_seconds") or r["wall_seconds"]
+        out.append(f"| {label} | {whole} | {r['requests_sent']} | {r['requests_sent'] / whole / limit:.3f} | "
+                   f"{r['requests_sent'] / r['endpoint_busy_seconds'] / limit:.3f} | "
+                   f"{r['seconds_to_first_request']} | {r['seconds_after_last_request']} | {r['mean_in_flight']} | "
+                   f"`{b['command']}` |")
+    return out + [""]
+
+
 THROUGHPUT_HEAD = ["| tool | C | L (ms) | req/s | of C/L | client CPU ms/call | peak RSS MB | ok |",
                    "|---|---|---|---|---|---|---|---|"]
 
@@ -153,6 +185,7 @@ def main() -> None:
                          f"C={b['concurrency']}; warehouse {b['warehouse_mb_without_cache']} MB plus "
                          f"cache {b['cache_mb']} MB; {m['cores']} cores, {m['memory_gib']} GiB, {m['when']}.")
         out += ["", *notes, ""]
+    out += whole_build_section()
     out += cpu_section()
     query = load("query")
     if query:
