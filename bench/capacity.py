@@ -8,6 +8,7 @@ through memsynth's engine and records calls/s, median and p90 latency, and timeo
 plain simulator (a fixed latency, as a 429 endpoint's) is run once fixed and once `auto`.
 
     python bench/capacity.py [--capacities 64 256] [--per-token-ms 20] [--seconds 30]
+    python bench/capacity.py --capacities --plain-repeat 3 --name capacity-plain
 """
 
 from __future__ import annotations
@@ -85,7 +86,10 @@ def run(base_url: str, calls: int, concurrency: int, auto: bool, timeout_s: floa
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--capacities", type=int, nargs="+", default=[64, 256])
+    ap.add_argument("--capacities", type=int, nargs="*", default=[64, 256],
+                    help="capacities to sweep (none: only the plain simulator)")
+    ap.add_argument("--plain-repeat", type=int, default=1,
+                    help="run the plain simulator's fixed/auto pair this many times, alternating")
     ap.add_argument("--per-token-ms", type=float, default=20.0)
     ap.add_argument("--seconds", type=float, default=30.0, help="about how long each run lasts")
     ap.add_argument("--name", default="capacity")
@@ -118,9 +122,14 @@ def main() -> None:
                                                   / best["settled_median_latency_s"], 2)}
     plain = []
     with SimulatorProcess(200) as sim:  # a fixed 200 ms per answer: the 429-endpoint workload
-        plain.append(run(sim.base_url, 12000, 64, False, timeout_s=120))
-        plain.append(run(sim.base_url, 12000, 64, True, timeout_s=120))
-    results["plain"] = {"rows": plain, "auto_of_fixed": round(plain[1]["calls_per_s"] / plain[0]["calls_per_s"], 3)}
+        for _ in range(args.plain_repeat):  # alternating, so drift on the machine hits both alike
+            plain.append(run(sim.base_url, 12000, 64, False, timeout_s=120))
+            plain.append(run(sim.base_url, 12000, 64, True, timeout_s=120))
+            print("plain", plain[-2]["calls_per_s"], plain[-1]["calls_per_s"], flush=True)
+    fixed = [r["calls_per_s"] for r in plain if r["concurrency"] != "auto"]
+    auto = [r["calls_per_s"] for r in plain if r["concurrency"] == "auto"]
+    results["plain"] = {"rows": plain, "auto_of_fixed": round(sum(auto) / sum(fixed), 3),
+                        "each_auto_of_fixed": [round(a / f, 3) for a, f in zip(auto, fixed)]}
     path = write_result(args.name, results)
     for capacity, figures in results["capacities"].items():
         print(f"capacity {capacity}: best fixed {figures['best_fixed']}; auto {figures['auto_of_best_throughput']} "

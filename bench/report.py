@@ -105,6 +105,78 @@ def whole_build_section() -> list[str]:
     return out + [""]
 
 
+# Issue 35 part 3: each light command's target, and its time before that work (measured on
+# this machine the same day with commit 84c92f2, the same script).
+LIGHT_TARGETS = {"memsynth query": (0.3, "0.83–0.95"), "memsynth versions": (0.3, "0.62"),
+                 "memsynth datasets list": (0.3, "0.61"), "error: bad argument (build --personas 0)": (0.5, "0.08"),
+                 "error: missing config": (0.5, "0.16"), "error: unknown config key": (0.5, "0.17"),
+                 "error: not a stage (--from-stage)": (0.5, "1.00"), "error: not a query": (0.5, "0.13"),
+                 "--help, slowest of 31 commands (simulator)": (0.3, "0.09"),
+                 "--help, median of every command": (0.3, "0.08")}
+
+
+def light_section() -> list[str]:
+    light = load("startup-light")
+    if not light:
+        return []
+    m = light["machine"]
+    out = ["### Light commands (issue 35's targets)", "",
+           f"`{light['command']}` (`bench/results/startup-light.json`): median of {light['repeat']} runs, wall "
+           f"seconds; {m['cores']} cores, {m['when']}. The dataset is a 1-persona quickstart build.", "",
+           "| command | s | target | before |", "|---|---|---|---|"]
+    for name, seconds in light["seconds"].items():
+        target, before = LIGHT_TARGETS.get(name, (0.3 if "help" in name else 0.5, ""))
+        out.append(f"| {name} | {seconds:.2f} | ≤ {target} | {before} |")
+    return out + [""]
+
+
+def capacity_section() -> list[str]:
+    cap, plain = load("capacity"), load("capacity-plain")
+    if not cap:
+        return []
+    m = cap["machine"]
+    out = ["## A server that queues instead of answering 429 (`bench/capacity.py`)", "",
+           f"`{cap['command']}` (`bench/results/capacity.json`), {m['cores']} cores, {m['when']}. The simulator's "
+           "capacity model (`simulator serve --capacity N --per-token-ms 20`, batch slowdown 1) runs in a process "
+           "of its own: N answers generate at once, each token up to twice as slow as the batch fills, the rest "
+           "queue. Each run sends fresh structured calls through memsynth's engine. Latency is a request's, from "
+           "its POST to its answer; settled is the second half of the answers; `auto` is sent three times the "
+           "calls; the best fixed setting is the fewest in flight within 1 % of the top fixed throughput.", "",
+           "| capacity | concurrency | calls/s | settled calls/s | median latency s | timeouts |",
+           "|---|---|---|---|---|---|"]
+    bars = []
+    for capacity, c in cap["capacities"].items():
+        for r in c["rows"]:
+            if r["concurrency"] == "auto":
+                label = f"auto (ended at {r['auto']['concurrency']}, {r['auto']['phase']})"
+            else:
+                label = f"**{r['concurrency']} (best fixed)**" if r["concurrency"] == c["best_fixed"] else str(r["concurrency"])
+            out.append(f"| {capacity} | {label} | {r['calls_per_s']} | {r['settled_calls_per_s']} | "
+                       f"{r['median_latency_s']:.2f} | {r['timeouts']} |")
+        bars.append(c)
+    names = list(cap["capacities"])
+    out += ["", "| bar | " + " | ".join(f"capacity {n}" for n in names) + " |", "|---|" + "---|" * len(names),
+            "| `auto`'s throughput, of the best fixed setting's (≥ 0.95) | " + " | ".join(
+                f"{c['auto_of_best_throughput']:.2f} (settled {c['auto_settled_of_best_throughput']:.2f})" for c in bars) + " |",
+            "| its median latency, against that setting's (≤ 1.3×) | " + " | ".join(
+                f"{c['auto_latency_of_best']:.2f}×" for c in bars) + " |",
+            "| timeouts | " + " | ".join(str(next(r for r in c["rows"] if r["concurrency"] == "auto")["timeouts"])
+                                         for c in bars) + " |", ""]
+    for source in (cap, plain):
+        if not source or "plain" not in source:
+            continue
+        rows = source["plain"]["rows"]
+        pairs = [(f, a) for f, a in zip(rows[::2], rows[1::2])]
+        out += [f"The plain simulator (a fixed 200 ms per answer, the 429-endpoint workload, 12,000 calls a run), "
+                f"`{source['command']}`, {source['machine']['when']}: fixed 64 against `auto` with 64 as its maximum, "
+                f"{len(pairs)} pair{'s' if len(pairs) > 1 else ''} run in turn:", "",
+                "| fixed 64 calls/s | auto calls/s | auto of fixed | settled: fixed / auto |", "|---|---|---|---|"]
+        out += [f"| {f['calls_per_s']} | {a['calls_per_s']} | {a['calls_per_s'] / f['calls_per_s']:.3f} | "
+                f"{f['settled_calls_per_s']} / {a['settled_calls_per_s']} |" for f, a in pairs]
+        out += ["", f"Together: `auto` at {source['plain']['auto_of_fixed']} of fixed (target: within 2 %).", ""]
+    return out
+
+
 THROUGHPUT_HEAD = ["| tool | C | L (ms) | req/s | of C/L | client CPU ms/call | peak RSS MB | ok |",
                    "|---|---|---|---|---|---|---|---|"]
 
@@ -204,6 +276,8 @@ def main() -> None:
                 f"{m['cores']} cores, {m['when']}.", "", "| command | s |", "|---|---|"]
         out += [f"| {name} | {s} |" for name, s in startup["seconds"].items()]
         out.append("")
+    out += light_section()
+    out += capacity_section()
     scale = load("scale-cache")
     if scale:
         m = scale["machine"]

@@ -28,13 +28,15 @@ def _feed(limit: AutoConcurrency, server_rate, windows: int, clock: list[float],
     import memsynth.llm.limits as limits
 
     real = limits.time.monotonic
+    clock[0] = max(clock[0], real())  # on from the controller's own start
     limits.time.monotonic = lambda: clock[0]  # the controller's clock, driven by the model
     try:
         for _ in range(windows * 200):
             c = int(limit.ceiling)
-            clock[0] += 100 / server_rate(min(c, c if busy else 2))  # one answer of 100 tokens
-            limit.in_flight = c if busy else 2
-            limit.on_success(1.0, 100)
+            n = c if busy else 2
+            clock[0] += 100 / server_rate(n)  # one answer of 100 tokens
+            limit.in_flight = n
+            limit.on_success(n * 100 / server_rate(n), 100)  # its latency: n in flight at that rate
     finally:
         limits.time.monotonic = real
 
@@ -59,6 +61,30 @@ def test_a_server_that_keeps_scaling_takes_the_maximum():
     limit = AutoConcurrency(64)
     _feed(limit, lambda c: 1000.0 * c, windows=20, clock=[0.0])
     assert int(limit.ceiling) == 64 and limit.report()["phase"] == "hold"
+
+
+def test_answers_that_come_in_waves_still_measure_and_climb_to_the_maximum():
+    """A 429 endpoint's latency is fixed, so the answers of a ceiling come back together, one
+    wave a latency, each slot freed before the waiting calls refill it. A server that scales
+    with every request in flight must be climbed to the maximum and held there, never
+    stepped down because a window caught part of a wave."""
+    limit = AutoConcurrency(64, initial=32)
+    phases = set()
+
+    async def call() -> None:
+        await limit.acquire()
+        try:
+            await asyncio.sleep(0.05)  # every answer of a wave comes on the same tick
+            limit.on_success(0.05, 100)
+            phases.add(limit.phase)
+        finally:
+            limit.release()
+
+    async def build() -> None:  # always more calls ready than the ceiling
+        await asyncio.gather(*(call() for _ in range(3000)))
+
+    asyncio.run(build())
+    assert int(limit.ceiling) == 64 and limit.phase == "hold" and "down" not in phases, (limit.report(), phases)
 
 
 def test_a_build_with_too_few_calls_ready_does_not_move_the_ceiling():

@@ -105,6 +105,7 @@ class AutoConcurrency(AdaptiveConcurrency):
         self._held_since = 0.0
         self._skip = 0  # answers still in flight from before the last change
         self._window: list[int] = []  # completion tokens of this window's answers
+        self._latency = 0.0  # and the sum of their latencies
         self._since = time.monotonic()  # when this window's measuring began
         self._full = 0  # of those answers, how many came while the ceiling was all in use
         self._begin(self.ceiling)
@@ -116,7 +117,7 @@ class AutoConcurrency(AdaptiveConcurrency):
         self._wake()
 
     def _restart(self) -> None:
-        self._window, self._full, self._since = [], 0, time.monotonic()
+        self._window, self._full, self._since, self._latency = [], 0, time.monotonic(), 0.0
 
     def on_success(self, seconds: float | None = None, tokens: int | None = None) -> None:
         if seconds is None:
@@ -126,8 +127,16 @@ class AutoConcurrency(AdaptiveConcurrency):
             self._since = time.monotonic()
             return
         self._window.append(max(1, tokens or 1))
-        self._full += self.in_flight >= int(self.ceiling)  # (this answer's slot is not yet released)
+        self._latency += seconds
+        # Calls were waiting for a slot: the ceiling, not the build, held them back. (Answers of
+        # one wave come one after another, each slot freed before the next is refilled, so
+        # `in_flight` alone says full for the first of them only.)
+        self._full += self.in_flight >= int(self.ceiling) or bool(self._waiters)
         if len(self._window) < max(16, int(self.ceiling)):
+            return
+        # Answers of one latency come in waves of the whole ceiling: a window must span two
+        # latencies at least, or where it starts in a wave decides its rate (by up to half).
+        if time.monotonic() - self._since < 2 * self._latency / len(self._window):
             return
         if self._full < len(self._window) // 2:
             # The build had fewer calls ready than the ceiling: the window says nothing about
