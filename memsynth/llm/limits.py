@@ -111,8 +111,12 @@ class AutoConcurrency(AdaptiveConcurrency):
         self._begin(self.ceiling)
 
     def _begin(self, ceiling: float) -> None:
+        climbing = ceiling > self.ceiling
         self.ceiling = min(float(self.maximum), max(1.0, ceiling))
-        self._skip = self.in_flight
+        # Answers asked for before the change say nothing of the new ceiling; after a climb,
+        # neither do the first of the new one's, which start an empty pipeline: wait until a
+        # whole ceiling's worth has come back.
+        self._skip = max(self.in_flight, int(self.ceiling)) if climbing else self.in_flight
         self._restart()
         self._wake()
 
@@ -134,9 +138,9 @@ class AutoConcurrency(AdaptiveConcurrency):
         self._full += self.in_flight >= int(self.ceiling) or bool(self._waiters)
         if len(self._window) < max(16, int(self.ceiling)):
             return
-        # Answers of one latency come in waves of the whole ceiling: a window must span two
-        # latencies at least, or where it starts in a wave decides its rate (by up to half).
-        if time.monotonic() - self._since < 2 * self._latency / len(self._window):
+        # Answers of one latency come in waves of the whole ceiling: a window must span a
+        # latency at least, or where it starts in a wave decides its rate.
+        if time.monotonic() - self._since < self._latency / len(self._window):
             return
         if self._full < len(self._window) // 2:
             # The build had fewer calls ready than the ceiling: the window says nothing about
