@@ -66,24 +66,45 @@ def test_a_server_that_keeps_scaling_takes_the_maximum():
 def test_answers_that_come_in_waves_still_measure_and_climb_to_the_maximum():
     """A 429 endpoint's latency is fixed, so the answers of a ceiling come back together, one
     wave a latency, each slot freed before the waiting calls refill it. A server that scales
-    with every request in flight must be climbed to the maximum and held there, never
-    stepped down because a window caught part of a wave."""
-    limit = AutoConcurrency(64, initial=32)
-    phases = set()
+    with every request in flight must be climbed to the maximum and held there. The waves run
+    on a virtual clock, so a loaded machine cannot blur them."""
+    import memsynth.llm.limits as limits
 
-    async def call() -> None:
-        await limit.acquire()
-        try:
-            await asyncio.sleep(0.05)  # every answer of a wave comes on the same tick
-            limit.on_success(0.05, 100)
-            phases.add(limit.phase)
-        finally:
-            limit.release()
+    real = limits.time.monotonic
+    clock = [real()]
+    limits.time.monotonic = lambda: clock[0]
+    phases: set[str] = set()
+    try:
+        limit = AutoConcurrency(64, initial=32)
 
-    async def build() -> None:  # always more calls ready than the ceiling
-        await asyncio.gather(*(call() for _ in range(3000)))
+        async def build() -> None:
+            tick = [0]
+            wave = asyncio.Condition()
 
-    asyncio.run(build())
+            async def call() -> None:
+                await limit.acquire()
+                try:
+                    sent = tick[0]
+                    async with wave:
+                        await wave.wait_for(lambda: tick[0] > sent)  # answered with the next wave
+                    limit.on_success(0.2, 100)
+                    phases.add(limit.phase)
+                finally:
+                    limit.release()
+
+            calls = [asyncio.ensure_future(call()) for _ in range(3000)]  # always more ready than the ceiling
+            while not all(c.done() for c in calls):
+                for _ in range(50):  # every answer of this wave handled, its slot refilled
+                    await asyncio.sleep(0)
+                clock[0] += 0.2
+                tick[0] += 1
+                async with wave:
+                    wave.notify_all()
+            await asyncio.gather(*calls)
+
+        asyncio.run(build())
+    finally:
+        limits.time.monotonic = real
     assert int(limit.ceiling) == 64 and limit.phase == "hold" and "down" not in phases, (limit.report(), phases)
 
 
