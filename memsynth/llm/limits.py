@@ -41,12 +41,17 @@ class AdaptiveConcurrency:
                 if waiter.done() and not waiter.cancelled():
                     self._wake()  # pass the slot we were given to someone else
                 raise
+        self._tally()
         self.in_flight += 1
         self.peak = max(self.peak, self.in_flight)
 
     def release(self) -> None:
+        self._tally()
         self.in_flight -= 1
         self._wake()
+
+    def _tally(self) -> None:
+        """Called before `in_flight` changes (`AutoConcurrency` averages it over time)."""
 
     def on_success(self, seconds: float | None = None, tokens: int | None = None) -> None:
         """An answer came (in `seconds`, `tokens` long: what `AutoConcurrency` reads)."""
@@ -90,8 +95,14 @@ class AutoConcurrency(AdaptiveConcurrency):
     ones already in flight at the last change). From 32 (the fixed default) it climbs,
     doubling while throughput grows by a quarter or more and by half while it grows by at
     least `gain`; then it steps down (by a third while throughput does not fall at all, by a
-    sixth while it holds within `gain`) and settles at the lowest ceiling that keeps it. Every `recheck_s` seconds below its maximum it tries a fifth more, in case the
-    server got room. A 429 still halves it, and the climb starts again from there.
+    sixth while it holds within `gain`) and settles at the lowest ceiling that keeps it. Every
+    `recheck_s` seconds below its maximum it tries a fifth more, in case the server got room.
+    A 429 still halves it, and the climb starts again from there.
+
+    Throughput is read by Little's law: the mean number in flight over the window times the
+    tokens answered per second of latency. Counting answers over the window's time instead
+    depends on where the window cuts a wave of answers, and on a batching server that noise
+    (5-10 % a window) was as large as the steps it must tell apart.
     """
 
     def __init__(self, maximum: int, *, initial: int = 32, gain: float = 0.05, recheck_s: float = 60.0):
@@ -108,7 +119,14 @@ class AutoConcurrency(AdaptiveConcurrency):
         self._latency = 0.0  # and the sum of their latencies
         self._since = time.monotonic()  # when this window's measuring began
         self._full = 0  # of those answers, how many came while the ceiling was all in use
+        self._area = 0.0  # requests in flight x seconds, since measuring began
+        self._tallied = self._since
         self._begin(self.ceiling)
+
+    def _tally(self) -> None:
+        now = time.monotonic()
+        self._area += self.in_flight * (now - self._tallied)
+        self._tallied = now
 
     def _begin(self, ceiling: float) -> None:
         climbing = ceiling > self.ceiling
@@ -121,14 +139,20 @@ class AutoConcurrency(AdaptiveConcurrency):
         self._wake()
 
     def _restart(self) -> None:
-        self._window, self._full, self._since, self._latency = [], 0, time.monotonic(), 0.0
+        self._window, self._full, self._latency = [], 0, 0.0
+        self._measure_from_now()
+
+    def _measure_from_now(self) -> None:
+        self._since = self._tallied = time.monotonic()
+        self._area = 0.0
 
     def on_success(self, seconds: float | None = None, tokens: int | None = None) -> None:
         if seconds is None:
             return
+        self._tally()
         if self._skip > 0:  # an answer asked for under the last ceiling: measuring starts after
             self._skip -= 1
-            self._since = time.monotonic()
+            self._measure_from_now()
             return
         self._window.append(max(1, tokens or 1))
         self._latency += seconds
@@ -147,10 +171,8 @@ class AutoConcurrency(AdaptiveConcurrency):
             # what the server could do with more. Measure again.
             self._restart()
             return
-        # Over the time since measuring began, not between the first and last answer: answers
-        # of one latency come in waves, and a window inside one wave would look infinitely fast.
         span = time.monotonic() - self._since
-        rate = sum(self._window) / span if span > 0 else 0.0
+        rate = (self._area / span) * sum(self._window) / self._latency if span > 0 and self._latency > 0 else 0.0
         self.windows += 1
         self._step(rate)
 
