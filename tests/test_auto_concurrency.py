@@ -241,3 +241,23 @@ def test_on_a_batching_server_auto_holds_the_capacity_whatever_the_answer_length
         assert rate >= 0.95 * best_rate, (seed, report)
         assert statistics.median(latencies) <= 1.3 * statistics.median(best_latencies), (seed, report)
         assert report["phase"] == "hold", (seed, report)
+
+
+def test_a_recheck_that_finds_no_more_room_goes_back_to_the_held_ceiling():
+    """Every `recheck_s` a held ceiling tries a fifth more; finding no gain, it returns to the
+    ceiling it held, without measuring again the lower ones it already knows lose throughput."""
+    limit = AutoConcurrency(AUTO_CONCURRENCY_MAX, recheck_s=10)
+    visited: list[tuple[str, int]] = []
+    begin = limit._begin
+
+    def recorded(ceiling: float) -> None:
+        begin(ceiling)
+        visited.append((limit.phase, int(limit.ceiling)))
+
+    limit._begin = recorded  # type: ignore[method-assign]
+    _batching_server(limit, 64, 120, seed=0)
+    held = [i for i, (phase, _) in enumerate(visited) if phase == "hold"]
+    first = held[0]
+    assert visited[first][1] == 64 and len(held) >= 3, visited  # rechecked more than once
+    assert all(c >= 64 for _, c in visited[first:]), visited
+    assert visited[-1][1] == 64 or visited[-2][1] == 64, visited

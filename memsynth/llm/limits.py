@@ -96,8 +96,8 @@ class AutoConcurrency(AdaptiveConcurrency):
     doubling while throughput grows by a quarter or more and by half while it grows by at
     least `gain`; then it steps down (by a third while throughput does not fall at all, by a
     sixth while it holds within `gain`) and settles at the lowest ceiling that keeps it. Every
-    `recheck_s` seconds below its maximum it tries a fifth more, in case the server got room.
-    A 429 still halves it, and the climb starts again from there.
+    `recheck_s` seconds below its maximum it tries a fifth more, in case the server got room,
+    and goes back to the ceiling it held if that gained nothing. A 429 still halves it, and the climb starts again from there.
 
     Throughput is read by Little's law: the mean number in flight over the window times the
     tokens answered per second of latency. Counting answers over the window's time instead
@@ -111,6 +111,7 @@ class AutoConcurrency(AdaptiveConcurrency):
         self.gain = gain
         self.recheck_s = recheck_s
         self.phase = "up"  # up | down | hold
+        self._rechecking = False  # climbing from a hold: the ceilings below were measured already
         self.best: tuple[float, float] | None = None  # (ceiling, tokens/s): the lowest at full throughput
         self.windows = 0
         self._held_since = 0.0
@@ -185,11 +186,14 @@ class AutoConcurrency(AdaptiveConcurrency):
         best_c, best_rate = self.best
         if self.phase == "up":
             if rate >= best_rate * (1 + self.gain) and c < self.maximum:
-                self.best = (c, rate)
+                self.best, self._rechecking = (c, rate), False
                 self._begin(c * (2 if rate >= best_rate * 1.25 else 1.5))
             elif rate >= best_rate * (1 + self.gain):
                 self.best, self.phase, self._held_since = (c, rate), "hold", time.monotonic()
                 self._begin(c)
+            elif self._rechecking:  # no more room than before: back to what was held
+                self.phase, self._held_since, self._rechecking = "hold", time.monotonic(), False
+                self._begin(best_c)
             else:  # flat: the batch was full already; see if fewer keep it
                 self.best = (best_c, max(best_rate, rate))
                 self.phase = "down"
@@ -205,8 +209,7 @@ class AutoConcurrency(AdaptiveConcurrency):
         else:
             due = time.monotonic() - self._held_since >= self.recheck_s
             if due and c < self.maximum:  # room again? try a little more
-                self.best = (c, rate)
-                self.phase = "up"
+                self.best, self.phase, self._rechecking = (c, rate), "up", True
                 self._begin(c * 1.2)
             else:
                 self._restart()
@@ -214,7 +217,7 @@ class AutoConcurrency(AdaptiveConcurrency):
     def _halve(self) -> bool:
         halved = super()._halve()
         if halved:  # told to slow down: measure again from the halved ceiling
-            self.best, self.phase = None, "up"
+            self.best, self.phase, self._rechecking = None, "up", False
             self._begin(self.ceiling)
         return halved
 
