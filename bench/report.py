@@ -77,7 +77,11 @@ def cpu_section() -> list[str]:
 WHOLE_RUNS = [("build-200-baseline35", "before (db8b9d2): the build waited for Prefect's server; times sampled "
                                        "every 0.5 s, wall time from inside the process"),
               ("build-200-final", "after: the first requests go while Prefect's server starts; times from "
-                                  "the simulator's clock and the launch")]
+                                  "the simulator's clock and the launch"),
+              ("build-200-streamfix", "the same, after the simulator sends a streamed answer that is ready at "
+                                      "once in one write (it was five TCP segments)")]
+FLOOR_RUNS = [("floor-separate-writes", "the simulator sending each event of a streamed answer in a write of its own"),
+              ("floor", "the simulator sending a streamed answer ready at once in one write")]
 
 
 def whole_build_section() -> list[str]:
@@ -102,6 +106,28 @@ def whole_build_section() -> list[str]:
                    f"{r['requests_sent'] / r['endpoint_busy_seconds'] / limit:.3f} | "
                    f"{r['seconds_to_first_request']} | {r['seconds_after_last_request']} | {r['mean_in_flight']} | "
                    f"`{b['command']}` |")
+    return out + [""] + floor_paragraph(runs[-1][0])
+
+
+def floor_paragraph(build: dict) -> list[str]:
+    """What a client with no work of its own gets here, and so what a build could reach."""
+    floors = [(load(name), label) for name, label in FLOOR_RUNS]
+    floors = [f for f in floors if f[0]]
+    if not floors:
+        return []
+    r = build["first"]
+    busy_share = r["endpoint_busy_seconds"] / (r.get("whole_seconds") or r["wall_seconds"])
+    out = ["The floor under these ratios: bare aiohttp workers on the build's event loop (uvloop), each sending "
+           "again the moment its answer is read, C = 64, L = 200 ms (`bench/floor.py`). Whatever they lose "
+           "is lost to the two event loops and the loopback, not to a client's work. The last column is that "
+           f"share over the whole time of the last build above, whose endpoint was busy {busy_share:.3f} of it "
+           "(the rest is its start-up and tail).", "",
+           "| simulator | endpoint | of C/L (median) | runs | with the build's start-up and tail | command |",
+           "|---|---|---|---|---|---|"]
+    for floor, label in floors:
+        out += [f"| {label} | {endpoint} | {f['median']:.3f} | {', '.join(f'{x:.3f}' for x in f['runs'])} | "
+                f"{f['median'] * busy_share:.3f} | `{floor['command']}` ({floor['machine']['when']}) |"
+                for endpoint, f in floor["of_limit"].items()]
     return out + [""]
 
 

@@ -304,9 +304,17 @@ class Simulator:
         head = {"id": payload.get("id", "chatcmpl-sim"), "object": "chat.completion.chunk",
                 "created": payload.get("created", 0), "model": payload.get("model", "")}
 
+        # Without a token rate the whole answer is ready at once: its events go out in one
+        # write, as a server's buffered stream would, not one TCP segment each.
+        pending: list[bytes] | None = None if self.token_rate or broken else []
+
         async def send(event: dict[str, Any] | str) -> None:
             data = event if isinstance(event, str) else json.dumps(event, ensure_ascii=False)
-            await response.write(f"data: {data}\n\n".encode())
+            line = f"data: {data}\n\n".encode()
+            if pending is None:
+                await response.write(line)
+            else:
+                pending.append(line)
 
         step = 64 if self.token_rate else max(1, len(content))
         tokens = (payload.get("usage") or {}).get("completion_tokens", 0)
@@ -328,7 +336,7 @@ class Simulator:
         if (body.get("stream_options") or {}).get("include_usage"):
             await send({**head, "choices": [], "usage": payload["usage"]})
         await send("[DONE]")
-        await response.write_eof()
+        await response.write_eof(b"".join(pending or ()))
         return response
 
     def _profile_refusal(self, body: dict[str, Any]) -> web.Response | None:
