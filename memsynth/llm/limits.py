@@ -92,12 +92,14 @@ class AutoConcurrency(AdaptiveConcurrency):
 
     Past the batch that fills a GPU, more requests in flight add only latency. So this
     measures the tokens answered per second at each ceiling (a window of answers, after the
-    ones already in flight at the last change). From 32 (the fixed default) it climbs,
-    doubling while throughput grows by a quarter or more and by half while it grows by at
-    least `gain`; then it steps down (by a third while throughput does not fall at all, by a
-    sixth while it holds within `gain`) and settles at the lowest ceiling that keeps it. Every
-    `recheck_s` seconds below its maximum it tries a fifth more, in case the server got room,
-    and goes back to the ceiling it held if that gained nothing. A 429 still halves it, and the climb starts again from there.
+    ones already in flight at the last change). From 32 (the fixed default) it climbs:
+    fourfold while throughput grows by 60 % or more (far below the server's batch, each step
+    there costs throughput), twofold while it grows by a quarter, by half while it grows by
+    at least `gain`; then it steps down (by a third while throughput does not fall at all, by
+    a sixth while it holds within `gain`) and settles at the lowest ceiling that keeps it.
+    Every `recheck_s` seconds below its maximum it tries a fifth more, in case the server got
+    room, and goes back to the ceiling it held if that gained nothing. A 429 still halves it,
+    and the climb starts again from there.
 
     Throughput is read by Little's law: the mean number in flight over the window times the
     tokens answered per second of latency. Counting answers over the window's time instead
@@ -187,7 +189,7 @@ class AutoConcurrency(AdaptiveConcurrency):
         if self.phase == "up":
             if rate >= best_rate * (1 + self.gain) and c < self.maximum:
                 self.best, self._rechecking = (c, rate), False
-                self._begin(c * (2 if rate >= best_rate * 1.25 else 1.5))
+                self._begin(c * (4 if rate >= best_rate * 1.6 else 2 if rate >= best_rate * 1.25 else 1.5))
             elif rate >= best_rate * (1 + self.gain):
                 self.best, self.phase, self._held_since = (c, rate), "hold", time.monotonic()
                 self._begin(c)
