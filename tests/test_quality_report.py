@@ -55,7 +55,7 @@ def test_persona_coverage_by_hand():
 
 
 @pytest.mark.parametrize("recipe", sorted(BUILDS))
-def test_the_report_of_a_simulator_build_renders_every_figure(tmp_path: Path, recipe: str):
+def test_the_report_of_a_simulator_build_renders_every_figure(tmp_path: Path, recipe: str, monkeypatch):
     # One recipe's config prices its model: the report then adds cost per stage.
     llm = {"model": "test-model", "stage_variables": True, "concurrency": 8, "retry_base_s": 0.01,
            **({"prices": {"memsynth-simulator": {"input_per_1m": 0.15, "output_per_1m": 0.6}}}
@@ -113,6 +113,14 @@ def test_the_report_of_a_simulator_build_renders_every_figure(tmp_path: Path, re
     page = compared.read_text(encoding="utf-8")
     assert len(re.findall(r"data:image/png;base64,", page)) == 2 * len(plotted)
     assert "r version 2 beside version 1" in page
+    # Every query of a version's page runs in one attach of its catalog, not one per figure.
+    import memsynth.warehouse.catalog as catalog
+    from memsynth.quality.review.report import build_report
+
+    opened, real = [], catalog.open_version
+    monkeypatch.setattr(catalog, "open_version", lambda *a, **k: opened.append(a) or real(*a, **k))
+    assert build_report(wh, "r", compare=1).count("<img") == 2 * len(plotted)
+    assert len(opened) == 4, opened  # each version's row, then each version's queries
 
 
 def test_a_missing_version_is_one_clear_line(tmp_path: Path):

@@ -225,7 +225,7 @@ def build_report(warehouse: Path, dataset: str, version: int | None = None, comp
     """The HTML page for a version (and, with `compare`, another version beside it);
     `step()` is called as each part is done."""
     from memsynth.generation.registry import recipe_class
-    from memsynth.warehouse.catalog import open_version, run_query
+    from memsynth.warehouse.catalog import open_version
 
     con, row = open_version(warehouse, dataset, version)
     con.close()
@@ -246,18 +246,22 @@ def build_report(warehouse: Path, dataset: str, version: int | None = None, comp
                  f"{t} {n:,}" for t, n in sorted((row.get("row_counts") or {}).items()))) + "</p>"]
     judged = [s.qualified_name for s in recipe.all_stages() if getattr(s, "judge", None) is not None]
     meta = {row["version"]: row, **({other["version"]: other} if compare is not None else {})}
+    sqls = {**_summary_sqls(judged), **{f"figure {i}": f.sql for i, f in enumerate(figures)},
+            **({"texts": recipe.report_texts} if recipe.report_texts else {}),
+            **({"personas": recipe.report_personas} if recipe.report_personas else {})}
+    answers = {v: _answers(warehouse, dataset, sqls, v) for v in versions}
 
     def summary(v: int) -> str:
-        cell = _summary_cell(warehouse, dataset, v, meta[v], judged)
+        cell = _summary_cell(answers[v], meta[v], judged)
         step()
         return cell
 
     parts.append(_beside("What decides", versions, summary))
     charts, empty = [], []
-    for figure in figures:
+    for i, figure in enumerate(figures):
         results = []
         for v in versions:
-            results.append(run_query(warehouse, dataset, figure.sql, v)[:2])
+            results.append(answers[v][f"figure {i}"])
             step()
         if not any(rows for _, rows in results):
             empty.append(figure.title)  # a chart of nothing is a line below, not a screen
@@ -273,10 +277,10 @@ def build_report(warehouse: Path, dataset: str, version: int | None = None, comp
         parts.append(f'<p class="v">Nothing to plot (no rows): {html.escape("; ".join(empty))}.</p>')
     if recipe.report_texts:
         parts.append(_beside("Diversity of generated text", versions, lambda v: _stepped(step, _diversity_cell(
-            run_query(warehouse, dataset, recipe.report_texts, v)[1]))))
+            answers[v]["texts"][1]))))
     if recipe.report_personas:
         parts.append(_beside("Persona attribute coverage", versions, lambda v: _stepped(step, _coverage_cell(
-            run_query(warehouse, dataset, recipe.report_personas, v)[1]))))
+            answers[v]["personas"][1]))))
     style = ("body{font-family:sans-serif;margin:2em;max-width:1500px}td{vertical-align:top;padding:0 1em}"
              "img{max-width:100%}.v{color:#666;font-size:90%}table.numbers td{border-bottom:1px solid #ddd}"
              ".grid{display:flex;flex-wrap:wrap;gap:0 2em}.grid section{flex:1 1 640px;max-width:720px}"
@@ -290,13 +294,28 @@ def _stepped(step: Callable[[], None], value: str) -> str:
     return value
 
 
-def _summary_cell(warehouse: Path, dataset: str, version: int, row: dict[str, Any], judged: list[str]) -> str:
-    """Items kept, repaired, dropped and flagged, the main reasons, the cost, the judges' pass rates."""
-    from memsynth.warehouse.catalog import run_query
+Answers = dict[str, tuple[list[str], list[tuple[Any, ...]]]]
 
-    items, first, repaired = run_query(warehouse, dataset, ITEMS_SQL, version)[1][0]
-    lost = dict(run_query(warehouse, dataset, FAILURES_SQL, version)[1])
-    reasons = run_query(warehouse, dataset, REASONS_SQL, version)[1]
+
+def _answers(warehouse: Path, dataset: str, sqls: dict[str, str], version: int) -> Answers:
+    """Every query of the page for one version, the catalog attached once: {name: (columns, rows)}."""
+    from memsynth.warehouse.catalog import run_queries
+
+    results, _ = run_queries(warehouse, dataset, list(sqls.values()), version)
+    return dict(zip(sqls, results))
+
+
+def _summary_sqls(judged: list[str]) -> dict[str, str]:
+    stages = ", ".join("'" + j.replace("'", "''") + "'" for j in judged)
+    return {"items": ITEMS_SQL, "failures": FAILURES_SQL, "reasons": REASONS_SQL,
+            **({"judged": JUDGED_SQL.format(stages=stages)} if judged else {})}
+
+
+def _summary_cell(answers: Answers, row: dict[str, Any], judged: list[str]) -> str:
+    """Items kept, repaired, dropped and flagged, the main reasons, the cost, the judges' pass rates."""
+    items, first, repaired = answers["items"][1][0]
+    lost = dict(answers["failures"][1])
+    reasons = answers["reasons"][1]
     cost = row.get("estimated_cost_usd")
     lines = [("items asked", f"{items:,}"), ("right the first time", f"{first:,}"), ("repaired", f"{repaired:,}"),
              ("dropped", f"{lost.get('dropped', 0):,}"), ("flagged (kept, marked)", f"{lost.get('flagged', 0):,}"),
@@ -304,8 +323,7 @@ def _summary_cell(warehouse: Path, dataset: str, version: int, row: dict[str, An
               f"{row.get('llm_calls') or 0:,} ({row.get('llm_requests') or 0:,} / {row.get('llm_cache_hits') or 0:,})"),
              ("estimated cost", "unknown (no price for the model)" if cost is None else f"${cost:,.2f}")]
     if judged:
-        stages = ", ".join("'" + j.replace("'", "''") + "'" for j in judged)
-        for stage, seen, rejected in run_query(warehouse, dataset, JUDGED_SQL.format(stages=stages), version)[1]:
+        for stage, seen, rejected in answers["judged"][1]:
             rate = f"{(seen - rejected) / seen:.0%}" if seen else "–"
             lines.append((f"judge of {stage}: passed", f"{seen - rejected:,} of {seen:,} ({rate})"))
     table = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in lines)
