@@ -59,6 +59,41 @@ def test_a_build_on_a_postgres_catalog_is_read_by_every_command(tmp_path, postgr
     assert other.returncode != 0 and f"keeps its catalogs in {postgres_url}" in other.stderr.strip().splitlines()[-1]
 
 
+_CREATOR = """
+import sys, time
+sys.path.insert(0, {root!r})
+import duckdb
+from memsynth.warehouse.ducklake import attach, dataset_dir
+root, first, rounds = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
+for k in range(rounds):
+    time.sleep(max(0.0, first + k * 0.5 - time.time()))  # every machine at the same moment
+    con = duckdb.connect()
+    try:
+        attach(con, dataset_dir(root, f"race{{k}}"))
+        con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = 'lake'").fetchall()
+    except Exception as exc:
+        print(f"race{{k}}: {{exc}}")
+    finally:
+        con.close()
+"""
+
+
+def test_machines_creating_one_catalog_at_the_same_moment_all_open_it(tmp_path, postgres_url):
+    """Four machines attach each of 8 new datasets' catalogs at the same moment: one creates
+    its schema and tables, the others see them appear mid-way (PostgreSQL says "duplicate key
+    value", or "relation ... already exists") and must open the whole catalog on trying again."""
+    root = tmp_path / "wh"
+    bind_catalog(root, postgres_url, [])
+    script = tmp_path / "creator.py"
+    script.write_text(_CREATOR.format(root=str(ROOT)), encoding="utf-8")
+    first = time.time() + 3
+    procs = [subprocess.Popen([sys.executable, str(script), str(root), str(first), "8"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    said = [p.communicate(timeout=120) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [err[-500:] for _, err in said]
+    assert not any(out.strip() for out, _ in said), [out[:500] for out, _ in said]
+
+
 def test_a_password_in_the_catalog_url_is_refused_and_written_nowhere(tmp_path):
     config = _quick_config(tmp_path, catalog="postgres://lab:sekrit-pw@127.0.0.1:9/lake")
     result = memsynth_cli("build", str(config), "--warehouse", str(tmp_path / "wh"), *QUICK)

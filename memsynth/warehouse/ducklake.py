@@ -84,14 +84,20 @@ def attach(con: duckdb.DuckDBPyConnection, directory: Path, *, alias: str = "lak
             return
         except duckdb.Error as exc:
             locked = isinstance(exc, duckdb.IOException) and "lock" in str(exc).lower()
-            # Two machines creating one dataset's catalog at once: the second sees the first's
-            # schema appear mid-way, and finds it whole when it tries again.
-            racing = database is not None and "duplicate key value" in str(exc)
+            racing = database is not None and created_at_once(str(exc))
             if not (locked or racing) or time.monotonic() > deadline:
                 where = f"{directory}" if database is None else f"{database.url} (schema {directory.name})"
                 raise MemsynthError(f"cannot open the catalog in {where}: "
                                     f"{str(exc).strip().splitlines()[0]}") from exc
             time.sleep(0.1)
+
+
+def created_at_once(error: str) -> bool:
+    """Whether PostgreSQL refused a catalog's creation because another machine was creating
+    it at the same moment: the second sees the first's schema or tables appear mid-way (a
+    duplicate key in PostgreSQL's own catalog, or a relation that already exists), and finds
+    the catalog whole when it tries again."""
+    return "duplicate key value" in error or ("relation" in error and "already exists" in error)
 
 
 def share_catalog(directory: Path) -> None:
