@@ -306,6 +306,7 @@ def _answers(warehouse: Path, dataset: str, sqls: dict[str, str], version: int) 
 
 
 def _summary_sqls(judged: list[str]) -> dict[str, str]:
+    """The queries behind the "What decides" cell, by the name `_summary_cell` reads them."""
     stages = ", ".join("'" + j.replace("'", "''") + "'" for j in judged)
     return {"items": ITEMS_SQL, "failures": FAILURES_SQL, "reasons": REASONS_SQL,
             **({"judged": JUDGED_SQL.format(stages=stages)} if judged else {})}
