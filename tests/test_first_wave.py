@@ -8,6 +8,7 @@ import pytest
 
 from memsynth.build import flow
 from memsynth.build.flow import BuildOptions, run_build
+from memsynth.build.shards import ShardRuntime
 from memsynth.generation.registry import load_config
 from tests.conftest import write_config
 
@@ -46,4 +47,43 @@ def test_the_first_shards_are_asked_for_before_prefects_server_answers_and_their
     assert bool(summary["persona_synthesis"]) == written
 
     again = run_build(load_config(config), options)  # and the same build, from the cache
+    assert again["llm"]["requests"] == 0 and again["row_counts"] == summary["row_counts"]
+
+
+def test_the_next_shards_calls_go_while_a_finished_shard_writes_its_parquet(tmp_path, monkeypatch, simulator):
+    real_stage = ShardRuntime.stage
+    seen: dict[str, object] = {}
+
+    def slow_stage(self, shard, output):
+        # Shard 0 holds the only thread while it writes: the next shard's calls must go meanwhile.
+        if shard == "shard-00000":
+            before = simulator.simulator.counters.requests
+            deadline = time.monotonic() + 30
+            if "first" not in seen:
+                while simulator.simulator.counters.requests < before + 10 and time.monotonic() < deadline:
+                    time.sleep(0.02)
+                seen["first"] = simulator.simulator.counters.requests - before
+            else:  # from the cache: shard 1's calls end at once, and shard 2 must not start yet
+                while not (1 in self.early and self.early[1][1].done()) and time.monotonic() < deadline:
+                    time.sleep(0.02)
+                time.sleep(0.3)
+                seen["cached"] = (sorted(self.early), sorted(self.waiting))
+        return real_stage(self, shard, output)
+
+    monkeypatch.setattr(ShardRuntime, "stage", slow_stage)
+    config = write_config(tmp_path / "c.yaml", personas={"count": 3}, max_workers=1,
+                          llm={"model": "m", "base_url": simulator.base_url, "stage_variables": True,
+                               "concurrency": 8, "retry_base_s": 0.01})
+    options = BuildOptions(warehouse=str(tmp_path / "wh"), progress=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+    summary = run_build(load_config(config), options)
+
+    assert seen["first"] >= 10, seen  # 0 when the next shard waits for the thread
+    sent = simulator.simulator.counters.requests - summary["llm"]["probe_requests"]
+    assert summary["llm"]["cache_hits"] == 0 and summary["llm"]["requests"] == summary["llm"]["calls"] == sent
+    assert summary["shards"] == 3
+
+    again = run_build(load_config(config), options)
+    # One started shard at most waits for its task: finished outputs do not pile up in memory.
+    assert seen["cached"] == ([1], [2]), seen
     assert again["llm"]["requests"] == 0 and again["row_counts"] == summary["row_counts"]

@@ -2,8 +2,9 @@
 
 Prefect's API server takes seconds to start on every build (its database is made anew),
 and no task runs before it answers. The personas to write and the shards the task runner
-will run first are known before then, so they start at once on the build's event loop;
-their Prefect tasks, when they run, take the work under way (`ShardRuntime.shard_output`,
+will run first are known before then, so they start at once on the build's event loop,
+and each next shard starts as soon as one's calls end (`ShardRuntime.start_shards`); their
+Prefect tasks, when they run, take the work under way (`ShardRuntime.shard_output`,
 `personas_written`). Only for shards that run in this process: Dask workers build their
 own runtime.
 """
@@ -52,7 +53,7 @@ async def write_personas(runtime: ShardRuntime, pool: list[Any], missing: int) -
 
 
 def start(runtime: ShardRuntime, pool: list[Any], wanted: int, shard_size: int, threads: int) -> None:
-    """Start writing the missing personas, if any, and the first `threads` shards after them."""
+    """Start writing the missing personas, if any, then `threads` shards at a time after them."""
     missing = wanted - len(pool)
     if missing <= 0:
         _start_shards(runtime, numbered(pool[:wanted]), shard_size, threads)
@@ -69,8 +70,7 @@ async def _write_then_start(runtime: ShardRuntime, pool: list[Any], missing: int
 
 
 def _start_shards(runtime: ShardRuntime, personas: list[Any], shard_size: int, threads: int) -> None:
-    for index, batch in enumerate(shards(personas, shard_size)[:threads]):
-        runtime.start_early(index, batch)
+    runtime.start_shards(shards(personas, shard_size), threads)
 
 
 def personas_written(runtime: ShardRuntime, pool: list[Any], missing: int) -> WrittenPersonas:

@@ -8,6 +8,7 @@ instead, so all its shards share one event loop, one client and one set of limit
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import concurrent.futures
 import threading
@@ -127,24 +128,72 @@ class ShardRuntime:
     # Built here from a plan (a worker's): closed here too. The build's own is closed by it.
     owned: bool = False
     stopped: bool = False  # the build was stopped by a signal: run no more shards
-    # Shards started before their task ran (`start_early`): index -> (persona ids, its work).
+    # Shards started before their task ran (`start_shards`): index -> (persona ids, its work).
     early: dict[int, tuple[tuple[str, ...], concurrent.futures.Future[ShardOutput]]] = field(default_factory=dict)
     early_personas: concurrent.futures.Future[Any] | None = None  # new personas being written (first_wave)
+    waiting: dict[int, list[Any]] = field(default_factory=dict)  # shards not started: index -> personas
+    at_once: int = 0  # shards whose calls run at the same time (the task runner's threads)
+    _calling: int = 0  # shards whose calls are under way
+    _early_lock: threading.Lock = field(default_factory=threading.Lock)
     _listener: Any = None
 
-    def start_early(self, index: int, personas: list[Any]) -> None:
-        """Start shard `index` on the loop now; its task takes the work under way."""
-        self.early[index] = (tuple(p.persona_id for p in personas), self.loop.submit(self.run_personas(personas)))
+    def start_shards(self, shards: list[list[Any]], at_once: int) -> None:
+        """Start the first `at_once` shards' calls now, and the next one whenever a shard's
+        calls end; each shard's task takes the work under way when a thread is free for it.
+
+        A finished shard keeps its thread while it writes its Parquet (a second or more
+        when shards end together): meanwhile the next shard's calls already go, instead
+        of the endpoint idling until the thread is free."""
+        with self._early_lock:
+            self.waiting = dict(enumerate(shards))
+            self.at_once = at_once
+        self._start_waiting()
+
+    def _start_waiting(self) -> None:
+        # Fewer than `at_once` shards calling, and fewer than `at_once` started ones still
+        # waiting for their task: outputs that finished early (a cached rebuild's do, fast)
+        # are not piled up in memory while the tasks write theirs.
+        while True:
+            with self._early_lock:
+                if (self.stopped or not self.waiting or self._calling >= self.at_once
+                        or len(self.early) >= self.at_once):
+                    return
+                index = min(self.waiting)
+                personas = self.waiting.pop(index)
+                self._calling += 1
+                future = self.loop.submit(self._calls(personas))
+                self.early[index] = (tuple(p.persona_id for p in personas), future)
+            if self.stopped:  # a signal between the check and the submit
+                future.cancel()
+
+    async def _calls(self, personas: list[Any]) -> ShardOutput:
+        """A shard's calls; when they end (not when cancelled), the next waiting shard starts."""
+        cancelled = False
+        try:
+            return await self.run_personas(personas)
+        except asyncio.CancelledError:
+            cancelled = True
+            raise
+        finally:
+            with self._early_lock:
+                self._calling -= 1
+            if not cancelled:
+                self._start_waiting()
 
     def shard_output(self, index: int, personas: list[Any]) -> ShardOutput:
         """Run a shard's personas through every stage, or wait for the same shard started early."""
-        started = self.early.pop(index, None)
+        with self._early_lock:
+            started = self.early.pop(index, None)
+            self.waiting.pop(index, None)  # its task runs it now: it is not started again
         if started is not None:
+            self._start_waiting()  # one fewer started shard waits for its task
             ids, future = started
             if ids == tuple(p.persona_id for p in personas):
                 return future.result()
             future.cancel()  # not this shard's personas after all: run them afresh
-        return self.loop.run(self.run_personas(personas))
+        with self._early_lock:
+            self._calling += 1
+        return self.loop.run(self._calls(personas))
 
     async def run_personas(self, personas: list[Any]) -> ShardOutput:
         output = ShardOutput()
