@@ -15,6 +15,8 @@ ROOT = Path(__file__).resolve().parent.parent
 _PREFECT_HOME = tempfile.mkdtemp(prefix="memsynth-prefect-")
 # Before anything imports prefect: its database goes in a folder the tests own.
 os.environ["PREFECT_HOME"] = _PREFECT_HOME
+# memsynth keeps a migrated Prefect database under the user's cache: the tests keep theirs.
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="memsynth-cache-")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 os.environ.pop("MEMSYNTH_WAREHOUSE", None)

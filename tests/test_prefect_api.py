@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import httpx2 as httpx
 
 from memsynth.build import prefect_api
@@ -26,3 +28,46 @@ def test_an_early_started_server_is_the_one_the_build_then_uses(monkeypatch):
     monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:1/api")
     prefect_api.start_early()  # the user's own server: nothing is launched
     assert prefect_api._server is early
+
+
+def _serves_flows(server: prefect_api._Server) -> None:
+    """The API reads and writes its tables (a database without them fails here)."""
+    server.wait_healthy()
+    empty = httpx.post(f"{server.url}/flows/filter", json={}, timeout=10)
+    assert empty.status_code == 200 and empty.json() == []  # a database of its own, empty
+    made = httpx.post(f"{server.url}/flows/", json={"name": "memsynth-test"}, timeout=10)
+    assert made.status_code in (200, 201), made.text
+    found = httpx.post(f"{server.url}/flows/filter", json={}, timeout=10)
+    assert found.status_code == 200 and [f["name"] for f in found.json()] == ["memsynth-test"]
+
+
+def test_a_server_starts_from_the_migrated_database_the_first_one_kept(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    template = prefect_api.empty_database(env)
+    assert template is not None and not template.exists()
+
+    first = prefect_api._Server(env)
+    try:
+        assert not first.from_template
+        _serves_flows(first)
+        assert prefect_api._usable(template)  # kept once served, before any flow ran
+    finally:
+        first.stop()
+    assert sorted(p.name for p in template.parent.iterdir()) == [template.name]  # no -wal, no partial
+
+    second = prefect_api._Server(env)
+    try:
+        assert second.from_template
+        _serves_flows(second)  # a copy taken before the first server's flow was made
+    finally:
+        second.stop()
+
+    template.write_bytes(b"half a database")  # a damaged template is made anew and kept again
+    third = prefect_api._Server(env)
+    try:
+        assert not third.from_template
+        _serves_flows(third)
+    finally:
+        third.stop()
+    assert prefect_api._usable(template)

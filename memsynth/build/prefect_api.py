@@ -9,10 +9,13 @@ whatever way. With `PREFECT_API_URL` set, the user's own server is used instead.
 from __future__ import annotations
 
 import atexit
+import contextlib
+import importlib.metadata
 import importlib.util
 import os
 import shutil
 import socket
+import sqlite3
 import subprocess
 import tempfile
 import threading
@@ -46,9 +49,20 @@ class _Server:
         # Its database lives and dies with it: a build leaves nothing in ~/.prefect (Prefect's
         # default, which grew with every build). A database the user configured is kept.
         self.scratch: str | None = None
+        self.template: Path | None = None  # where to keep the new database's first state, once served
+        self.from_template = False
         if not any(k in env for k in ("PREFECT_SERVER_DATABASE_CONNECTION_URL", "PREFECT_API_DATABASE_CONNECTION_URL")):
             self.scratch = tempfile.mkdtemp(prefix="memsynth-prefect-")
             env["PREFECT_SERVER_DATABASE_CONNECTION_URL"] = f"sqlite+aiosqlite:///{self.scratch}/prefect.db"
+            # Made anew, the database takes two seconds of CPU to migrate, on every build and
+            # while the build's first requests go: copied from the first one made, none.
+            template = empty_database(env)
+            if template is not None and _usable(template):
+                shutil.copyfile(template, f"{self.scratch}/prefect.db")
+                env["PREFECT_SERVER_DATABASE_MIGRATE_ON_START"] = "false"
+                self.from_template = True
+            else:
+                self.template = template
         # Started from the main thread where possible: the death signal follows the thread
         # that started the child.
         self.process = subprocess.Popen(
@@ -67,6 +81,9 @@ class _Server:
         except MemsynthError:
             self.stop()
             raise
+        if self.healthy and self.template is not None and self.scratch is not None:
+            _keep(Path(self.scratch) / "prefect.db", self.template)
+            self.template = None
 
     def stop(self) -> None:
         if self.process.poll() is None and self.scratch:
@@ -82,6 +99,41 @@ class _Server:
         if self.scratch:
             shutil.rmtree(self.scratch, ignore_errors=True)
             self.scratch = None
+
+
+def empty_database(env: dict[str, str]) -> Path | None:
+    """Where a migrated, empty database of this Prefect version is kept (None: no Prefect)."""
+    try:
+        version = importlib.metadata.version("prefect")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    cache = Path(env.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "memsynth" / "prefect" / f"empty-{version}.db"
+
+
+def _usable(template: Path) -> bool:
+    """A whole database at its migrations' head (else it is made anew, and kept again)."""
+    if not template.is_file():
+        return False
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{template}?mode=ro", uri=True)) as db:
+            return db.execute("SELECT count(*) FROM alembic_version").fetchone()[0] == 1
+    except sqlite3.Error:
+        return False
+
+
+def _keep(database: Path, template: Path) -> None:
+    """Copy a served (migrated) database as the template, whole or not at all."""
+    try:
+        template.parent.mkdir(parents=True, exist_ok=True)
+        partial = template.with_name(f".{template.name}.{os.getpid()}")
+        # SQLite's backup: a consistent copy while the server has it open.
+        with contextlib.closing(sqlite3.connect(database)) as src, contextlib.closing(sqlite3.connect(partial)) as dst:
+            src.backup(dst)
+            dst.execute("PRAGMA journal_mode=DELETE")  # one file: no -wal or -shm beside it
+        os.replace(partial, template)
+    except (OSError, sqlite3.Error):
+        pass  # the next build makes its database anew and tries again
 
 
 def wait_healthy(url: str, process: subprocess.Popen, timeout_s: float = 60,
