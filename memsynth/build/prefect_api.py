@@ -4,6 +4,9 @@ Left to itself, Prefect starts a temporary server in a subprocess and stops it a
 a `kill -9` (or any death that skips exit handlers) leaves it running (~190 MB each).
 memsynth starts the same server itself, asking Linux to kill it when memsynth dies, in
 whatever way. With `PREFECT_API_URL` set, the user's own server is used instead.
+
+Its database is a scratch copy of a migrated, empty one kept per Prefect version under
+`$XDG_CACHE_HOME/memsynth/prefect` (made by the first server that finds none).
 """
 
 from __future__ import annotations
