@@ -81,7 +81,9 @@ WHOLE_RUNS = [("build-200-baseline35", "before (db8b9d2): the build waited for P
               ("build-200-streamfix", "the same, after the simulator sends a streamed answer that is ready at "
                                       "once in one write (it was five TCP segments)"),
               ("build-200-handon", "the same, and a shard's calls starting as soon as another's end, not once "
-                                   "that one has written its Parquet")]
+                                   "that one has written its Parquet"),
+              ("build-200-template", "the same, and Prefect's private server starting from a kept, migrated "
+                                     "database")]
 FLOOR_RUNS = [("floor-separate-writes", "the simulator sending each event of a streamed answer in a write of its own"),
               ("floor", "the simulator sending a streamed answer ready at once in one write")]
 
