@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import httpx2 as httpx
 
@@ -71,3 +72,26 @@ def test_a_server_starts_from_the_migrated_database_the_first_one_kept(tmp_path)
     finally:
         third.stop()
     assert prefect_api._usable(template)
+
+
+def test_a_template_that_cannot_be_copied_leaves_the_server_to_make_its_own(tmp_path, monkeypatch):
+    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    first = prefect_api._Server(env)
+    try:
+        first.wait_healthy()
+    finally:
+        first.stop()
+    assert prefect_api._usable(prefect_api.empty_database(env))
+
+    def full_disk(src, dst):
+        Path(dst).write_bytes(b"part")  # what a copy cut short by a full disk leaves
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(prefect_api.shutil, "copyfile", full_disk)
+    second = prefect_api._Server(env)
+    try:
+        assert not second.from_template
+        _serves_flows(second)  # migrated from nothing, not started on the part-copy
+    finally:
+        second.stop()

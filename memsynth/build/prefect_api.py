@@ -60,8 +60,7 @@ class _Server:
             # Made anew, the database takes two seconds of CPU to migrate, on every build and
             # while the build's first requests go: copied from the first one made, none.
             template = empty_database(env)
-            if template is not None and _usable(template):
-                shutil.copyfile(template, f"{self.scratch}/prefect.db")
+            if template is not None and _usable(template) and _copied(template, Path(self.scratch) / "prefect.db"):
                 env["PREFECT_SERVER_DATABASE_MIGRATE_ON_START"] = "false"
                 self.from_template = True
             else:
@@ -122,6 +121,16 @@ def _usable(template: Path) -> bool:
         with contextlib.closing(sqlite3.connect(f"file:{template}?mode=ro", uri=True)) as db:
             return db.execute("SELECT count(*) FROM alembic_version").fetchone()[0] == 1
     except sqlite3.Error:
+        return False
+
+
+def _copied(template: Path, database: Path) -> bool:
+    """Copy the template to `database` (False, and no file left there, if it cannot be)."""
+    try:
+        shutil.copyfile(template, database)
+        return True
+    except OSError:
+        database.unlink(missing_ok=True)  # a part-copy: the server makes its database anew
         return False
 
 
