@@ -358,7 +358,7 @@ def test_a_killed_or_stopped_build_loses_only_calls_in_flight_and_leaves_no_proc
 
 @pytest.mark.parametrize("name", ["quickstart", "enpmr", "pal"])
 def test_shipped_configs_are_valid(name):
-    from memsynth.build.flow import recipe_for
+    from memsynth.build.shards import recipe_for
     from memsynth.generation.registry import load_config
 
     config = load_config(ROOT / "configs" / f"{name}.yaml")
@@ -439,8 +439,8 @@ def test_a_killed_regeneration_rerun_sends_only_the_rest_and_matches_an_uninterr
     import sys
     import time
 
-    from memsynth.build.flow import BuildOptions, run_build
     from memsynth.build.regenerate import RegenerationRequest
+    from memsynth.build.run import BuildOptions, run_build
     from memsynth.generation.registry import load_config
     from memsynth.warehouse.catalog import run_query
     from tests.conftest import ROOT

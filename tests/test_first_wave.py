@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import textwrap
 import time
 
 import pytest
 
-from memsynth.build import flow
-from memsynth.build.flow import BuildOptions, run_build
+from memsynth.build import flow, run
+from memsynth.build.run import BuildOptions, run_build
 from memsynth.build.shards import ShardRuntime
 from memsynth.generation.registry import load_config
-from tests.conftest import write_config
+from tests.conftest import ROOT, write_config
 
 
 @pytest.mark.parametrize("written", [False, True], ids=["from-the-pool", "written-first"])
 def test_the_first_shards_are_asked_for_before_prefects_server_answers_and_their_tasks_take_the_work(
         tmp_path, monkeypatch, simulator, written):
-    real = flow.prefect_api_url
+    real = run.prefect_api_url
     asked_before: list[int] = []
 
     def late_server(stopped=lambda: False):
@@ -28,7 +32,7 @@ def test_the_first_shards_are_asked_for_before_prefects_server_answers_and_their
         asked_before.append(simulator.simulator.counters.requests)
         return real(stopped)
 
-    monkeypatch.setattr(flow, "prefect_api_url", late_server)
+    monkeypatch.setattr(run, "prefect_api_url", late_server)
     # Three shards of one persona, two at a time: two start early, the third from its task.
     # Written first: the pool is left out, so every persona is asked for before the shards.
     config = write_config(tmp_path / "c.yaml", personas={"count": 3, "include_seed": not written}, max_workers=2,
@@ -87,3 +91,50 @@ def test_the_next_shards_calls_go_while_a_finished_shard_writes_its_parquet(tmp_
     # One started shard at most waits for its task: finished outputs do not pile up in memory.
     assert seen["cached"] == ([1], [2]), seen
     assert again["llm"]["requests"] == 0 and again["row_counts"] == summary["row_counts"]
+
+
+def test_the_first_requests_go_before_prefect_is_imported(tmp_path, simulator):
+    """Prefect's import takes a second or more of a build's start: the first wave goes first."""
+    config = write_config(tmp_path / "c.yaml", llm={"model": "m", "base_url": simulator.base_url,
+                                                    "stage_variables": True, "concurrency": 8})
+    script = textwrap.dedent("""
+        import sys
+        from memsynth.build import first_wave
+        from memsynth.build.run import BuildOptions, run_build
+        from memsynth.generation.registry import load_config
+
+        started = first_wave.start
+        def start(*args, **kwargs):
+            print("prefect imported:", "prefect" in sys.modules, flush=True)
+            return started(*args, **kwargs)
+        first_wave.start = start
+        run_build(load_config(sys.argv[1]), BuildOptions(warehouse=sys.argv[2], progress=False))
+        print("prefect imported:", "prefect" in sys.modules)
+    """)
+    out = subprocess.run([sys.executable, "-c", script, str(config), str(tmp_path / "wh")],
+                         env={**os.environ, "OPENAI_API_KEY": "x"}, cwd=ROOT, capture_output=True,
+                         text=True, timeout=240)
+    assert out.returncode == 0, out.stderr[-2000:]
+    # Then the build's flow ran on Prefect.
+    assert out.stdout.splitlines() == ["prefect imported: False", "prefect imported: True"], out.stdout
+
+
+def test_a_build_on_memsynths_own_server_sends_no_heartbeats(tmp_path, monkeypatch, simulator):
+    """That server ends with the build; its heartbeat thread held the flow's end up to a second."""
+    import prefect.flow_engine
+
+    real = prefect.flow_engine._send_heartbeats
+    intervals: list[int | None] = []
+
+    def recorded(engine, *args, **kwargs):
+        intervals.append(engine.heartbeat_seconds)
+        return real(engine, *args, **kwargs)
+
+    monkeypatch.setattr(prefect.flow_engine, "_send_heartbeats", recorded)
+    config = write_config(tmp_path / "c.yaml", llm={"model": "m", "base_url": simulator.base_url,
+                                                    "stage_variables": True, "concurrency": 8})
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+    monkeypatch.delenv("PREFECT_API_URL")  # the suite's shared server: the build's own serves it
+    run_build(load_config(config), BuildOptions(warehouse=str(tmp_path / "wh"), progress=False))
+    assert intervals == [None]
+    assert flow.prefect_settings(None) == {}  # a server of the user's keeps Prefect's own

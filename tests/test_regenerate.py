@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from memsynth.build.flow import BuildOptions, run_build
 from memsynth.build.regenerate import RegenerationRequest
+from memsynth.build.run import BuildOptions, run_build
 from memsynth.core.errors import ConfigError
 from memsynth.generation.registry import load_config
 from memsynth.warehouse.catalog import open_version, run_query

@@ -64,3 +64,20 @@ class BuildSession:
 
 def _progressed(counters: dict[str, Any]) -> int:
     return counters["done"] + counters["failed"] + counters["requests"]
+
+
+# Driver-side only: the flow (which always runs in the building process) finds its session
+# here; its tasks get the plain-data plan and find or build their runtime from it.
+_SESSIONS: dict[str, BuildSession] = {}
+
+
+def open_session(build: BuildSession) -> None:
+    _SESSIONS[build.plan.build_id] = build
+
+
+def session(build_id: str) -> BuildSession:
+    return _SESSIONS[build_id]
+
+
+def close_session(build_id: str) -> None:
+    _SESSIONS.pop(build_id, None)

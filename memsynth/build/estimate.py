@@ -39,7 +39,7 @@ def estimate_build(config: BuildConfig, *, personas: int | None = None, warehous
     """Per-stage calls and tokens for `config`'s build, and its cost online and in batch."""
     import os
 
-    from memsynth.build.flow import BuildOptions, run_build
+    from memsynth.build.run import BuildOptions, run_build
     from memsynth.build.shards import recipe_for
     from memsynth.generation.personas import build_personas
     from memsynth.warehouse.catalog import run_query

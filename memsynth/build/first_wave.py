@@ -1,7 +1,7 @@
-"""The build's first requests, sent while Prefect's server is still starting.
+"""The build's first requests, sent while Prefect is imported and its server starts.
 
-Prefect's API server takes seconds to start on every build (it is a new process each
-time), and no task runs before it answers. The personas to write and the shards the task runner
+Importing Prefect takes a second or more, its API server seconds more to start on every
+build (it is a new process each time), and no task runs before it answers. The personas to write and the shards the task runner
 will run first are known before then, so they start at once on the build's event loop,
 and each next shard starts as soon as one's calls end (`ShardRuntime.start_shards`); their
 Prefect tasks, when they run, take the work under way (`ShardRuntime.shard_output`,

@@ -10,7 +10,7 @@ from prefect import flow
 from prefect.client.schemas.objects import ConcurrencyLimitConfig, ConcurrencyLimitStrategy
 from prefect.types.entrypoint import EntrypointType
 
-from memsynth.build.flow import BuildOptions, run_build
+from memsynth.build.run import BuildOptions, run_build
 from memsynth.core.errors import BuildFailed, ConfigError
 from memsynth.generation.registry import load_config
 from memsynth.warehouse.ducklake import dataset_dir

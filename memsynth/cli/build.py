@@ -95,9 +95,9 @@ def build(config_path: str, llm: str, personas: int | None, concurrency: int | N
         return
     from memsynth.build.prefect_api import start_early
 
-    start_early()  # Prefect's server starts while the next import (about 2 s) runs
-    from memsynth.build.flow import BuildOptions, run_build
+    start_early()  # Prefect's server starts while the build's first requests go
     from memsynth.build.regenerate import RegenerationRequest
+    from memsynth.build.run import BuildOptions, run_build
 
     summary = run_build(config, BuildOptions(
         llm=llm, personas=personas, concurrency=concurrency, warehouse=warehouse, catalog=catalog,

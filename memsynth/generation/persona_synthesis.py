@@ -10,14 +10,15 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Any
-
-from datasketch import MinHash, MinHashLSH
+from typing import TYPE_CHECKING, Any
 
 from memsynth.core.records import PersonaRow
 from memsynth.generation.personas import persona_id
 from memsynth.generation.recipe import ShardOutput, persona_rng
 from memsynth.generation.stage import Stage, StageRunner
+
+if TYPE_CHECKING:
+    from datasketch import MinHash
 
 NUM_PERM = 128
 MAX_ROUNDS = 8
@@ -50,6 +51,8 @@ def shingles(text: str, size: int = 3) -> set[str]:
 
 
 def minhash(text: str) -> MinHash:
+    from datasketch import MinHash  # with scipy, a quarter second a build without new personas skips
+
     m = MinHash(num_perm=NUM_PERM, seed=1)
     for s in shingles(text):
         m.update(s.encode("utf-8"))
@@ -64,6 +67,8 @@ class NearDuplicateIndex:
     """
 
     def __init__(self, threshold: float):
+        from datasketch import MinHashLSH
+
         self.threshold = threshold
         self.lsh = MinHashLSH(threshold=max(0.1, threshold * 0.6), num_perm=NUM_PERM)
         self.hashes: dict[str, MinHash] = {}

@@ -163,7 +163,7 @@ def recorded_evaluation_variables(language: str) -> dict[tuple[str, str], dict[s
     run on a couple of items."""
     import os
 
-    from memsynth.build.flow import BuildOptions, run_build
+    from memsynth.build.run import BuildOptions, run_build
     from memsynth.core.config import BuildConfig, LLMConfig
     from memsynth.generation.registry import evaluation_tasks
     from memsynth.quality.evaluation.run import EvalOptions, evaluate
