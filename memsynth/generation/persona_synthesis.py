@@ -7,6 +7,7 @@ shingles (character shingles for CJK text) against the existing pool and each ot
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -100,6 +101,13 @@ async def _answers(runner: StageRunner, stage: Stage, slots: range, seed: int, l
             yield result
 
 
+def _index_of(threshold: float, rows: list[PersonaRow]) -> NearDuplicateIndex:
+    index = NearDuplicateIndex(threshold)
+    for row in rows:
+        index.add(row)
+    return index
+
+
 async def synthesize_personas(
     runner: StageRunner, stage: Stage, needed: int, *, seed: int, language: str,
     threshold: float, existing: list[PersonaRow],
@@ -107,9 +115,10 @@ async def synthesize_personas(
 ) -> tuple[list[PersonaRow], SynthesisReport]:
     """Write `needed` new personas that duplicate neither `existing` nor each other."""
     report = SynthesisReport(requested=needed)
-    index = NearDuplicateIndex(threshold)
-    for row in existing:
-        index.add(row)
+    # Made in a thread while the first personas are asked for: importing datasketch (with
+    # scipy) takes a third of a second, and a build's first requests would wait for it.
+    building = asyncio.get_running_loop().run_in_executor(None, _index_of, threshold, existing)
+    index: NearDuplicateIndex | None = None
     kept: list[PersonaRow] = []
     slot = 0
     for _ in range(MAX_ROUNDS):
@@ -126,6 +135,8 @@ async def synthesize_personas(
                 continue
             text = " ".join(result.output.description.split())
             row = PersonaRow(persona_id=persona_id(text), description=text, source="synthesized")
+            if index is None:
+                index = await building
             verdict = index.verdict(row)
             if verdict == "exact":
                 report.exact_duplicates += 1
