@@ -6,8 +6,8 @@
     python bench/build.py --client direct      # llm.client: direct (plain POSTs on aiohttp)
 
 The simulator runs in its own process; the build is the real CLI in another, so its
-wall time, CPU and peak RSS are the build's alone. Prefect task runs are counted in the
-build's own Prefect database.
+wall time, CPU and peak RSS are the build's alone. (Prefect's task runs are no longer
+counted: memsynth's own server keeps its database in a scratch folder deleted with it.)
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -57,13 +56,6 @@ def run_build(config: Path, warehouse: Path, prefect_home: Path, extra: tuple[st
         raise SystemExit(f"build failed: {out.stderr[-2000:]}")
     summary = "\n".join(line for line in out.stdout.splitlines() if not line.startswith("py-spy>"))
     return {"summary": json.loads(summary), "measured": measured[-1], "launched": launched, "exited": exited}
-
-
-def task_runs(prefect_home: Path) -> int:
-    if not (prefect_home / "prefect.db").exists():
-        return 0
-    with sqlite3.connect(prefect_home / "prefect.db") as db:
-        return db.execute("SELECT count(*) FROM task_run").fetchone()[0]
 
 
 def warm_prefect_home(home: Path) -> None:
@@ -121,7 +113,6 @@ def main() -> None:
             if args.fresh_prefect_home:
                 home = work / f"prefect-{run}"
             home.mkdir(exist_ok=True)
-            runs_before = task_runs(home)
             sim.reset()
             sim_cpu = sim.cpu_seconds()
             sampler = sim.sample_in_flight()
@@ -161,15 +152,14 @@ def main() -> None:
                 # The share of C/L over the whole wall time, and while requests were in flight.
                 "whole_ratio_to_limit": round(requests / whole / limit, 3) if requests and args.latency_ms else None,
                 "busy_ratio_to_limit": round(requests / timing["busy_seconds"] / limit, 3) if requests and args.latency_ms else None,
-                "prefect_task_runs": task_runs(home) - runs_before, "row_counts": s["row_counts"],
+                "row_counts": s["row_counts"],
                 "regenerated_personas": len(s["derivation"].get("regenerated", [])),
             }
             r = results[run]
             print(f"{run:>7}: {r['whole_seconds']} s launch to exit, {requests} requests "
                   f"({r['whole_ratio_to_limit']} of {limit:.0f} over it, {r['busy_ratio_to_limit']} while busy; "
                   f"{r['seconds_to_first_request']} s to the first, {r['seconds_after_last_request']} s after the last), "
-                  f"{r['cache_hits']} cached, rss {results[run]['peak_rss_mb']} MB, "
-                  f"{results[run]['prefect_task_runs']} task runs", flush=True)
+                  f"{r['cache_hits']} cached, rss {results[run]['peak_rss_mb']} MB", flush=True)
     sizes = {"warehouse_mb_without_cache": folder_mb(warehouse, exclude="_cache"),
              "cache_mb": folder_mb(warehouse / "_cache")}
     path = write_result(name, {"machine": machine(), "command": " ".join(["python", *sys.argv]),

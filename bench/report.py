@@ -281,7 +281,7 @@ def main() -> None:
                 label = f"regenerate {r['regenerated_personas']}" if run == "regenerate" else run
                 out.append(f"| {b['personas']} | {label} | {r['wall_seconds']} | {r['requests_sent']} | "
                            f"{r['requests_per_second']} | {ratio} | {r['cache_hits']} | "
-                           f"{r['cpu_ms_per_call']:.2f} | {r['peak_rss_mb']} | {r['prefect_task_runs']} |")
+                           f"{r['cpu_ms_per_call']:.2f} | {r['peak_rss_mb']} | {r.get('prefect_task_runs', '')} |")
             m = b["machine"]
             notes.append(f"- {b['personas']} personas: `{b['command']}` — L={b['latency_ms']} ms, "
                          f"C={b['concurrency']}; warehouse {b['warehouse_mb_without_cache']} MB plus "
