@@ -11,8 +11,9 @@ from __future__ import annotations
 import asyncio
 import atexit
 import concurrent.futures
+import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -134,6 +135,8 @@ class ShardRuntime:
     waiting: dict[int, list[Any]] = field(default_factory=dict)  # shards not started: index -> personas
     at_once: int = 0  # shards whose calls run at the same time (the task runner's threads)
     _calling: int = 0  # shards whose calls are under way
+    _writers: int = 0  # shards writing their Parquet (`_turn_to_write`)
+    _write_turn: threading.Condition = field(default_factory=threading.Condition)
     _early_lock: threading.Lock = field(default_factory=threading.Lock)
     _listener: Any = None
 
@@ -177,6 +180,8 @@ class ShardRuntime:
         finally:
             with self._early_lock:
                 self._calling -= 1
+            with self._write_turn:  # the last calls ended: shards waiting to write may all go
+                self._write_turn.notify_all()
             if not cancelled:
                 self._start_waiting()
 
@@ -207,10 +212,11 @@ class ShardRuntime:
     def stage(self, shard: str, output: ShardOutput) -> dict[str, Any]:
         """Make the shard whole (a dropped item's dependents leave too), write every table
         as Parquet, and return its tallies."""
-        left = cascade(self.tables, output.rows)
-        output.emit(STAGE_FAILURES, left)
-        for table in self.tables:
-            self.staging.write(table, shard, output.rows.get(table.name, []))
+        with self._turn_to_write():
+            left = cascade(self.tables, output.rows)
+            output.emit(STAGE_FAILURES, left)
+            for table in self.tables:
+                self.staging.write(table, shard, output.rows.get(table.name, []))
         calls = output.rows.get(LLM_CALLS.name, [])
         return {
             "rows": {t.name: len(output.rows.get(t.name, [])) for t in self.tables},
@@ -230,6 +236,24 @@ class ShardRuntime:
                        "concurrency": concurrency_report(self.engine),
                        "heard": self._listener.heard if self._listener is not None else 0},
         }
+
+    @contextlib.contextmanager
+    def _turn_to_write(self) -> Iterator[None]:
+        """While other shards' calls go, one shard at a time makes itself whole and writes.
+
+        That work holds the GIL: when a wave of shards ended together and all wrote at
+        once, the event loop's thread got a sliver of it, and answers waited unread for up
+        to 0.7 s (`bench/build.py`, 200 personas). With no calls under way there is nothing
+        to keep moving, and the last shards write together."""
+        with self._write_turn:
+            self._write_turn.wait_for(lambda: self._writers == 0 or self._calling == 0)
+            self._writers += 1
+        try:
+            yield
+        finally:
+            with self._write_turn:
+                self._writers -= 1
+                self._write_turn.notify_all()
 
     def close(self) -> None:
         if self._listener is not None:
