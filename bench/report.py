@@ -83,7 +83,14 @@ WHOLE_RUNS = [("build-200-baseline35", "before (db8b9d2): the build waited for P
               ("build-200-handon", "the same, and a shard's calls starting as soon as another's end, not once "
                                    "that one has written its Parquet"),
               ("build-200-template", "the same, and Prefect's private server starting from a kept, migrated "
-                                     "database")]
+                                     "database"),
+              ("build-200-lazyprefect", "the same, and the first requests going before Prefect is imported; "
+                                        "no flow-run heartbeats on the private server"),
+              ("exp-200-gc4", "experiment: lazyprefect with only the collector's change"),
+              ("exp-200-yield", "experiment, not kept: the next row's code, and a call yielding the loop "
+                                "once it frees its slot, so a waiting call sends first"),
+              ("build-200-onewriter", "lazyprefect, and one shard writing its Parquet at a time while calls go; "
+                                      "the collector's middle pass every 4 young passes, not 20")]
 FLOOR_RUNS = [("floor-separate-writes", "the simulator sending each event of a streamed answer in a write of its own"),
               ("floor", "the simulator sending a streamed answer ready at once in one write")]
 
