@@ -75,7 +75,7 @@ def open_session(build: BuildSession) -> None:
     _SESSIONS[build.plan.build_id] = build
 
 
-def session(build_id: str) -> BuildSession:
+def find_session(build_id: str) -> BuildSession:
     return _SESSIONS[build_id]
 
 

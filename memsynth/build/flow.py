@@ -1,11 +1,11 @@
-"""The build flow: personas → shards (Prefect tasks) → staged Parquet → one published version.
+"""The build's Prefect flow: personas → shards (Prefect tasks) → staged Parquet.
 
 A shard is one Prefect task that runs a batch of personas through the recipe's whole
 stage chain. Its inputs are plain data (a `ShardPlan`, the personas): on the thread
 runner every shard finds the build's own runtime, so their LLM calls share one event
 loop and the build's limits; on Dask each worker process builds its own runtime from the
-plan with its share of the limits (memsynth.build.cluster). Nothing is published unless every
-shard finished and the share of failed items stays under `max_failure_rate`.
+plan with its share of the limits (memsynth.build.cluster). `memsynth.build.run` runs the
+flow and publishes what it staged.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from prefect.runtime import flow_run
 from prefect.settings import PREFECT_API_URL, PREFECT_FLOWS_HEARTBEAT_FREQUENCY
 
 from memsynth.build import first_wave
-from memsynth.build.driver import BuildSession, session
+from memsynth.build.driver import BuildSession, find_session
 from memsynth.build.shards import ShardPlan, runtime_for
 from memsynth.core.errors import BuildFailed, ConfigError, MemsynthError
 
@@ -29,7 +29,7 @@ from memsynth.core.errors import BuildFailed, ConfigError, MemsynthError
 def _session(build_id: str) -> BuildSession:
     # A function, not the registry itself, in the flow's body: Prefect ships the flow to
     # Dask workers with its run context, and the flow's globals would go with it by value.
-    return session(build_id)
+    return find_session(build_id)
 
 
 def prefect_settings(api_url: str | None) -> dict[Any, Any]:

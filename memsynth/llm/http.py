@@ -15,7 +15,11 @@ import urllib.request
 from typing import Any, Literal, Protocol
 
 import aiohttp
-import httpx as _legacy_httpx  # noqa: F401  (see below)
+
+# openai's client looks the older httpx up in sys.modules, without the import lock, to
+# accept its types. A build imports Prefect (which imports that httpx) while its first
+# requests go: imported here, first, openai never finds it half made (AttributeError).
+import httpx as _legacy_httpx  # noqa: F401
 import httpx2 as httpx  # the HTTP library of openai >= 3
 import openai
 import orjson
@@ -24,10 +28,6 @@ from memsynth.llm.retry import EmptyResponse
 from memsynth.llm.stream import StreamAssembler
 
 Client = Literal["openai", "direct"]
-
-# openai's client looks the older httpx up in sys.modules, without the import lock, to
-# accept its types. A build imports Prefect (which imports that httpx) while its first
-# requests go: imported here, first, openai never finds it half made (AttributeError).
 
 
 def openai_client(api_key: str, base_url: str | None, *, timeout_s: float, connections: int
