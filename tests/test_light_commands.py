@@ -1,6 +1,7 @@
 """Commands that only read, print help or refuse bad input start in a blink: they import
 neither Prefect nor the LLM client (openai) nor pandas, which a build needs and a query
-does not (issue 35). Timings are bench/startup.py's; this checks what makes them."""
+does not, nor numpy and pyarrow (0.1 s with each other), which writing Parquet and scoring
+an evaluation need (issue 35). Timings are bench/startup.py's; this checks what makes them."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 from tests.conftest import ROOT
 from tests.test_warehouse import Row, _publish
 
-HEAVY = ("prefect", "openai", "pandas", "matplotlib", "streamlit", "dask")
+HEAVY = ("prefect", "openai", "pandas", "matplotlib", "streamlit", "dask", "numpy", "pyarrow")
 
 
 def _imported(*args: str, cwd: Path) -> tuple[set[str], subprocess.CompletedProcess]:

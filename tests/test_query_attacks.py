@@ -70,6 +70,8 @@ def _attacks(root):
         "DROP TABLE things", "ALTER TABLE things ADD COLUMN y INT", "CREATE TABLE x AS SELECT 1",
         "CREATE VIEW v AS SELECT 1", "CREATE MACRO m(a) AS a", "CREATE SECRET s (TYPE s3, KEY_ID 'k')",
         "ATTACH ':memory:' AS m", "DETACH lake", "USE memory", "INSTALL httpfs", "LOAD httpfs",
+        # memsynth's connections take unsigned extensions (their wheels are trusted as duckdb is)
+        f"LOAD '{(root / 'elsewhere' / 'x.duckdb_extension').as_posix()}'",
         "SET enable_external_access = true", "RESET allowed_directories", "PRAGMA enable_profiling",
         "PRAGMA version", "CALL checkpoint()", "CHECKPOINT", "FORCE CHECKPOINT", "VACUUM", "BEGIN", "COMMIT",
         "ROLLBACK", "PREPARE p AS SELECT 1", "EXECUTE p", "UPDATE EXTENSIONS", "PIVOT things ON name",

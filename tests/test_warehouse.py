@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 
 import duckdb
@@ -85,6 +87,23 @@ def test_versions_are_immutable_snapshots(root):
     assert versions[1]["row_counts"] == {"things": 2} and versions[0]["llm_calls"] == 3
     assert list_datasets(root)[0]["latest_version"] == 2
     assert list(root.glob("d/data/**/*.parquet")), "data must be real Parquet files"
+
+
+def test_a_versions_times_read_the_same_in_every_time_zone(tmp_path):
+    before = time.time()
+    _publish(tmp_path, [Row(id=1, tags=[], extra={})], 1)
+    code = ("import json, sys; from memsynth.warehouse.catalog import list_versions; "
+            "v = list_versions(sys.argv[1], 'd')[0]; print(json.dumps([v['created_at'], v['started_at']]))")
+    listings = []
+    for zone in ("UTC", "Asia/Shanghai", "America/New_York"):
+        out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True,
+                             env={"PATH": "/usr/bin:/bin", "TZ": zone}, timeout=60)
+        assert out.returncode == 0, out.stderr
+        listings.append(out.stdout)
+    assert listings[0] == listings[1] == listings[2]
+    created, started = json.loads(listings[0])
+    assert created.endswith("+00:00") and started.endswith("+00:00")
+    assert before - 1 <= datetime.fromisoformat(created).timestamp() <= time.time() + 1
 
 
 def test_empty_tables_keep_their_schema(root):

@@ -13,9 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from memsynth.core.errors import MemsynthError
-from memsynth.quality.evaluation.emotional import emotion_distance_at
 from memsynth.quality.evaluation.ranking import mean, ranking_scores
-from memsynth.quality.evaluation.retrievers import chosen_retrievers, rank_bank, retrieval_inputs
 
 if TYPE_CHECKING:  # running an evaluation needs the LLM session; declaring one does not
     from memsynth.quality.evaluation.run import EvalContext
@@ -23,6 +21,10 @@ if TYPE_CHECKING:  # running an evaluation needs the LLM session; declaring one 
 
 def retrieval(ctx: EvalContext) -> int:
     """Rank each query's role's fragments with every retriever and score the rankings."""
+    # Imported here: numpy's 0.1 s is a retrieval's, not every config check's.
+    from memsynth.quality.evaluation.emotional import emotion_distance_at
+    from memsynth.quality.evaluation.retrievers import chosen_retrievers, rank_bank, retrieval_inputs
+
     systems = chosen_retrievers(ctx.options.systems)
     rows = ctx.read("character_fragments", "character_queries", "emotions")
     fragments = {f["fragment_id"]: f for f in rows["character_fragments"]}

@@ -19,7 +19,6 @@ from memsynth.core.errors import MemsynthError
 from memsynth.core.textmatch import length_in_words
 from memsynth.generation.stage import Stage, check, say
 from memsynth.quality.evaluation.ranking import mean, ranking_scores, type_match
-from memsynth.quality.evaluation.retrievers import chosen_retrievers, rank_bank, retrieval_inputs
 from schemas.enpmr import ReplyGrade, SupportReply
 
 if TYPE_CHECKING:  # running an evaluation needs the LLM session; declaring one does not
@@ -34,6 +33,9 @@ def fits_need(memory: Mapping[str, Any], need: str) -> bool:
 
 
 def retrieval(ctx: EvalContext) -> int:
+    # Imported here: numpy's 0.1 s is a retrieval's, not every config check's (STAGES above).
+    from memsynth.quality.evaluation.retrievers import chosen_retrievers, rank_bank, retrieval_inputs
+
     systems = chosen_retrievers(ctx.options.systems)
     rows = ctx.read("memories", "memory_sessions", "benchmark", "emotions")
     memories = {m["memory_id"]: m for m in rows["memories"]}

@@ -24,7 +24,6 @@ from memsynth.core.errors import MemsynthError
 from memsynth.core.textmatch import sentences
 from memsynth.generation.stage import Stage, check, say
 from memsynth.quality.evaluation.ranking import mean
-from memsynth.quality.evaluation.retrievers import bm25_rank
 from memsynth.quality.evaluation.text import best_bleu, bleu, scaled, selection_score
 from schemas.pal import ProposedSolution, Restatement, RestatementGrade, SolutionChoice
 
@@ -95,6 +94,9 @@ def _records(rows: Mapping[str, list[dict[str, Any]]]) -> dict[str, list[str]]:
 
 
 def _memory(records: list[str], question: str, language: str) -> list[str]:
+    # Imported here: numpy's 0.1 s is an evaluation's, not every config check's (STAGES above).
+    from memsynth.quality.evaluation.retrievers import bm25_rank
+
     return [records[i] for i in bm25_rank(question, records, language)[:MEMORY_K]]
 
 

@@ -9,7 +9,11 @@ import duckdb
 
 def connect() -> duckdb.DuckDBPyConnection:
     """An in-memory connection that never draws DuckDB's progress bar into a command's output."""
-    con = duckdb.connect()
+    # Extensions load from the PyPI wheels pip installed beside duckdb itself (below), so they
+    # are trusted as its own library is. Checking their signature again on every LOAD took
+    # 0.1 s of each command that opens a catalog (DuckLake's file is 36 MB). Users' SQL still
+    # cannot LOAD anything: it is checked read-only and runs without external access.
+    con = duckdb.connect(config={"allow_unsigned_extensions": True})
     con.execute("SET enable_progress_bar = false")
     return con
 

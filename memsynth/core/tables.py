@@ -7,10 +7,12 @@ import json
 import types
 import typing
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import pyarrow as pa
 from pydantic import AwareDatetime, BaseModel
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -49,6 +51,8 @@ class Table:
         Built column by column from the attributes: dumping each row to a dict first cost
         more than the rest of a cached rebuild.
         """
+        import pyarrow as pa
+
         schema = self.schema
         columns = []
         for name, f in self.row.model_fields.items():
@@ -81,6 +85,10 @@ def trusted_row(model: type[M], values: dict[str, Any]) -> M:
 def arrow_schema(model: type[BaseModel]) -> pa.Schema:
     """The Arrow schema of a row model: scalars, dates, lists and nested models map directly;
     free-form dicts become JSON text."""
+    # pyarrow (with numpy, 0.1 s) is imported where a schema is first wanted, not by every
+    # command that declares tables: a config error is reported before it loads.
+    import pyarrow as pa
+
     return pa.schema([pa.field(name, _arrow_type(f.annotation), nullable=_nullable(f.annotation))
                       for name, f in model.model_fields.items()])
 
@@ -98,6 +106,8 @@ def _nullable(tp: Any) -> bool:
 
 
 def _arrow_type(tp: Any) -> pa.DataType:
+    import pyarrow as pa
+
     tp = _strip_optional(tp)
     origin = typing.get_origin(tp)
     if origin is typing.Literal:

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 import duckdb
 
+from memsynth.core import duck
 from memsynth.core.duck import shipped_extension_path, sql_str
 from memsynth.core.errors import ConfigError, MemsynthError
 
@@ -43,7 +44,7 @@ class PostgresCatalogs:
 
     def datasets(self) -> list[str]:
         """The datasets whose catalogs the database holds (a schema with DuckLake's tables)."""
-        con = duckdb.connect()
+        con = duck.connect()
         try:
             load_postgres(con)
             con.execute(f"ATTACH '{sql_str(self.url)}' AS pg (TYPE postgres, READ_ONLY)")
