@@ -167,6 +167,25 @@ def light_section() -> list[str]:
     return out + [""]
 
 
+def paired_section() -> list[str]:
+    paired = load("startup-paired")
+    if not paired:
+        return []
+    m, seconds = paired["machine"], paired["seconds"]
+    out = ["### Light commands, an earlier commit and this one in turn", "",
+           f"`{paired['command']}` (`bench/results/startup-paired.json`; `{paired['before']}` is a "
+           f"`git worktree` of {paired['before_commit']}, after is {paired['after_commit']}): each run of "
+           "the one followed at once by the same run of the other, median of "
+           f"{paired['repeat']}, wall seconds of `python -m memsynth.cli`; {m['cores']} cores, {m['when']}. "
+           "A machine slowed by its neighbours slows both columns alike: compare them with each other, "
+           "not with the tables above, measured on another day.", "",
+           "| command | before | after | target |", "|---|---|---|---|"]
+    for name, after in seconds["after"].items():
+        target = LIGHT_TARGETS.get(name, (0.3 if "help" in name else 0.5, ""))[0]
+        out.append(f"| {name} | {seconds['before'][name]:.2f} | {after:.2f} | ≤ {target} |")
+    return out + [""]
+
+
 def capacity_section() -> list[str]:
     cap, plain = load("capacity"), load("capacity-plain")
     if not cap:
@@ -314,6 +333,7 @@ def main() -> None:
         out += [f"| {name} | {s} |" for name, s in startup["seconds"].items()]
         out.append("")
     out += light_section()
+    out += paired_section()
     out += capacity_section()
     scale = load("scale-cache")
     if scale:

@@ -4,6 +4,8 @@ quickstart build (first and cached) with memsynth's private Prefect API and with
 `prefect server`.
 
     python bench/startup.py [--repeat 5] [--skip-builds]
+    python bench/startup.py --before DIR   # the light commands of DIR's checkout and of this
+                                           # one, run in turn (a noisy machine slows both alike)
 """
 
 from __future__ import annotations
@@ -26,9 +28,9 @@ from memsynth.build.prefect_api import wait_healthy  # noqa: E402
 BIN = Path(sys.executable).parent
 
 
-def timed(args: list[str], env: dict[str, str], check: bool = True) -> float:
+def timed(args: list[str], env: dict[str, str], check: bool = True, cwd: Path = ROOT) -> float:
     started = time.perf_counter()
-    subprocess.run(args, env=env, check=check, capture_output=True, cwd=ROOT)
+    subprocess.run(args, env=env, check=check, capture_output=True, cwd=cwd)
     return time.perf_counter() - started
 
 
@@ -62,11 +64,11 @@ def command_paths() -> list[list[str]]:
     return walk(cli, [])
 
 
-def light_commands(memsynth: str, wh: str, tmp_path: Path, repeat: int, env: dict[str, str]) -> dict[str, float]:
-    """Median seconds of the commands that must answer in a blink (issue 35's targets)."""
+def light_cases(wh: str, tmp_path: Path) -> dict[str, list[str]]:
+    """The light commands (issue 35's targets), as typed after `memsynth`."""
     bad = tmp_path / "bad.yaml"
     bad.write_text("dataset: x\nrecipe: enpmr\nbogus: 1\n", encoding="utf-8")
-    cases = {
+    return {
         "memsynth query": ["query", "SELECT count(*) FROM memories", "--dataset", "quickstart", "--warehouse", wh],
         "memsynth versions": ["versions", "quickstart", "--warehouse", wh],
         "memsynth datasets list": ["datasets", "list", "--warehouse", wh],
@@ -75,7 +77,14 @@ def light_commands(memsynth: str, wh: str, tmp_path: Path, repeat: int, env: dic
         "error: unknown config key": ["build", str(bad)],
         "error: not a stage (--from-stage)": ["build", "configs/quickstart.yaml", "--from-stage", "x", "--regenerate", "p"],
         "error: not a query": ["query", "DROP TABLE memories", "--dataset", "quickstart", "--warehouse", wh],
+        "build --help": ["build", "--help"],
     }
+
+
+def light_commands(memsynth: str, wh: str, tmp_path: Path, repeat: int, env: dict[str, str]) -> dict[str, float]:
+    """Median seconds of the commands that must answer in a blink (issue 35's targets)."""
+    cases = light_cases(wh, tmp_path)
+    del cases["build --help"]  # timed below with every other command's
     out = {name: round(statistics.median(timed([memsynth, *a], env, check=False) for _ in range(repeat)), 3)
            for name, a in cases.items()}
     helps = {" ".join(path): statistics.median(timed([memsynth, *path, "--help"], env) for _ in range(repeat))
@@ -86,9 +95,27 @@ def light_commands(memsynth: str, wh: str, tmp_path: Path, repeat: int, env: dic
     return out
 
 
+def paired(before: Path, wh: str, tmp_path: Path, repeat: int, env: dict[str, str]) -> dict[str, dict[str, float]]:
+    """Median seconds of each light command in `before`'s checkout and in this one, each
+    run of one followed at once by the same run of the other."""
+    trees = {"before": before.resolve(), "after": ROOT}
+    times: dict[str, dict[str, list[float]]] = {t: {} for t in trees}
+    for _ in range(repeat):
+        for name, args in light_cases(wh, tmp_path).items():
+            for tree, root in trees.items():
+                # `python -m` with the tree first on the path: its memsynth, not the installed one.
+                seconds = timed([sys.executable, "-m", "memsynth.cli", *args], {**env, "PYTHONPATH": str(root)},
+                                check=False, cwd=root)
+                times[tree].setdefault(name, []).append(seconds)
+    return {tree: {name: round(statistics.median(v), 3) for name, v in by.items()} for tree, by in times.items()}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--before", type=Path, metavar="DIR",
+                    help="a checkout of an earlier commit (git worktree add DIR REV): time its light "
+                         "commands and this checkout's in turn, and write startup-paired.json")
     ap.add_argument("--skip-builds", action="store_true",
                     help="time the light commands only (one build makes their dataset)")
     args = ap.parse_args()
@@ -97,6 +124,22 @@ def main() -> None:
     results: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
+        if args.before:
+            wh = str(tmp_path / "wh")
+            subprocess.run([memsynth, "build", "configs/quickstart.yaml", "--llm", "simulator", "--personas", "1",
+                            "--warehouse", wh, "--no-progress"], env=base, check=True, capture_output=True, cwd=ROOT)
+            both = paired(args.before, wh, tmp_path, args.repeat, base)
+            for name in both["after"]:
+                print(f"{both['before'][name]:>7.2f} s → {both['after'][name]:.2f} s  {name}")
+            print("wrote", write_result("startup-paired", {
+                "machine": machine(), "command": " ".join(["python", *sys.argv]), "repeat": args.repeat,
+                "before": str(args.before), "before_commit": subprocess.run(
+                    ["git", "-C", str(args.before), "rev-parse", "--short", "HEAD"],
+                    capture_output=True, text=True).stdout.strip(),
+                "after_commit": subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                                               capture_output=True, text=True).stdout.strip(),
+                "seconds": both}))
+            return
         if args.skip_builds:
             wh = str(tmp_path / "wh")
             subprocess.run([memsynth, "build", "configs/quickstart.yaml", "--llm", "simulator", "--personas", "1",
