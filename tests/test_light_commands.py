@@ -1,7 +1,8 @@
 """Commands that only read, print help or refuse bad input start in a blink: they import
 neither Prefect nor the LLM client (openai) nor pandas, which a build needs and a query
 does not, nor numpy and pyarrow (0.1 s with each other), which writing Parquet and scoring
-an evaluation need (issue 35). Timings are bench/startup.py's; this checks what makes them."""
+an evaluation need, nor Hugging Face `datasets` (a second), which a release's card tells
+its readers to load it with and memsynth itself never needs (issue 35). Timings are bench/startup.py's; this checks what makes them."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 from tests.conftest import ROOT
 from tests.test_warehouse import Row, _publish
 
-HEAVY = ("prefect", "openai", "pandas", "matplotlib", "streamlit", "dask", "numpy", "pyarrow")
+HEAVY = ("prefect", "openai", "pandas", "matplotlib", "streamlit", "dask", "numpy", "pyarrow", "datasets")
 
 
 def _imported(*args: str, cwd: Path) -> tuple[set[str], subprocess.CompletedProcess]:
@@ -48,6 +49,7 @@ def test_a_read_imports_no_build_machinery(warehouse, args):
 
 @pytest.mark.parametrize("args", [
     ("--help",), ("build", "--help"), ("query", "--help"), ("catalog", "move", "--help"),
+    ("release", "create", "--help"), ("eval", "--help"),
     ("build", "configs/quickstart.yaml", "--personas", "0"),  # a bad argument
     ("build", "no-such-config.yaml"),  # a missing config
     ("build", "configs/quickstart.yaml", "--from-stage", "nope", "--regenerate", "x"),  # not a stage
