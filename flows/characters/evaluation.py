@@ -21,7 +21,8 @@ if TYPE_CHECKING:  # running an evaluation needs the LLM session; declaring one 
 
 def retrieval(ctx: EvalContext) -> int:
     """Rank each query's role's fragments with every retriever and score the rankings."""
-    # Imported here: numpy's 0.1 s is a retrieval's, not every config check's.
+    # Imported here, not at the top: a config check imports this module for its STAGES,
+    # and should not pay for numpy (0.1 s).
     from memsynth.quality.evaluation.emotional import emotion_distance_at
     from memsynth.quality.evaluation.retrievers import chosen_retrievers, rank_bank, retrieval_inputs
 

@@ -33,7 +33,8 @@ def fits_need(memory: Mapping[str, Any], need: str) -> bool:
 
 
 def retrieval(ctx: EvalContext) -> int:
-    # Imported here: numpy's 0.1 s is a retrieval's, not every config check's (STAGES above).
+    # Imported here, not at the top: a config check imports this module for its STAGES,
+    # and should not pay for numpy (0.1 s).
     from memsynth.quality.evaluation.retrievers import chosen_retrievers, rank_bank, retrieval_inputs
 
     systems = chosen_retrievers(ctx.options.systems)

@@ -94,7 +94,8 @@ def _records(rows: Mapping[str, list[dict[str, Any]]]) -> dict[str, list[str]]:
 
 
 def _memory(records: list[str], question: str, language: str) -> list[str]:
-    # Imported here: numpy's 0.1 s is an evaluation's, not every config check's (STAGES above).
+    # Imported here, not at the top: a config check imports this module for its STAGES,
+    # and should not pay for numpy (0.1 s).
     from memsynth.quality.evaluation.retrievers import bm25_rank
 
     return [records[i] for i in bm25_rank(question, records, language)[:MEMORY_K]]
