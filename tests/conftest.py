@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -16,7 +18,9 @@ _PREFECT_HOME = tempfile.mkdtemp(prefix="memsynth-prefect-")
 # Before anything imports prefect: its database goes in a folder the tests own.
 os.environ["PREFECT_HOME"] = _PREFECT_HOME
 # memsynth keeps a migrated Prefect database under the user's cache: the tests keep theirs.
-os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="memsynth-cache-")
+os.environ["XDG_CACHE_HOME"] = _CACHE_HOME = tempfile.mkdtemp(prefix="memsynth-cache-")
+for _scratch in (_PREFECT_HOME, _CACHE_HOME):  # each test process's two folders go with it
+    atexit.register(shutil.rmtree, _scratch, ignore_errors=True)
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 os.environ.pop("MEMSYNTH_WAREHOUSE", None)
