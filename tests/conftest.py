@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-_PREFECT_HOME = tempfile.mkdtemp(prefix="memsynth-prefect-")
+_PREFECT_HOME = tempfile.mkdtemp(prefix="memsynth-test-prefect-home-")
 # Before anything imports prefect: its database goes in a folder the tests own.
 os.environ["PREFECT_HOME"] = _PREFECT_HOME
 # memsynth keeps a migrated Prefect database under the user's cache: the tests keep theirs.

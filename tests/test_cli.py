@@ -586,6 +586,7 @@ def test_a_build_leaves_nothing_in_prefects_home(tmp_path):
                             env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     assert not list(home.rglob("prefect.db*")), "Prefect's database belongs to the build's own server"
+    assert not list((home / ".prefect").rglob("*.toml")), "nor its note of the block types it registered"
     assert not [p for p in Path(tempfile.gettempdir()).glob("memsynth-prefect-*")
                 if p.stat().st_mtime > home.stat().st_mtime], "its temporary database is removed"
 

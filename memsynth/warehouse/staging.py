@@ -9,6 +9,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from memsynth.core.errors import BuildFailed
+from memsynth.core.processes import alive
 from memsynth.core.tables import Table
 from memsynth.warehouse.location import Location, location_of
 
@@ -29,20 +30,10 @@ def sweep_stale(dataset_dir: Path) -> list[Path]:
         parts = folder.name.split("-")
         if len(parts) < 3 or not parts[1].isdigit():
             continue
-        if not _alive(int(parts[1])):
+        if not alive(int(parts[1])):
             shutil.rmtree(folder, ignore_errors=True)
             removed.append(folder)
     return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class StagingArea:
