@@ -108,10 +108,14 @@ def workspace(tmp: Path) -> Path:
 
 
 def environment(tmp: Path) -> dict[str, str]:
+    """A user's shell: none of the suite's settings, and a home of its own (a build's Prefect
+    writes nothing in the real one)."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("OPENAI_", "MEMSYNTH_", "PREFECT_", "AWS_", "HF_"))}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    env.update(HF_HOME=str(tmp / "hf"), HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", COLUMNS="120")
+    (tmp / "home").mkdir()
+    env.update(HOME=str(tmp / "home"), HF_HOME=str(tmp / "hf"), HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1",
+               COLUMNS="120")
     return env
 
 

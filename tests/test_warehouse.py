@@ -49,11 +49,11 @@ def _info(n: int = 0) -> VersionInfo:
                        started_at=time.time(), llm={"calls": 3})
 
 
-def _publish(root, rows, n=0, dataset="d"):
+def _publish(root, rows, n=0, dataset="d", statistics=None):
     staging = StagingArea(root / dataset, f"b{n}")
     staging.write(T, "shard-0", rows)
     try:
-        return publish(root, dataset, {"things": staging.files("things")}, _info(n))
+        return publish(root, dataset, {"things": staging.files("things")}, _info(n), statistics=statistics)
     finally:
         staging.discard()
 
@@ -118,6 +118,17 @@ def test_failed_publish_leaves_no_version(root):
         publish(root, "d", {"things": [root / "missing.parquet"]}, _info(2))
     assert [v["version"] for v in list_versions(root, "d")] == [1]
     assert run_query(root, "d", "SELECT count(*) FROM things")[1] == [(1,)]
+
+
+def test_statistics_are_the_published_version_s_and_a_broken_one_publishes_nothing(root):
+    _publish(root, [Row(id=1, tags=["a"], extra={})], 1)
+    stats = {"things": "SELECT count(*) FROM things", "tags": "SELECT avg(len(tags)) FROM things"}
+    published = _publish(root, [Row(id=i, tags=["x"] * i, extra={}) for i in range(4)], 2, statistics=stats)
+    assert published["statistics"] == {"things": 4, "tags": 1.5}  # this version's rows, not the last one's
+    assert run_query(root, "d", stats["tags"])[1] == [(1.5,)]
+    with pytest.raises(MemsynthError, match="statistic broken failed: .*nothing was published"):
+        _publish(root, [Row(id=9, tags=[], extra={})], 3, statistics={**stats, "broken": "SELECT x FROM nowhere"})
+    assert [v["version"] for v in list_versions(root, "d")] == [1, 2]
 
 
 @pytest.mark.parametrize("sql", [

@@ -40,7 +40,6 @@ from memsynth.core.config import BuildConfig, redacted
 from memsynth.core.errors import BuildFailed
 from memsynth.generation.personas import build_personas
 from memsynth.generation.provenance import hashes, version_artifacts
-from memsynth.generation.recipe import Recipe
 from memsynth.generation.session import cache_dir_for, cache_for, open_engine
 from memsynth.llm.accounting import llm_totals
 from memsynth.simulator.endpoint import endpoint_for
@@ -203,8 +202,9 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
             model=model, started_at=started, llm=totals,
             derivation=derivation.record, regenerations=derivation.regenerations)
         files = {t.name: staging.files(t.name) for t in tables}
-        published = publish(warehouse, config.dataset, files, info, tables=tables)
-        statistics = _statistics(recipe, warehouse, config.dataset, published["version"])
+        published = publish(warehouse, config.dataset, files, info, tables=tables, statistics=recipe.statistics)
+        statistics = {name: round(value, 2) if isinstance(value, float) else value
+                      for name, value in published["statistics"].items()}
     except BaseException as exc:
         kept = keep_failed_run(exc, staging, warehouse, config, build_id, started, model, engine.counters)
         if kept and isinstance(exc, BuildFailed):  # its class (and exit code) kept, its line naming the run
@@ -257,14 +257,3 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
         attach_report(session.flow_run_id, summary)
     return summary
 
-
-def _statistics(recipe: Recipe, warehouse: Path, dataset: str, version: int) -> dict[str, Any]:
-    """The recipe's headline figures, computed with SQL over the version just published."""
-    from memsynth.warehouse.catalog import run_queries
-
-    results, _ = run_queries(warehouse, dataset, list(recipe.statistics.values()), version)
-    out: dict[str, Any] = {}
-    for name, (_, rows) in zip(recipe.statistics, results):
-        value = rows[0][0]
-        out[name] = round(value, 2) if isinstance(value, float) else value
-    return out

@@ -24,8 +24,6 @@ def publish_import(path: Path, warehouse: Path, dataset: str, recipe: str,
                    statistics: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Publish `rows` read from `path` as the next version of `dataset` (no LLM calls: the
     engine tables are empty); the summary, with each statistic's value on the new version."""
-    from memsynth.warehouse.catalog import run_queries
-
     started = time.time()
     digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else _folder_digest(path)
     tables = (*(t for t, _ in rows), LLM_CALLS, STAGE_FAILURES)
@@ -41,14 +39,12 @@ def publish_import(path: Path, warehouse: Path, dataset: str, recipe: str,
             published = publish(warehouse, dataset, {t.name: staging.files(t.name) for t in tables}, VersionInfo(
                 build_id=build_id, recipe=recipe, config=config, config_hash=digest[:16],
                 memsynth_version=memsynth.__version__, prompt_hashes={}, schema_hashes={}, model="",
-                started_at=started, derivation={"imported": path.name, "sha256": digest}), tables=tables)
+                started_at=started, derivation={"imported": path.name, "sha256": digest}), tables=tables,
+                statistics=statistics)
         finally:
             staging.discard()
-    statistics = statistics or {}
-    results = run_queries(warehouse, dataset, list(statistics.values()))[0] if statistics else []
-    figures = {name: rows[0][0] for name, (_, rows) in zip(statistics, results)}
     return {"dataset": dataset, "version": published["version"], "row_counts": published["row_counts"],
-            "statistics": figures}
+            "statistics": published["statistics"]}
 
 
 def _folder_digest(folder: Path) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -92,10 +92,12 @@ def open_for_write(directory: Path) -> duckdb.DuckDBPyConnection:
 
 
 def publish(root: Path, dataset: str, files: dict[str, list[Path]], info: VersionInfo,
-            tables: Sequence[Table] = ()) -> dict[str, Any]:
+            tables: Sequence[Table] = (), statistics: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Replace the dataset's tables with the staged files and record a new version, atomically.
 
     Refused, with nothing published, when a reference declared by `tables` names a missing row.
+    `statistics` (name → the recipe's SQL over its tables) are computed on the version in the
+    same transaction, and returned under "statistics".
     """
     directory = dataset_dir(root, dataset)
     con = open_for_write(directory)
@@ -137,6 +139,9 @@ def publish(root: Path, dataset: str, files: dict[str, list[Path]], info: Versio
             raise MemsynthError(f"refusing to publish {dataset}: {broken[0]}"
                                 + (f" (and {len(broken) - 1} more)" if len(broken) > 1 else "")
                                 + "; nothing was published")
+        # On this connection, before the commit: the version's own rows, without attaching
+        # the catalog again (that took a third of a second after every build).
+        figures = _figures(con, statistics or {})
         version, parent = _next_version(con)
         snapshot = con.execute("SELECT max(snapshot_id) FROM lake.snapshots()").fetchone()[0] + 1
         now = datetime.now(UTC)
@@ -170,7 +175,7 @@ def publish(root: Path, dataset: str, files: dict[str, list[Path]], info: Versio
             raise MemsynthError(f"version {version} was committed as snapshot {committed}, "
                                 f"not {snapshot}: was the catalog written concurrently?")
         published = {"version": version, "snapshot_id": snapshot, "row_counts": row_counts,
-                     "parent_version": parent}
+                     "parent_version": parent, "statistics": figures}
     except BaseException as exc:
         try:
             con.execute("ROLLBACK")
@@ -192,6 +197,22 @@ def publish(root: Path, dataset: str, files: dict[str, list[Path]], info: Versio
         raise MemsynthError(f"{dataset} version {published['version']} is published, but its catalog could not "
                             f"be copied to the bucket ({exc}); the next publish copies it again") from exc
     return published
+
+
+def _figures(con: duckdb.DuckDBPyConnection, statistics: Mapping[str, str]) -> dict[str, Any]:
+    """Each statistic's value: the first column of its query's first row."""
+    if not statistics:
+        return {}
+    con.execute("USE lake")  # a recipe's SQL names its tables unqualified, as `memsynth query` does
+    figures = {}
+    for name, sql in statistics.items():
+        try:
+            row = con.execute(sql).fetchone()
+        except duckdb.Error as exc:
+            raise MemsynthError(f"the recipe's statistic {name} failed: {str(exc).splitlines()[0]}; "
+                                "nothing was published") from exc
+        figures[name] = row[0] if row else None
+    return figures
 
 
 def _store_artifacts(con: duckdb.DuckDBPyConnection, artifacts: Sequence[Artifact]) -> None:
