@@ -95,17 +95,25 @@ def light_commands(memsynth: str, wh: str, tmp_path: Path, repeat: int, env: dic
     return out
 
 
+PAIRED_BUILD = "quickstart build, 1 persona, first (private API)"
+
+
 def paired(before: Path, wh: str, tmp_path: Path, repeat: int, env: dict[str, str]) -> dict[str, dict[str, float]]:
-    """Median seconds of each light command in `before`'s checkout and in this one, each
-    run of one followed at once by the same run of the other."""
+    """Median seconds of each light command, and of a first 1-persona build on the private
+    Prefect API, in `before`'s checkout and in this one, each run of one followed at once by
+    the same run of the other."""
     trees = {"before": before.resolve(), "after": ROOT}
     times: dict[str, dict[str, list[float]]] = {t: {} for t in trees}
-    for _ in range(repeat):
-        for name, args in light_cases(wh, tmp_path).items():
+    for i in range(repeat):
+        cases = {**light_cases(wh, tmp_path), PAIRED_BUILD: None}
+        for name, args in cases.items():
             for tree, root in trees.items():
+                # A build goes into a warehouse of its own: nothing cached.
+                run = args or ["build", "configs/quickstart.yaml", "--llm", "simulator", "--personas", "1",
+                               "--warehouse", str(tmp_path / f"paired-{tree}-{i}"), "--no-progress"]
                 # `python -m` with the tree first on the path: its memsynth, not the installed one.
-                seconds = timed([sys.executable, "-m", "memsynth.cli", *args], {**env, "PYTHONPATH": str(root)},
-                                check=False, cwd=root)
+                seconds = timed([sys.executable, "-m", "memsynth.cli", *run], {**env, "PYTHONPATH": str(root)},
+                                check=args is None, cwd=root)  # a build must succeed
                 times[tree].setdefault(name, []).append(seconds)
     return {tree: {name: round(statistics.median(v), 3) for name, v in by.items()} for tree, by in times.items()}
 
