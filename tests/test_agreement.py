@@ -10,6 +10,9 @@ from memsynth.quality.review.agreement import agreement, cohen_kappa, fleiss_kap
 from memsynth.warehouse.annotations import AnnotationLog, Judgment
 from tests.conftest import ROOT, cli_json, memsynth_cli, write_config
 
+# One worker runs the whole module, so its module fixture (builds) is made once, not once per worker.
+pytestmark = pytest.mark.xdist_group("agreement")
+
 # A stratmem build from the test conversation: 30 memories with their labellers' roles.
 STRATMEM_OPTIONS = {"source": f"locomo:{ROOT / 'tests' / 'data' / 'locomo_sample.json'}",
                     "windows": [1, 2, 3], "max_sessions": 6}

@@ -344,6 +344,13 @@ def test_a_killed_or_stopped_build_loses_only_calls_in_flight_and_leaves_no_proc
         while any(_alive(c) for c in children) and time.time() < deadline:
             time.sleep(0.1)
         assert not any(_alive(c) for c in children), "a process outlived the build"
+        if sig == "SIGKILL":  # no exit handler ran: its server's scratch database stays, until a server starts
+            import tempfile
+
+            from memsynth.build import prefect_api
+
+            left = list(Path(tempfile.gettempdir()).glob(f"{prefect_api.SCRATCH_PREFIX}{proc.pid}-*"))
+            assert left and prefect_api.sweep_scratch() and not any(p.exists() for p in left)
 
         summary = _build(config, tmp_path / "wh", env={"OPENAI_BASE_URL": sim.base_url,
                                                       "OPENAI_API_KEY": "x"})

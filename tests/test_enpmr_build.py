@@ -9,6 +9,9 @@ import pytest
 from memsynth.warehouse.catalog import run_query
 from tests.conftest import ROOT, cli_json
 
+# One worker runs the whole module, so its module fixture (builds) is made once, not once per worker.
+pytestmark = pytest.mark.xdist_group("enpmr_build")
+
 WINDOW = ("DATE '2019-12-02'", "DATE '2024-12-02'")
 
 

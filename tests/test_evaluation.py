@@ -17,6 +17,9 @@ from memsynth.llm.settings import EngineSettings
 from memsynth.quality.evaluation.emotional import EMOTIONS
 from tests.conftest import ROOT, cli_json, memsynth_cli, write_config
 
+# One worker runs the whole module, so its module fixture (builds) is made once, not once per worker.
+pytestmark = pytest.mark.xdist_group("evaluation")
+
 REFERENCE = Path(os.environ.get("MEMSYNTH_REFERENCE_DATA", ROOT.parent / "shared" / "reference-data"))
 STRATMEM = REFERENCE / "stratmem" / "StratMemBench.json"
 RETRIEVERS = ["bm25", "dense", "emotional-C-A", "emotional-C-M", "emotional-S-S", "emotional-S-E"]

@@ -19,6 +19,9 @@ from memsynth.llm.settings import EngineSettings
 from memsynth.warehouse.catalog import run_query
 from tests.conftest import cli_json, write_config
 
+# One worker runs the whole module, so its module fixture (builds) is made once, not once per worker.
+pytestmark = pytest.mark.xdist_group("pal_build")
+
 
 @pytest.fixture(scope="module")
 def pal_build(tmp_path_factory):

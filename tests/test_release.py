@@ -21,6 +21,9 @@ from memsynth.release.splits import assign_splits, parse_splits
 from memsynth.warehouse.catalog import run_query
 from tests.conftest import cli_json, memsynth_cli, write_config
 
+# One worker runs the whole module, so its module fixture (builds) is made once, not once per worker.
+pytestmark = pytest.mark.xdist_group("release")
+
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = Path(os.environ.get("MEMSYNTH_REFERENCE_DATA", ROOT.parent / "shared" / "reference-data"))
 PAL = REFERENCE / "pal"

@@ -21,6 +21,9 @@ from memsynth.warehouse.annotations import AnnotationLog, Judgment
 from memsynth.warehouse.catalog import run_query
 from tests.conftest import ROOT, cli_json, memsynth_cli, write_config
 
+# One worker runs the whole module, so its module fixture (builds) is made once, not once per worker.
+pytestmark = pytest.mark.xdist_group("review_app")
+
 LOCOMO_SAMPLE = ROOT / "tests" / "data" / "locomo_sample.json"
 BUILDS = {
     "enpmr": ({"count": 2}, {"dialogues_per_persona": 3}),

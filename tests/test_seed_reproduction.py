@@ -7,6 +7,9 @@ import pytest
 from memsynth.warehouse.catalog import run_query
 from tests.conftest import ROOT, cli_json
 
+# One worker runs the whole module, so its module fixture (builds) is made once, not once per worker.
+pytestmark = pytest.mark.xdist_group("seed_reproduction")
+
 
 def _build(tmp_path_factory, config: str, personas: int):
     warehouse = tmp_path_factory.mktemp(config) / "wh"
