@@ -13,8 +13,10 @@ counted: memsynth's own server keeps its database in a scratch folder deleted wi
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -94,6 +96,9 @@ def main() -> None:
     name = args.name or f"build-{args.personas}"
 
     work = Path(tempfile.mkdtemp(prefix="memsynth-bench-"))
+    # ~150 MB a 200-persona run (its warehouse and cache, unless --keep DIR holds them): gone
+    # at exit, however the run ends.
+    atexit.register(shutil.rmtree, work, ignore_errors=True)
     warehouse = Path(args.keep) if args.keep else work / "warehouse"
     with SimulatorProcess(args.latency_ms) as sim:
         config = work / "bench.yaml"
