@@ -200,7 +200,10 @@ def publish(root: Path, dataset: str, files: dict[str, list[Path]], info: Versio
 
 
 def _figures(con: duckdb.DuckDBPyConnection, statistics: Mapping[str, str]) -> dict[str, Any]:
-    """Each statistic's value: the first column of its query's first row."""
+    """Each statistic's value: the first column of its query's first row.
+
+    They run outside the read-only sandbox `memsynth query` uses: they are the recipe's own
+    code, like its stages, not SQL a user typed."""
     if not statistics:
         return {}
     con.execute("USE lake")  # a recipe's SQL names its tables unqualified, as `memsynth query` does
