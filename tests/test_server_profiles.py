@@ -155,16 +155,16 @@ def test_a_long_answer_grows_to_the_context_vllm_lists_and_never_past_it(tmp_pat
 
 
 def test_a_slow_server_that_is_working_is_never_asked_twice(tmp_path):
-    """A local server at 400 tokens a second writes most answers for longer than the 0.5 s
+    """A local server at 1000 tokens a second writes most answers for longer than the 0.2 s
     the build waits for a whole answer. Streamed (the default), the wait is for silence (1 s
     without a token), not for the whole answer:
     every answer arrives once, nothing is abandoned or re-sent, and the server generated
     exactly the tokens the build counts."""
-    with SimulatorThread(Simulator(profile="llamacpp", models=("m",), token_rate=400)) as sim:
+    with SimulatorThread(Simulator(profile="llamacpp", models=("m",), token_rate=1000)) as sim:
         config = write_config(tmp_path / "c.yaml", dataset="slow", personas={"count": 1},
                               recipe_options={"dialogues_per_persona": 0},
                               llm={"model": "m", "stage_variables": True, "concurrency": 8, "retry_base_s": 0.01,
-                                   "response_mode": "json_object_schema", "timeout_s": 0.5, "idle_timeout_s": 1,
+                                   "response_mode": "json_object_schema", "timeout_s": 0.2, "idle_timeout_s": 1,
                                    "base_url": sim.base_url})
         summary = _build(config, tmp_path / "wh", env={"OPENAI_API_KEY": "x"})
         assert summary["version"] == 1
@@ -172,7 +172,7 @@ def test_a_slow_server_that_is_working_is_never_asked_twice(tmp_path):
         assert llm["retries"] == 0 and llm["abandoned"] == 0, llm
         assert llm["requests"] == seen.requests and "disconnected" not in seen.by_outcome
         assert llm["completion_tokens"] == seen.completion_tokens and llm["prompt_tokens"] == seen.prompt_tokens
-        # The average answer took longer than the 0.5 s a whole answer may take when not streamed.
+        # The average answer took longer than the 0.2 s a whole answer may take when not streamed.
         assert seen.completion_tokens / seen.requests > 200, seen.completion_tokens / seen.requests
 
 
