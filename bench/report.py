@@ -259,6 +259,30 @@ THROUGHPUT_HEAD = ["| tool | C | L (ms) | req/s | of C/L | client CPU ms/call | 
                    "|---|---|---|---|---|---|---|---|"]
 
 
+# Writing personas: the commit before each change, then the change (run in turn, one machine).
+PERSONA_RUNS = [("personas-3000-before", "before (d8fd889): each answer hashed after the last answer of its "
+                                         "chunk came, and a kept one hashed twice"),
+                ("personas-3000", "after: each answer hashed as it comes, once")]
+
+
+def personas_section() -> list[str]:
+    runs = [(load(name), label) for name, label in PERSONA_RUNS]
+    if not any(r for r, _ in runs):
+        return []
+    out = ["## Writing personas at scale (`bench/personas.py`)", "",
+           "enpmr's persona stage and its MinHash de-duplication for N new personas, L = 200 ms, C = 64, a fresh "
+           "cache each run; the before row ran from a `git worktree` of that commit with this script copied in. "
+           "Of C/L: the requests sent over the wall time, against C/L.", "",
+           "| code | personas | asked | median s | runs s | of C/L (median) | when | command |",
+           "|---|---|---|---|---|---|---|---|"]
+    for r, label in runs:
+        if r:
+            out.append(f"| {label} | {r['personas']:,} | {r['runs'][0]['report']['generated']:,} | "
+                       f"{r['median_seconds']} | {', '.join(str(x['seconds']) for x in r['runs'])} | "
+                       f"{r['median_ratio_to_limit']} | {r['machine']['when']} | `{r['command']}` |")
+    return [*out, ""]
+
+
 def throughput_rows(runs: list[dict]) -> list[str]:
     return run_rows(
         runs,
@@ -357,6 +381,7 @@ def main() -> None:
     out += light_section()
     out += paired_section()
     out += capacity_section()
+    out += personas_section()
     scale = load("scale-cache")
     if scale:
         m = scale["machine"]

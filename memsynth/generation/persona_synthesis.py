@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -74,31 +74,52 @@ class NearDuplicateIndex:
         self.lsh = MinHashLSH(threshold=max(0.1, threshold * 0.6), num_perm=NUM_PERM)
         self.hashes: dict[str, MinHash] = {}
 
-    def add(self, row: PersonaRow) -> None:
+    def add(self, row: PersonaRow, m: MinHash | None = None) -> None:
         if row.persona_id not in self.hashes:
-            self.hashes[row.persona_id] = m = minhash(row.description)
+            self.hashes[row.persona_id] = m = m or minhash(row.description)
             self.lsh.insert(row.persona_id, m)
 
-    def verdict(self, row: PersonaRow) -> str:
-        """'exact', 'near' or 'new'."""
+    def verdict(self, row: PersonaRow, m: MinHash | None = None) -> str:
+        """'exact', 'near' or 'new' (`m`: the description's MinHash, if made already)."""
         if row.persona_id in self.hashes:
             return "exact"
-        m = minhash(row.description)
+        m = m or minhash(row.description)
         near = any(self.hashes[c].jaccard(m) >= self.threshold for c in self.lsh.query(m))
         return "near" if near else "new"
 
 
+@dataclass
+class _Answer:
+    result: Any
+    row: PersonaRow | None = None  # None: no usable answer
+    hash: MinHash | None = None
+
+
+async def _answer(runner: StageRunner, stage: Stage, i: int, seed: int, language: str,
+                  attributes: Callable[[Any, str], dict[str, Any]], hashing: Awaitable[Any]) -> _Answer:
+    """One slot's answer, hashed as soon as it comes: while the other answers are still
+    on their way, not after the last (a build's shards wait for the personas)."""
+    result = await runner.run(stage, {"language": language,
+                                      **attributes(persona_rng(seed, "synthesis", str(i)), language)},
+                              item_key=f"persona/{i:06d}", persona_id=None)
+    if not result.usable:
+        return _Answer(result)
+    text = " ".join(result.output.description.split())
+    await hashing  # datasketch is imported there: not on the event loop's thread
+    return _Answer(result, PersonaRow(persona_id=persona_id(text), description=text, source="synthesized"),
+                   minhash(text))
+
+
 async def _answers(runner: StageRunner, stage: Stage, slots: range, seed: int, language: str,
-                   attributes: Callable[[Any, str], dict[str, Any]]) -> AsyncIterator[Any]:
+                   attributes: Callable[[Any, str], dict[str, Any]], hashing: Awaitable[Any]
+                   ) -> AsyncIterator[_Answer]:
     """The stage's answers for `slots`, in order, asked a chunk at a time: memory stays
     bounded however many personas are wanted, and a stopped build is noticed between chunks."""
     for start in range(slots.start, slots.stop, CHUNK):
         chunk = range(start, min(start + CHUNK, slots.stop))
-        for result in await runner.run_many(stage, [
-                (f"persona/{i:06d}", None,
-                 {"language": language, **attributes(persona_rng(seed, "synthesis", str(i)), language)})
-                for i in chunk]):
-            yield result
+        for answer in await asyncio.gather(*(_answer(runner, stage, i, seed, language, attributes, hashing)
+                                             for i in chunk)):
+            yield answer
 
 
 def _index_of(threshold: float, rows: list[PersonaRow]) -> NearDuplicateIndex:
@@ -117,8 +138,7 @@ async def synthesize_personas(
     report = SynthesisReport(requested=needed)
     # Made in a thread while the first personas are asked for: importing datasketch (with
     # scipy) takes a third of a second, and a build's first requests would wait for it.
-    building = asyncio.get_running_loop().run_in_executor(None, _index_of, threshold, existing)
-    index: NearDuplicateIndex | None = None
+    building = asyncio.ensure_future(asyncio.get_running_loop().run_in_executor(None, _index_of, threshold, existing))
     kept: list[PersonaRow] = []
     slot = 0
     for _ in range(MAX_ROUNDS):
@@ -127,23 +147,22 @@ async def synthesize_personas(
             break
         batch = range(slot, slot + missing + max(2, missing // 10))  # a little spare for drops
         slot = batch.stop
-        async for result in _answers(runner, stage, batch, seed, language, attributes):
-            output.record(result)
+        # Verdicts in slot order, whenever the answers came: the same personas are kept.
+        async for answer in _answers(runner, stage, batch, seed, language, attributes, building):
+            output.record(answer.result)
             report.generated += 1
-            if not result.usable:
+            if answer.row is None:
                 report.failed += 1
                 continue
-            text = " ".join(result.output.description.split())
-            row = PersonaRow(persona_id=persona_id(text), description=text, source="synthesized")
-            if index is None:
-                index = await building
-            verdict = index.verdict(row)
+            row = answer.row
+            index = await building
+            verdict = index.verdict(row, answer.hash)
             if verdict == "exact":
                 report.exact_duplicates += 1
             elif verdict == "near":
                 report.near_duplicates += 1
             elif len(kept) < needed:
-                index.add(row)
+                index.add(row, answer.hash)
                 kept.append(row)
     report.kept = len(kept)
     return kept, report
