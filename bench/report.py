@@ -259,10 +259,12 @@ THROUGHPUT_HEAD = ["| tool | C | L (ms) | req/s | of C/L | client CPU ms/call | 
                    "|---|---|---|---|---|---|---|---|"]
 
 
-# Writing personas: the commit before each change, then the change (run in turn, one machine).
-PERSONA_RUNS = [("personas-3000-before", "before (d8fd889): each answer hashed after the last answer of its "
-                                         "chunk came, and a kept one hashed twice"),
-                ("personas-3000", "after: each answer hashed as it comes, once")]
+# Writing personas: each commit in turn on one machine, the earlier ones from a worktree of it.
+PERSONA_RUNS = [("personas-3000-before", "d8fd889: each answer hashed after the last answer of its chunk of "
+                                         "1,024 came, and a kept one hashed twice"),
+                ("personas-3000-prev", "c249cdd: each answer hashed as it comes, once"),
+                ("personas-3000-window", "after: the shingles hashed in one numpy pass; the next persona asked as "
+                                         "each answer is taken (a window of 1,024), not chunk by chunk")]
 
 
 def personas_section() -> list[str]:
@@ -271,7 +273,7 @@ def personas_section() -> list[str]:
         return []
     out = ["## Writing personas at scale (`bench/personas.py`)", "",
            "enpmr's persona stage and its MinHash de-duplication for N new personas, L = 200 ms, C = 64, a fresh "
-           "cache each run; the before row ran from a `git worktree` of that commit with this script copied in. "
+           "cache each run; the earlier commits ran from a `git worktree` of each with this script copied in. "
            "Of C/L: the requests sent over the wall time, against C/L.", "",
            "| code | personas | asked | median s | runs s | of C/L (median) | when | command |",
            "|---|---|---|---|---|---|---|---|"]

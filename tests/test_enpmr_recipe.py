@@ -6,6 +6,7 @@ import asyncio
 import json
 import random
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -350,6 +351,40 @@ def test_near_duplicates_are_dropped(simulator, tmp_path):
     assert rows[0].description == text and near not in [r.description for r in rows]
 
 
+@pytest.mark.parametrize("text", [
+    "A retired railway engineer from Osaka who restores vintage radios on Saturdays.",
+    "一位在成都开小面馆的退休教师，每天清晨给街坊煮面，周末去公园下象棋。",
+    "two words"])
+def test_a_persona_hashes_as_one_update_per_shingle_would(text):
+    """The de-duplication keeps the personas it kept before (a rebuild from the cache must
+    pick the same ones): hashing the shingles in one batch gives each one's own values."""
+    from datasketch import MinHash
+
+    from memsynth.generation.persona_synthesis import NUM_PERM, minhash, shingles
+
+    one_by_one = MinHash(num_perm=NUM_PERM, seed=1)
+    for s in shingles(text):
+        one_by_one.update(s.encode("utf-8"))
+    assert (minhash(text).hashvalues == one_by_one.hashvalues).all()
+
+
+def _written(base_url: str, cache: Path, count: int, *, seed: int, concurrency: int):
+    """`count` new enpmr personas (none from a pool) written through a real engine."""
+    engine = LLMEngine(EngineSettings(base_url=base_url, api_key_env="X", concurrency=concurrency),
+                       ResponseCache(cache), api_key="k")
+    runner = StageRunner(engine, PromptLibrary(), GenerationSettings(model="m", stage_variables=True))
+    recipe = EnpmrRecipe({})
+
+    async def main():
+        out = await synthesize_personas(runner, recipe.persona_stage, count, seed=seed, language="en",
+                                        threshold=recipe.dedup_threshold, existing=[], output=ShardOutput(),
+                                        attributes=recipe.persona_variables)
+        await engine.aclose()
+        return out
+
+    return asyncio.run(main())
+
+
 def test_written_personas_are_hashed_as_their_answers_come_not_after_the_last(tmp_path, monkeypatch):
     """The de-duplication's hashing, a fifth of a second for 200 personas, is done while the
     other answers are on their way: the build's shards, which wait for the personas, start
@@ -366,25 +401,36 @@ def test_written_personas_are_hashed_as_their_answers_come_not_after_the_last(tm
         return real(text)
 
     monkeypatch.setattr(persona_synthesis, "minhash", minhash)
-    engine = LLMEngine(EngineSettings(base_url=sim.base_url, api_key_env="X", concurrency=8),
-                       ResponseCache(tmp_path / "cache"), api_key="k")
-    runner = StageRunner(engine, PromptLibrary(), GenerationSettings(model="m", stage_variables=True))
-    recipe = EnpmrRecipe({})
-
-    async def main():
-        out = await synthesize_personas(runner, recipe.persona_stage, 40, seed=2, language="en",
-                                        threshold=recipe.dedup_threshold, existing=[], output=ShardOutput(),
-                                        attributes=recipe.persona_variables)
-        await engine.aclose()
-        return out
-
     try:
-        rows, report = asyncio.run(main())
+        rows, report = _written(sim.base_url, tmp_path / "cache", 40, seed=2, concurrency=8)
     finally:
         sim.stop()
     assert report.kept == 40 and len(rows) == 40
     # 44 asked, 8 at a time: every hash but the last wave's is made with answers still out.
     assert len(in_flight_then) >= 40 and sum(n > 0 for n in in_flight_then) >= 30, in_flight_then
+
+
+def test_personas_are_asked_at_most_a_window_at_a_time_and_kept_in_order(tmp_path, monkeypatch):
+    """However many personas are wanted, at most WINDOW are asked or held at once; which are
+    kept does not depend on the window (verdicts go in slot order)."""
+    from memsynth.generation import persona_synthesis
+    from tests.conftest import start_simulator
+
+    def written(window: int, cache: str) -> tuple[list[str], int]:
+        monkeypatch.setattr(persona_synthesis, "WINDOW", window)
+        sim = start_simulator(latency_ms=5)
+        try:
+            rows, report = _written(sim.base_url, tmp_path / cache, 30, seed=4, concurrency=16)
+            peak = sim.simulator.counters.peak_in_flight
+        finally:
+            sim.stop()
+        assert report.kept == 30
+        return [r.persona_id for r in rows], peak
+
+    narrow, peak = written(3, "narrow")
+    wide, _ = written(1024, "wide")
+    assert peak <= 3, peak
+    assert narrow == wide
 
 
 @pytest.mark.parametrize("stage,bad", [

@@ -8,7 +8,10 @@ shingles (character shingles for CJK text) against the existing pool and each ot
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import itertools
 import re
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -23,8 +26,8 @@ if TYPE_CHECKING:
 
 NUM_PERM = 128
 MAX_ROUNDS = 8
-# Personas asked per await: large enough to keep any concurrency limit busy.
-CHUNK = 1024
+# Personas asked or held at once: enough to keep any concurrency limit busy.
+WINDOW = 1024
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -55,8 +58,8 @@ def minhash(text: str) -> MinHash:
     from datasketch import MinHash  # with scipy, a quarter second a build without new personas skips
 
     m = MinHash(num_perm=NUM_PERM, seed=1)
-    for s in shingles(text):
-        m.update(s.encode("utf-8"))
+    # All shingles in one numpy pass: the same values as one `update` each, a quarter of the time.
+    m.update_batch([s.encode("utf-8") for s in shingles(text)])
     return m
 
 
@@ -113,13 +116,28 @@ async def _answer(runner: StageRunner, stage: Stage, i: int, seed: int, language
 async def _answers(runner: StageRunner, stage: Stage, slots: range, seed: int, language: str,
                    attributes: Callable[[Any, str], dict[str, Any]], hashing: Awaitable[Any]
                    ) -> AsyncIterator[_Answer]:
-    """The stage's answers for `slots`, in order, asked a chunk at a time: memory stays
-    bounded however many personas are wanted, and a stopped build is noticed between chunks."""
-    for start in range(slots.start, slots.stop, CHUNK):
-        chunk = range(start, min(start + CHUNK, slots.stop))
-        for answer in await asyncio.gather(*(_answer(runner, stage, i, seed, language, attributes, hashing)
-                                             for i in chunk)):
+    """The stage's answers for `slots`, in order, with at most `WINDOW` asked or held at
+    once: memory stays bounded however many personas are wanted. The next slot is asked as
+    each answer is taken, not once a whole chunk is in, so the endpoint never drains."""
+    ahead = iter(slots)
+    pending: deque[asyncio.Task[_Answer]] = deque()
+
+    def ask(i: int) -> None:
+        pending.append(asyncio.ensure_future(_answer(runner, stage, i, seed, language, attributes, hashing)))
+
+    try:
+        for i in itertools.islice(ahead, WINDOW):
+            ask(i)
+        while pending:
+            answer = await pending[0]
+            pending.popleft()
+            for i in itertools.islice(ahead, 1):
+                ask(i)
             yield answer
+    finally:  # a failed call or a stopped build: the slots still asked go too
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
 
 
 def _index_of(threshold: float, rows: list[PersonaRow]) -> NearDuplicateIndex:
@@ -148,21 +166,22 @@ async def synthesize_personas(
         batch = range(slot, slot + missing + max(2, missing // 10))  # a little spare for drops
         slot = batch.stop
         # Verdicts in slot order, whenever the answers came: the same personas are kept.
-        async for answer in _answers(runner, stage, batch, seed, language, attributes, building):
-            output.record(answer.result)
-            report.generated += 1
-            if answer.row is None:
-                report.failed += 1
-                continue
-            row = answer.row
-            index = await building
-            verdict = index.verdict(row, answer.hash)
-            if verdict == "exact":
-                report.exact_duplicates += 1
-            elif verdict == "near":
-                report.near_duplicates += 1
-            elif len(kept) < needed:
-                index.add(row, answer.hash)
-                kept.append(row)
+        async with contextlib.aclosing(_answers(runner, stage, batch, seed, language, attributes, building)) as answers:
+            async for answer in answers:
+                output.record(answer.result)
+                report.generated += 1
+                if answer.row is None:
+                    report.failed += 1
+                    continue
+                row = answer.row
+                index = await building
+                verdict = index.verdict(row, answer.hash)
+                if verdict == "exact":
+                    report.exact_duplicates += 1
+                elif verdict == "near":
+                    report.near_duplicates += 1
+                elif len(kept) < needed:
+                    index.add(row, answer.hash)
+                    kept.append(row)
     report.kept = len(kept)
     return kept, report
