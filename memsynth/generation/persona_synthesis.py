@@ -118,7 +118,8 @@ async def _answers(runner: StageRunner, stage: Stage, slots: range, seed: int, l
                    ) -> AsyncIterator[_Answer]:
     """The stage's answers for `slots`, in order, with at most `WINDOW` asked or held at
     once: memory stays bounded however many personas are wanted. The next slot is asked as
-    each answer is taken, not once a whole chunk is in, so the endpoint never drains."""
+    each answer is taken, not once a whole chunk is in: only an answer slow to come (one
+    being retried) holds back the slots after the window."""
     ahead = iter(slots)
     pending: deque[asyncio.Task[_Answer]] = deque()
 
