@@ -96,6 +96,8 @@ WHOLE_PAIRED = [("pair-old-1", "before (dca138a)"), ("pair-new-1", "after (85c10
                 ("pair-old-2", "before (dca138a)"), ("pair-new-2", "after (85c105e)")]
 FLOOR_RUNS = [("floor-separate-writes", "the simulator sending each event of a streamed answer in a write of its own"),
               ("floor", "the simulator sending a streamed answer ready at once in one write")]
+# One day's machine: the floor, then a build right after it (issue 35 part 2 against what is possible).
+SAME_DAY = ("floor-1127", "build-200-1127", "a15998a")
 
 
 WHOLE_HEADER = ("| code | launch to exit s | requests | of C/L over the whole time | of C/L while busy | "
@@ -125,7 +127,20 @@ def whole_build_section() -> list[str]:
                 "`git worktree` of it with `PYTHONPATH` set to it, then this one's, twice.", "",
                 *WHOLE_HEADER]
         out += [_whole_row(b, label) for b, label in paired] + [""]
-    return out
+    return out + same_day_section()
+
+
+def same_day_section() -> list[str]:
+    """The floor and a build measured back to back, so the gap between them is the client's alone."""
+    floor_name, build_name, commit = SAME_DAY
+    floor, build = load(floor_name), load(build_name)
+    if not (floor and build):
+        return []
+    return (["### The floor and a build, back to back on one machine", "",
+             f"On {floor['machine']['when'][:10]}, `bench/floor.py` and then a build of commit {commit}, "
+             "nothing else running. A build can lose no less than the floor while busy, nor than the floor "
+             "times its busy share over the whole time.", "", *WHOLE_HEADER, _whole_row(build, commit), ""]
+            + floor_paragraph(build, [(floor, "a streamed answer ready at once in one write")]))
 
 
 def _whole_row(b: dict, label: str) -> str:
@@ -138,9 +153,10 @@ def _whole_row(b: dict, label: str) -> str:
             f"`{b['command']}` |")
 
 
-def floor_paragraph(build: dict) -> list[str]:
+def floor_paragraph(build: dict, floors: list[tuple[dict, str]] | None = None) -> list[str]:
     """What a client with no work of its own gets here, and so what a build could reach."""
-    floors = [(load(name), label) for name, label in FLOOR_RUNS]
+    if floors is None:
+        floors = [(load(name), label) for name, label in FLOOR_RUNS]
     floors = [f for f in floors if f[0]]
     if not floors:
         return []
