@@ -107,11 +107,20 @@ def workspace(tmp: Path) -> Path:
     return ws
 
 
-def environment(tmp: Path) -> dict[str, str]:
+def environment(tmp: Path, page: str) -> dict[str, str]:
     """A user's shell: none of the suite's settings, and a home of its own (a build's Prefect
-    writes nothing in the real one)."""
+    writes nothing in the real one).
+
+    The README's page builds as a new user does, each build starting its own Prefect server.
+    The docs/ pages' builds (about forty) use the suite's server instead, as a user with
+    `PREFECT_API_URL` set would: a private server costs each build 4.5 s of CPU importing
+    Prefect's API, which the suite's two cores pay twice over, and it is tested elsewhere
+    (the README page here, tests/test_prefect_api.py)."""
+    shared_server = page != "README.md" and os.environ.get("PREFECT_API_URL")
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("OPENAI_", "MEMSYNTH_", "PREFECT_", "AWS_", "HF_"))}
+    if shared_server:
+        env["PREFECT_API_URL"] = shared_server
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     (tmp / "home").mkdir()
     env.update(HOME=str(tmp / "home"), HF_HOME=str(tmp / "hf"), HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1",
@@ -127,7 +136,7 @@ class Page:
     """Runs one page's examples in order, in one folder, as a user would type them."""
 
     def __init__(self, page: str, tmp: Path):
-        self.page, self.ws, self.env = page, workspace(tmp), environment(tmp)
+        self.page, self.ws, self.env = page, workspace(tmp), environment(tmp, page)
         self.exports: list[str] = []
         self.background: list[subprocess.Popen] = []
 
