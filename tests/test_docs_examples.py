@@ -113,9 +113,9 @@ def environment(tmp: Path, page: str) -> dict[str, str]:
 
     The README's page builds as a new user does, each build starting its own Prefect server.
     The docs/ pages' builds (about forty) use the suite's server instead, as a user with
-    `PREFECT_API_URL` set would: a private server costs each build 4.5 s of CPU importing
-    Prefect's API, which the suite's two cores pay twice over, and it is tested elsewhere
-    (the README page here, tests/test_prefect_api.py)."""
+    `PREFECT_API_URL` set would. A private server costs a build about 4 s of CPU (importing
+    Prefect's API), half of what a small build costs, and its start, stop
+    and clean-up are tested elsewhere (the README page here, tests/test_prefect_api.py)."""
     shared_server = page != "README.md" and os.environ.get("PREFECT_API_URL")
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("OPENAI_", "MEMSYNTH_", "PREFECT_", "AWS_", "HF_"))}
