@@ -6,6 +6,7 @@ import json
 import time
 import urllib.request
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -107,6 +108,48 @@ def test_backoff_channel_halves_the_other_workers_ceiling():
             for listener, loop in zip(listeners, loops):
                 listener.stop()
                 loop.stop()
+
+
+class _ListeningRuntime:
+    """A worker's runtime whose close, like the back-off listener's stop, waits (2 s at most)
+    for a thread that polls the channel through the Dask client, so needs the event loop."""
+
+    owned = True
+
+    def __init__(self, build_id: str, client, channel: str):
+        self.plan = SimpleNamespace(build_id=build_id)
+        self.client, self.channel, self.last_poll_done = client, channel, None
+
+    def close(self) -> None:
+        import threading
+
+        import distributed
+
+        poll = threading.Thread(target=distributed.Variable(self.channel, client=self.client).get,
+                                kwargs={"timeout": 1})
+        poll.start()
+        poll.join(2)
+        self.last_poll_done = not poll.is_alive()
+
+
+def test_closing_a_build_on_the_workers_lets_the_listeners_last_poll_finish_before_the_channel_goes():
+    # Closed on the worker's event loop, the poll could not run until close gave up on it; it
+    # then found the channel deleted, which the scheduler logged as an error after the summary.
+    distributed = pytest.importorskip("distributed")
+    from memsynth.build import shards
+    from memsynth.build.cluster import DaskCluster
+
+    with distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=None,
+                                  scheduler_kwargs={"dashboard": False}) as cluster, \
+            distributed.Client(cluster, set_as_default=False) as client:
+        distributed.Variable("ch", client=client).set("")
+        runtime = _ListeningRuntime("b1", client, "ch")
+        shards.register(runtime)
+        started = time.monotonic()
+        DaskCluster(address=cluster.scheduler_address, workers=1, client=client).close_build("b1", "ch")
+        assert runtime.last_poll_done is True
+        assert time.monotonic() - started < 2
+        assert "b1" not in shards._RUNTIMES
 
 
 def test_concurrency_below_the_worker_count_is_refused(tmp_path: Path):

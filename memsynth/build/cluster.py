@@ -42,10 +42,10 @@ class DaskCluster:
         """Close the build's runtimes on every worker (their caches, loops, listeners)."""
         import distributed
 
-        from memsynth.build.shards import close_runtime
+        from memsynth.build.shards import close_runtime_off_loop
 
         with contextlib.suppress(Exception):  # a worker that died has nothing left to close
-            self.client.run(close_runtime, build_id)
+            self.client.run(close_runtime_off_loop, build_id)
         if channel:
             with contextlib.suppress(Exception):
                 distributed.Variable(channel, client=self.client).delete()

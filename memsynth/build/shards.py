@@ -344,6 +344,14 @@ def close_runtime(build_id: str) -> None:
     runtime.close()
 
 
+async def close_runtime_off_loop(build_id: str) -> None:
+    """`close_runtime` for `Client.run`, on a thread of its own: Dask runs a plain function on
+    the worker's event loop, which the runtime's back-off listener needs for its last poll.
+    Closed on that loop, the listener waited out its 2 s join and then polled a channel the
+    build had deleted, which the scheduler logs as an error after the build's summary."""
+    await asyncio.to_thread(close_runtime, build_id)
+
+
 @atexit.register
 def _close_all() -> None:
     with _LOCK:
