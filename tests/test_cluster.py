@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -83,14 +86,21 @@ def test_limits_hold_across_workers_and_back_off_together(tmp_path: Path):
     assert summary["dask"]["backoffs_heard"] == 1
 
 
-def test_backoff_channel_halves_the_other_workers_ceiling():
+@contextlib.contextmanager
+def _cluster_with_channel(name: str) -> Iterator[tuple[Any, Any]]:
+    """An in-process LocalCluster of one worker, its client, and an empty back-off channel."""
     distributed = pytest.importorskip("distributed")
-    from memsynth.build.backoff import BackoffListener
-
     with distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=None,
                                   scheduler_kwargs={"dashboard": False}) as cluster, \
             distributed.Client(cluster, set_as_default=False) as client:
-        distributed.Variable("ch", client=client).set("")
+        distributed.Variable(name, client=client).set("")
+        yield cluster, client
+
+
+def test_backoff_channel_halves_the_other_workers_ceiling():
+    from memsynth.build.backoff import BackoffListener
+
+    with _cluster_with_channel("ch") as (_, client):
         loops = [LoopThread(), LoopThread()]
         limits = [AdaptiveConcurrency(8, cooldown_s=0.0), AdaptiveConcurrency(8, cooldown_s=0.0)]
         listeners = [BackoffListener("ch", limits[i], loops[i], client, identity=name)
@@ -135,14 +145,10 @@ class _ListeningRuntime:
 def test_closing_a_build_on_the_workers_lets_the_listeners_last_poll_finish_before_the_channel_goes():
     # Closed on the worker's event loop, the poll could not run until close gave up on it; it
     # then found the channel deleted, which the scheduler logged as an error after the summary.
-    distributed = pytest.importorskip("distributed")
     from memsynth.build import shards
     from memsynth.build.cluster import DaskCluster
 
-    with distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=None,
-                                  scheduler_kwargs={"dashboard": False}) as cluster, \
-            distributed.Client(cluster, set_as_default=False) as client:
-        distributed.Variable("ch", client=client).set("")
+    with _cluster_with_channel("ch") as (cluster, client):
         runtime = _ListeningRuntime("b1", client, "ch")
         shards.register(runtime)
         DaskCluster(address=cluster.scheduler_address, workers=1, client=client).close_build("b1", "ch")
