@@ -134,7 +134,7 @@ def test_no_query_writes_anything_and_each_refusal_is_one_line(tmp_path, monkeyp
     ("EXPLAIN COPY (SELECT 1) TO 'x'", "refused a COPY statement"),
 ])
 def test_refusals_say_what_was_refused(sql, needle):
-    from memsynth.warehouse.catalog import check_read_only
+    from memsynth.warehouse.readonly import check_read_only
 
     with pytest.raises(MemsynthError, match=None) as caught:
         check_read_only(sql)

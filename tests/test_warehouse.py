@@ -18,9 +18,10 @@ from pydantic import BaseModel
 from memsynth.core.duck import shipped_extension_path
 from memsynth.core.errors import MemsynthError
 from memsynth.core.tables import Table
-from memsynth.warehouse.catalog import check_read_only, list_datasets, list_versions, run_query
+from memsynth.warehouse.catalog import list_datasets, list_versions, run_query
 from memsynth.warehouse.ducklake import load_ducklake
 from memsynth.warehouse.publish import VersionInfo, publish
+from memsynth.warehouse.readonly import check_read_only
 from memsynth.warehouse.staging import StagingArea
 
 

@@ -174,19 +174,42 @@ def runs(dataset: str, warehouse: str | None, fmt: str) -> None:
               help="query what a build that published nothing staged instead (memsynth runs DATASET)")
 @click.option("--warehouse", help=WAREHOUSE_HELP)
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
-def query(sql: str, dataset: str, version: int | None, run: str | None, warehouse: str | None, fmt: str) -> None:
-    """Run a read-only SQL query over a dataset's tables at one version, or over a failed run's."""
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=300, show_default=True,
+              metavar="SECONDS", help="stop the query after this long")
+@click.option("--memory-limit", default="2GB", show_default=True, metavar="SIZE",
+              help="memory the query may use before it spills to disk (DuckDB sizes: 500MB, 4GB)")
+@click.option("--spill-limit", default="4GB", show_default=True, metavar="SIZE",
+              help="disk a large sort or join may spill to, in a folder removed afterwards")
+def query(sql: str, dataset: str, version: int | None, run: str | None, warehouse: str | None, fmt: str,
+          timeout_s: float, memory_limit: str, spill_limit: str) -> None:
+    """Run a read-only SQL query over a dataset's tables at one version, or over a failed run's.
+
+    The query runs in a connection that holds that version's data files and nothing else: no
+    catalog, no other version or dataset, no file or network beyond those files, settings locked.
+    """
+    from memsynth.warehouse.sandbox import QueryLimits
+
+    limits = QueryLimits(timeout_s, _size(memory_limit, "--memory-limit"), _size(spill_limit, "--spill-limit"))
     if run is not None:
         if version is not None:
             raise click.UsageError("--run and --version name different things: give one")
         from memsynth.warehouse.runs import query_run
 
-        columns, rows = query_run(warehouse_root(warehouse), dataset, run, sql)
+        columns, rows = query_run(warehouse_root(warehouse), dataset, run, sql, limits)
     else:
         from memsynth.warehouse.catalog import run_query
 
-        columns, rows, _ = run_query(warehouse_root(warehouse), dataset, sql, version)
+        columns, rows, _ = run_query(warehouse_root(warehouse), dataset, sql, version, limits)
     print_rows(columns, rows, fmt)
+
+
+def _size(value: str, flag: str) -> str:
+    """A DuckDB size ("500MB", "4 GB", "2GiB"), checked here so a typo is a usage error."""
+    import re
+
+    if not re.fullmatch(r"\s*\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\s*", value, re.I):
+        raise click.UsageError(f"{flag} {value!r}: give a size such as 500MB or 4GB")
+    return value.strip()
 
 
 @click.group()

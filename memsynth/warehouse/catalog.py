@@ -12,11 +12,14 @@ import duckdb
 
 from memsynth.core import duck
 from memsynth.core.errors import MemsynthError
+from memsynth.warehouse.annotations import FOLDER as ANNOTATIONS
 from memsynth.warehouse.annotations import attach_annotations
 from memsynth.warehouse.ducklake import attach, catalog_exists, dataset_dir, dataset_names
+from memsynth.warehouse.evaluations import TABLES as EVAL_TABLES
 from memsynth.warehouse.evaluations import attach_results
 from memsynth.warehouse.location import location_of
-from memsynth.warehouse.readonly import check_read_only, run_all_sandboxed
+from memsynth.warehouse.readonly import screen_opening
+from memsynth.warehouse.sandbox import Contents, QueryLimits, Sandbox, TableFiles
 
 
 def list_datasets(root: Path) -> list[dict[str, Any]]:
@@ -115,22 +118,80 @@ def open_version(root: Path, dataset: str, version: int | None = None
     return con, row
 
 
-def run_query(root: Path, dataset: str, sql: str, version: int | None = None
-              ) -> tuple[list[str], list[tuple[Any, ...]], int]:
+def run_query(root: Path, dataset: str, sql: str, version: int | None = None,
+              limits: QueryLimits | None = None) -> tuple[list[str], list[tuple[Any, ...]], int]:
     """Run `sql` against the dataset's tables at `version`: (columns, rows, version)."""
-    results, version = run_queries(root, dataset, [sql], version)
+    results, version = run_queries(root, dataset, [sql], version, limits)
     return *results[0], version
 
 
-def run_queries(root: Path, dataset: str, sqls: Sequence[str], version: int | None = None
-                ) -> tuple[list[tuple[list[str], list[tuple[Any, ...]]]], int]:
-    """Run each of `sqls` against the dataset at `version`, attached once: ([(columns, rows)], version)."""
+def run_queries(root: Path, dataset: str, sqls: Sequence[str], version: int | None = None,
+                limits: QueryLimits | None = None) -> tuple[list[tuple[list[str], list[tuple[Any, ...]]]], int]:
+    """Run each of `sqls` against the dataset at `version` in one sandbox: ([(columns, rows)], version)."""
     for sql in sqls:
-        check_read_only(sql)
-    # The catalog's own files and the data files stay readable; every other path is off limits.
-    allowed = [str(dataset_dir(root, dataset).resolve()), location_of(root).data_path(dataset)]
+        screen_opening(sql)  # a plain refusal before the catalog is even opened
+    box, row = open_sandbox(root, dataset, version, limits)
+    with box:
+        return [box.run(sql) for sql in sqls], row["version"]
+
+
+def open_sandbox(root: Path, dataset: str, version: int | None = None, limits: QueryLimits | None = None
+                 ) -> tuple[Sandbox, dict[str, Any]]:
+    """A sandbox holding the dataset's tables at `version` (default: latest), and its `versions` row."""
+    contents, row = version_contents(root, dataset, version)
+    return Sandbox(contents, limits), row
+
+
+def version_contents(root: Path, dataset: str, version: int | None = None) -> tuple[Contents, dict[str, Any]]:
+    """The trusted step: the files that hold the dataset at `version` (its tables, its
+    evaluation results, its annotations), read from the catalog."""
     con, row = open_version(root, dataset, version)
-    return run_all_sandboxed(con, sqls, allowed), row["version"]  # closes con
+    try:
+        contents = Contents(location=location_of(root), annotations_dir=dataset_dir(root, dataset) / ANNOTATIONS)
+        _add_tables(con, "lake", contents)
+        if con.execute("SELECT count(*) FROM duckdb_databases() WHERE database_name = 'ev'").fetchone()[0]:
+            _add_tables(con, "ev", contents, only=EVAL_TABLES)
+    finally:
+        con.close()
+    return contents, row
+
+
+def _add_tables(con: duckdb.DuckDBPyConnection, alias: str, contents: Contents,
+                only: Sequence[str] | None = None) -> None:
+    names = [r[0] for r in con.execute(
+        f"SELECT table_name FROM duckdb_tables() WHERE database_name = '{alias}' AND schema_name = 'main' "
+        "ORDER BY table_name").fetchall()]
+    inlined = _inlined_tables(con, alias)
+    for name in names:
+        if only is not None and name not in only:
+            continue
+        table = f'{alias}."{name}"'
+        columns = [(c, kind) for c, kind, *_ in con.execute(f"DESCRIBE {table}").fetchall()]
+        listed = con.execute(f"SELECT data_file, delete_file FROM ducklake_list_files('{alias}', "
+                             f"'{duck.sql_str(name)}')").fetchall()
+        if name in inlined or any(delete for _, delete in listed):
+            # Rows the files alone do not give: read whole here, where the catalog is.
+            contents.frames[name] = con.execute(f"SELECT * FROM {table}").fetch_arrow_table()
+            continue
+        files = [f for f, _ in listed]
+        in_files: dict[str, str] = {}
+        if files:
+            source = ", ".join(f"'{duck.sql_str(f)}'" for f in files)
+            in_files = {c: kind for c, kind, *_ in con.execute(
+                f"DESCRIBE SELECT * FROM read_parquet([{source}], union_by_name = true)").fetchall()}
+        contents.tables.append(TableFiles(name, files, columns, in_files))
+
+
+def _inlined_tables(con: duckdb.DuckDBPyConnection, alias: str) -> set[str]:
+    """Tables some of whose rows the catalog holds inline (memsynth writes with inlining off,
+    but a catalog another tool wrote to may have them)."""
+    meta = f"__ducklake_metadata_{alias}"
+    try:
+        return {r[0] for r in con.execute(
+            f"SELECT DISTINCT t.table_name FROM {meta}.ducklake_inlined_data_tables i "
+            f"JOIN {meta}.ducklake_table t USING (table_id)").fetchall()}
+    except duckdb.Error:
+        return set()
 
 
 def stage_models(root: Path, dataset: str, version: int | None = None) -> dict[str, list[str]]:

@@ -13,11 +13,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-from memsynth.core import duck
 from memsynth.core.errors import MemsynthError
 from memsynth.warehouse.ducklake import dataset_dir
 from memsynth.warehouse.location import location_of
-from memsynth.warehouse.readonly import check_read_only, run_sandboxed
+from memsynth.warehouse.readonly import screen_opening
+from memsynth.warehouse.sandbox import Contents, QueryLimits, Sandbox, TableFiles
 from memsynth.warehouse.staging import StagingArea
 
 RUNS_DIR = "_runs"
@@ -64,18 +64,12 @@ def _selector(folder: str) -> Any:
     return fs.FileSelector(folder, allow_not_found=True, recursive=True)
 
 
-def query_run(root: Path, dataset: str, run: str, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
-    """Run read-only `sql` over the tables a kept run staged (`llm_calls`, `stage_failures`, …)."""
-    check_read_only(sql)
+def query_run(root: Path, dataset: str, run: str, sql: str, limits: QueryLimits | None = None
+              ) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """Run read-only `sql` over the tables a kept run staged (`llm_calls`, `stage_failures`, …),
+    in a sandbox that holds those files and nothing else."""
+    screen_opening(sql)
     tables = _run_tables(root, dataset, run)
-    location = location_of(root)
-    con = duck.connect()
-    try:
-        location.configure(con)
-        for name, files in tables.items():
-            listed = ", ".join(f"'{duck.sql_str(f)}'" for f in files)
-            con.execute(f'CREATE VIEW "{name}" AS SELECT * FROM read_parquet([{listed}], union_by_name = true)')
-    except BaseException:
-        con.close()
-        raise
-    return run_sandboxed(con, sql, [location.url(location.path(dataset, RUNS_DIR, run))])
+    contents = Contents([TableFiles(name, files) for name, files in tables.items()], location=location_of(root))
+    with Sandbox(contents, limits) as box:
+        return box.run(sql)

@@ -55,10 +55,12 @@ class ReviewSource:
 
     def __init__(self, warehouse: Path, dataset: str, version: int | None = None):
         from memsynth.generation.registry import recipe_class
-        from memsynth.warehouse.catalog import open_version
+        from memsynth.warehouse.catalog import open_sandbox
 
         self.warehouse, self.dataset = Path(warehouse), dataset
-        self._con, row = open_version(self.warehouse, dataset, version)
+        # The app reads through the same sandbox as `memsynth query`: a connection holding the
+        # version's files and nothing else, whatever an item id sent by a browser contains.
+        self._box, row = open_sandbox(self.warehouse, dataset, version)
         self.version: int = row["version"]
         self.recipe: str = row["recipe"]
         self.language: str = (row.get("config") or {}).get("language", "en")
@@ -77,9 +79,7 @@ class ReviewSource:
 
     def query(self, sql: str, *params: Any) -> list[dict[str, Any]]:
         with self._lock:
-            cur = self._con.execute(sql, list(params))
-            names = [d[0] for d in cur.description]
-            return [dict(zip(names, r)) for r in cur.fetchall()]
+            return self._box.query(sql, list(params))
 
     def sample(self, task: ReviewTask, size: int, seed: int) -> list[tuple[str, str]]:
         """The task's seeded, stratified sample: every annotator given the same task, size
@@ -94,4 +94,4 @@ class ReviewSource:
         return Item(shown.item_id, stratum or shown.stratum, shown.sections, shown.questions)
 
     def close(self) -> None:
-        self._con.close()
+        self._box.close()
