@@ -24,7 +24,6 @@ import duckdb
 
 from memsynth.core.duck import sql_str
 from memsynth.core.errors import MemsynthError
-from memsynth.warehouse.objectstore import is_remote
 from memsynth.warehouse.readonly import check_read_only, first_line
 
 
@@ -95,8 +94,8 @@ class Sandbox:
         con.execute(f"SET memory_limit = '{sql_str(self.limits.memory)}'")
         con.execute(f"SET max_temp_directory_size = '{sql_str(self.limits.spill)}'")
         con.execute(f"SET temp_directory = '{sql_str(self._spill)}'")
-        if contents.location is not None and is_remote(contents.location.name):
-            contents.location.configure(con)  # a bucket: httpfs and a temporary secret, nothing else
+        if contents.location is not None:
+            contents.location.configure(con)  # a bucket: httpfs and a temporary secret; a folder: nothing
         for table in contents.tables:
             con.execute(f"CREATE VIEW {_ident(table.name)} AS {_select(table)}")
         for name, frame in contents.frames.items():
@@ -110,7 +109,7 @@ class Sandbox:
         if contents.annotations_dir is not None:
             from memsynth.warehouse.annotations import attach_annotations
 
-            attach_annotations(con, contents.annotations_dir)
+            attach_annotations(con, contents.annotations_dir.parent)
         con.execute("SET lock_configuration = true")
 
     def run(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
