@@ -179,7 +179,8 @@ def eval_task(task: str, dataset: str, version: int | None, endpoint: EndpointCh
         Path(out).write_text(report, encoding="utf-8")
     if fmt == "json":
         click.echo(json.dumps({"run_id": run.run_id, "task": run.task, "version": run.version, "items": run.items,
-                               "scores": [s.__dict__ for s in run.scores]}, indent=2, default=str))
+                               "model": run.model, "judge_model": run.judge_model, "settings": run.settings,
+                               "llm": run.llm, "scores": [s.__dict__ for s in run.scores]}, indent=2, default=str))
         return
     click.echo(f"{task} on {dataset} version {run.version}: {run.items} items, run {run.run_id}")
     header, rows = score_table(run.scores)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from memsynth.core.errors import ConfigError
 from memsynth.core.limits import AUTO_CONCURRENCY_MAX, MAX_PERSONAS
@@ -74,6 +74,27 @@ ResponseMode = Literal["auto", "json_schema", "json_object_schema", "json_object
 STAGE_KINDS = ("writers", "judges")
 
 
+def _endpoint_url(value: str | None) -> str | None:
+    """An http(s) URL with a host, nothing that cannot be sent: refused here, not after the
+    probe's retries."""
+    if value is None:
+        return value
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(value)
+        host = parts.hostname
+    except ValueError:
+        host = None
+    else:
+        if parts.scheme not in ("http", "https"):
+            host = None
+    if not host or not value.isprintable() or any(c.isspace() for c in value):
+        raise ValueError(f"expected an http(s):// URL with a host (such as http://127.0.0.1:8080/v1), "
+                         f"got {redacted(value)[:80]!r}")
+    return value
+
+
 def _concurrency_auto(data: Any) -> Any:
     """`concurrency: auto` as the most it may reach, with concurrency_auto set."""
     if isinstance(data, dict) and data.get("concurrency") == "auto":
@@ -91,6 +112,8 @@ class ModelAlias(_Strict):
     response_mode: ResponseMode | None = None
     concurrency: int | None = Field(None, ge=1, le=4096)
     concurrency_auto: bool = False  # `concurrency: auto`, for this alias's endpoint
+
+    _url = field_validator("base_url")(_endpoint_url)
     rpm: float | None = Field(None, gt=0)
     tpm: float | None = Field(None, gt=0)
     timeout_s: float | None = Field(None, gt=0)
@@ -173,6 +196,8 @@ class LLMConfig(_Strict):
     @classmethod
     def _auto_concurrency(cls, data: Any) -> Any:
         return _concurrency_auto(data)
+
+    _url = field_validator("base_url")(_endpoint_url)
 
     @model_validator(mode="after")
     def _budget_needs_a_price(self) -> LLMConfig:
@@ -347,7 +372,7 @@ def with_llm(llm: LLMConfig, **changes: Any) -> LLMConfig:
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(["llm", *(str(p) for p in err["loc"])])
-        raise ConfigError(f"{where}: {err['msg']}") from exc
+        raise ConfigError(f"{where}: {err['msg'].removeprefix('Value error, ')}") from exc
 
 
 _SECRET_KEY = re.compile(r"(api[_-]?key|secret|token|password|authorization)$", re.I)

@@ -91,5 +91,6 @@ def with_judge(config: BuildConfig, judge: EndpointChoice) -> BuildConfig:
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"])
-        raise ConfigError(f"the judge's endpoint: {where + ': ' if where else ''}{err['msg']}") from exc
+        said = err["msg"].removeprefix("Value error, ")
+        raise ConfigError(f"the judge's endpoint: {where + ': ' if where else ''}{said}") from exc
     return config.model_copy(update={"llm": llm})
