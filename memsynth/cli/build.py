@@ -69,9 +69,8 @@ def build(config_path: str, endpoint: EndpointChoice, personas: int | None,
     if verbose:  # memsynth sets WARNING by default (memsynth/__init__.py)
         os.environ["PREFECT_LOGGING_LEVEL"] = "INFO"
         logging.getLogger("EventsWorker").setLevel(logging.NOTSET)
-    from memsynth.generation.registry import load_config
-
     from memsynth.generation.endpoints import choose
+    from memsynth.generation.registry import load_config
 
     # A bad config, or a bad endpoint setting, is one line before Prefect is imported.
     config = choose(load_config(config_path), endpoint)

@@ -15,8 +15,8 @@ import memsynth
 from memsynth.core.config import BuildConfig, redacted
 from memsynth.core.errors import MemsynthError
 from memsynth.core.records import LLM_CALLS, STAGE_FAILURES
-from memsynth.generation.endpoints import EndpointChoice
 from memsynth.generation.emotions import SCORE, EmotionItem, emotion_row, emotions_table, item_key
+from memsynth.generation.endpoints import EndpointChoice
 from memsynth.generation.provenance import schema_text, text_hash
 from memsynth.generation.recipe import ShardOutput
 from memsynth.warehouse.artifacts import Artifact
