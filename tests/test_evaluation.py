@@ -103,7 +103,7 @@ def test_annotate_publishes_the_next_version_and_repairs_bad_scores(tmp_path, si
     monkeypatch.setenv("OPENAI_API_KEY", "test")
     from memsynth.quality.annotate import annotate_version
 
-    summary = annotate_version(tmp_path, "en", None, llm="openai", progress=False)
+    summary = annotate_version(tmp_path, "en", None, progress=False)
     assert summary["version"] == 2 and summary["parent_version"] == 1 and summary["failed"] == 0
     calls = query(tmp_path, "en", "SELECT outcome, error FROM llm_calls WHERE stage = 'emotions.score' "
                                   "AND outcome <> 'ok'")

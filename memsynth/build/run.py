@@ -59,6 +59,7 @@ class BuildOptions:
     llm: Literal["simulator", "openai"] = "openai"
     personas: int | None = None
     concurrency: int | None = None
+    model: str | None = None  # overrides llm.model and $MEMSYNTH_MODEL (`--model`)
     warehouse: str | None = None
     catalog: str | None = None  # a postgres:// catalog database (overrides the config's)
     no_cache: bool = False
@@ -81,7 +82,7 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
         config.personas.count = options.personas
     if options.concurrency is not None:
         config.llm.concurrency = options.concurrency
-    model = os.environ.get("MEMSYNTH_MODEL") or config.llm.model
+    model = options.model or os.environ.get("MEMSYNTH_MODEL") or config.llm.model
     recipe = recipe_for(config)
     derivation = derive(warehouse, config.dataset, recipe, options.regeneration)
     if derivation.personas is not None and options.personas is None:

@@ -12,20 +12,19 @@ import click
 from rich.table import Table as RichTable
 from rich.text import Text
 
+from memsynth.cli.endpoint_options import endpoint_options
 from memsynth.cli.output import WAREHOUSE_HELP, out
 from memsynth.core.errors import MemsynthError
 from memsynth.core.limits import MAX_PERSONAS
+from memsynth.generation.endpoints import EndpointChoice
 
 
 @click.command()
 @click.argument("config_path", metavar="CONFIG", type=click.Path(dir_okay=False))
-@click.option("--llm", type=click.Choice(["openai", "simulator"]), default="openai", show_default=True,
-              help="`openai`: the endpoint from config / $OPENAI_BASE_URL with the key in "
-                   "$OPENAI_API_KEY (or llm.api_key_env); `simulator`: the built-in fake model "
-                   "on a loopback port, for dry runs (its text is not real data).")
+@endpoint_options(model_help="the model, as the endpoint names it (overrides llm.model and $MEMSYNTH_MODEL; "
+                             "--estimate prices the build at it)")
 @click.option("--personas", type=click.IntRange(min=1, max=MAX_PERSONAS),
               help=f"number of personas, at most {MAX_PERSONAS:,} (overrides personas.count)")
-@click.option("--concurrency", type=click.IntRange(min=1), help="max LLM requests in flight (overrides llm.concurrency)")
 @click.option("--warehouse", help=WAREHOUSE_HELP)
 @click.option("--catalog", metavar="postgres://USER@HOST:PORT/DB",
               help="keep the warehouse's catalogs in this PostgreSQL database, so many machines can "
@@ -54,7 +53,7 @@ from memsynth.core.limits import MAX_PERSONAS
               help="call no endpoint and publish nothing: print the calls, tokens and cost (online and "
                    "batch) the build would take, from a dry run of a few personas on the built-in simulator")
 @click.option("-v", "--verbose", is_flag=True, help="show Prefect's flow and task logs")
-def build(config_path: str, llm: str, personas: int | None, concurrency: int | None,
+def build(config_path: str, endpoint: EndpointChoice, personas: int | None,
           warehouse: str | None, catalog: str | None, no_cache: bool, simulator_latency_ms: float, no_progress: bool,
           fmt: str, regenerate_ids: str | None, regenerate_file: str | None, where_sql: str | None,
           from_stage: str | None, add_personas: int | None, estimate: bool, verbose: bool) -> None:
@@ -70,9 +69,11 @@ def build(config_path: str, llm: str, personas: int | None, concurrency: int | N
     if verbose:  # memsynth sets WARNING by default (memsynth/__init__.py)
         os.environ["PREFECT_LOGGING_LEVEL"] = "INFO"
         logging.getLogger("EventsWorker").setLevel(logging.NOTSET)
+    from memsynth.generation.endpoints import choose
     from memsynth.generation.registry import load_config
 
-    config = load_config(config_path)  # a bad config is one line before Prefect is imported
+    # A bad config, or a bad endpoint setting, is one line before Prefect is imported.
+    config = choose(load_config(config_path), endpoint)
     if from_stage:  # as early: a mistyped stage should not wait for Prefect's server
         from memsynth.generation.registry import recipe_class
 
@@ -90,7 +91,7 @@ def build(config_path: str, llm: str, personas: int | None, concurrency: int | N
     if estimate:
         from memsynth.build.estimate import estimate_build
 
-        _print_estimate(estimate_build(config, personas=personas, warehouse=warehouse,
+        _print_estimate(estimate_build(config, personas=personas, warehouse=warehouse, model=endpoint.model,
                                        progress=not no_progress and fmt == "text"), fmt)
         return
     from memsynth.build.prefect_api import start_early
@@ -100,7 +101,7 @@ def build(config_path: str, llm: str, personas: int | None, concurrency: int | N
     from memsynth.build.run import BuildOptions, run_build
 
     summary = run_build(config, BuildOptions(
-        llm=llm, personas=personas, concurrency=concurrency, warehouse=warehouse, catalog=catalog,
+        llm=endpoint.llm, personas=personas, model=endpoint.model, warehouse=warehouse, catalog=catalog,
         no_cache=no_cache, progress=not no_progress and fmt == "text",
         simulator_latency_ms=simulator_latency_ms, regeneration=RegenerationRequest(
             persona_ids=ids, where=where_sql, from_stage=from_stage, add_personas=add_personas or 0)))

@@ -10,8 +10,10 @@ from typing import Any
 import click
 from rich.table import Table as RichTable
 
+from memsynth.cli.endpoint_options import endpoint_options
 from memsynth.cli.output import WAREHOUSE_HELP, err, out, print_rows, warehouse_root
 from memsynth.core.errors import MemsynthError
+from memsynth.generation.endpoints import EndpointChoice
 
 
 @click.command("review")
@@ -125,14 +127,13 @@ def _kappa(k: float | None) -> str:
 
 
 def _on_a_version(verb: str, model_help: str) -> Any:
-    """The options of a command that calls models over one published version."""
+    """The options of a command that calls models over one published version: the version,
+    and the endpoint (by default the one the version was built with)."""
     def decorate(fn: Any) -> Any:
+        fn = endpoint_options(default_from="the version's recorded llm block", model_help=model_help)(fn)
         for option in reversed([
                 click.option("--dataset", required=True, help=f"dataset to {verb}"),
-                click.option("--version", "version", type=int, help=f"version to {verb} (default: latest)"),
-                click.option("--llm", type=click.Choice(["openai", "simulator"]), default="openai", show_default=True,
-                             help="the version's configured endpoint, or memsynth's built-in simulator"),
-                click.option("--model", help=model_help)]):
+                click.option("--version", "version", type=int, help=f"version to {verb} (default: latest)")]):
             fn = option(fn)
         return fn
     return decorate
@@ -141,7 +142,9 @@ def _on_a_version(verb: str, model_help: str) -> Any:
 @click.command("eval")
 @click.argument("task")
 @_on_a_version("score", "model under test (default: the version's llm.model)")
-@click.option("--judge-model", help="model that judges (default: the model under test)")
+@endpoint_options(prefix="judge-", dest="judge", simulator=False, default_from="the model under test's settings",
+                  model_help="model that judges (default: the model under test); the --judge-* flags make the "
+                             "judge an endpoint of its own, each defaulting to the model under test's")
 @click.option("--embedding-model", default="text-embedding-3-large", show_default=True,
               help="model of the /v1/embeddings endpoint (dense and Emotional RAG retrieval)")
 @click.option("--systems", metavar="NAME[,NAME…]",
@@ -156,7 +159,7 @@ def _on_a_version(verb: str, model_help: str) -> Any:
 @click.option("--warehouse", help=WAREHOUSE_HELP)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="scores as tables or JSON")
-def eval_task(task: str, dataset: str, version: int | None, llm: str, model: str | None, judge_model: str | None,
+def eval_task(task: str, dataset: str, version: int | None, endpoint: EndpointChoice, judge: EndpointChoice,
               embedding_model: str, systems: str | None, ks: str, first_k: int, metric: str, limit: int | None,
               out: str | None, warehouse: str | None, fmt: str) -> None:
     """Score systems on a version with the seed's metrics: TASK is retrieval or response (enpmr),
@@ -168,7 +171,7 @@ def eval_task(task: str, dataset: str, version: int | None, llm: str, model: str
         cutoffs = tuple(int(k) for k in ks.split(","))
     except ValueError:
         raise click.BadParameter(f"expected comma-separated whole numbers, got {ks!r}", param_hint="--k") from None
-    options = EvalOptions(llm=llm, model=model, judge_model=judge_model, embedding_model=embedding_model,
+    options = EvalOptions(endpoint=endpoint, judge=judge, embedding_model=embedding_model,
                           ks=cutoffs, first_k=first_k, metric=metric, limit=limit,
                           systems=tuple(s.strip() for s in (systems or "").split(",") if s.strip()))
     run, report = evaluate(task, warehouse_root(warehouse), dataset, version, options)
@@ -176,7 +179,8 @@ def eval_task(task: str, dataset: str, version: int | None, llm: str, model: str
         Path(out).write_text(report, encoding="utf-8")
     if fmt == "json":
         click.echo(json.dumps({"run_id": run.run_id, "task": run.task, "version": run.version, "items": run.items,
-                               "scores": [s.__dict__ for s in run.scores]}, indent=2, default=str))
+                               "model": run.model, "judge_model": run.judge_model, "settings": run.settings,
+                               "llm": run.llm, "scores": [s.__dict__ for s in run.scores]}, indent=2, default=str))
         return
     click.echo(f"{task} on {dataset} version {run.version}: {run.items} items, run {run.run_id}")
     header, rows = score_table(run.scores)
@@ -198,13 +202,13 @@ def annotate() -> None:
 @click.option("--no-progress", is_flag=True, help="no live progress display")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="summary as text or JSON")
-def annotate_emotions(dataset: str, version: int | None, llm: str, model: str | None, warehouse: str | None,
+def annotate_emotions(dataset: str, version: int | None, endpoint: EndpointChoice, warehouse: str | None,
                       no_progress: bool, fmt: str) -> None:
     """Score every memory and benchmark query of a version on Plutchik's eight emotions
     (1-10, Emotional RAG) and publish the next version: the same rows plus `emotions`."""
     from memsynth.quality.annotate import annotate_version
 
-    summary = annotate_version(warehouse_root(warehouse), dataset, version, llm=llm, model=model,
+    summary = annotate_version(warehouse_root(warehouse), dataset, version, endpoint=endpoint,
                                progress=not no_progress)
     if fmt == "json":
         click.echo(json.dumps(summary, indent=2, default=str))

@@ -11,16 +11,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from memsynth.core.errors import ConfigError
-from memsynth.core.limits import MAX_PERSONAS
+from memsynth.core.limits import AUTO_CONCURRENCY_MAX, MAX_PERSONAS
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 # How and where a build runs rather than what it builds: left out of the config's hash.
 EXECUTION_FIELDS = {"runner", "dask", "catalog_dir", "catalog", "s3"}
-LLM_EXECUTION_FIELDS = {"mode", "batch", "client", "stream", "idle_timeout_s", "concurrency_auto"}
-AUTO_CONCURRENCY_MAX = 512  # what `concurrency: auto` may reach
+LLM_EXECUTION_FIELDS = {"mode", "batch", "client", "stream", "idle_timeout_s", "concurrency_auto", "learnt"}
 SEED_PERSONAS = PROJECT_ROOT / "data" / "personas" / "seed_personas.jsonl"
 
 
@@ -75,6 +74,34 @@ ResponseMode = Literal["auto", "json_schema", "json_object_schema", "json_object
 STAGE_KINDS = ("writers", "judges")
 
 
+def _endpoint_url(value: str | None) -> str | None:
+    """An http(s) URL with a host, nothing that cannot be sent: refused here, not after the
+    probe's retries."""
+    if value is None:
+        return value
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(value)
+        host = parts.hostname
+    except ValueError:
+        host = None
+    else:
+        if parts.scheme not in ("http", "https"):
+            host = None
+    if not host or not value.isprintable() or any(c.isspace() for c in value):
+        raise ValueError(f"expected an http(s):// URL with a host (such as http://127.0.0.1:8080/v1), "
+                         f"got {redacted(value)[:80]!r}")
+    return value
+
+
+def _concurrency_auto(data: Any) -> Any:
+    """`concurrency: auto` as the most it may reach, with concurrency_auto set."""
+    if isinstance(data, dict) and data.get("concurrency") == "auto":
+        data = {**data, "concurrency": AUTO_CONCURRENCY_MAX, "concurrency_auto": True}
+    return data
+
+
 class ModelAlias(_Strict):
     """llm.models.<alias>: another model (on another endpoint, if need be) that stages can use;
     what it leaves unset is the llm section's own."""
@@ -84,9 +111,29 @@ class ModelAlias(_Strict):
     api_key_env: str | None = None
     response_mode: ResponseMode | None = None
     concurrency: int | None = Field(None, ge=1, le=4096)
+    concurrency_auto: bool = False  # `concurrency: auto`, for this alias's endpoint
+
+    _url = field_validator("base_url")(_endpoint_url)
     rpm: float | None = Field(None, gt=0)
     tpm: float | None = Field(None, gt=0)
     timeout_s: float | None = Field(None, gt=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _auto_concurrency(cls, data: Any) -> Any:
+        return _concurrency_auto(data)
+
+
+class Learnt(_Strict):
+    """What an endpoint's probe settled in an llm block, and for which endpoint: a version's
+    block keeps its response_mode and seed only on that endpoint; on another they go back
+    to what was written, and that endpoint is probed (memsynth.generation.session)."""
+
+    endpoint: str  # base URL (a password in it masked) and model; "" when not known
+    response_mode: ResponseMode  # as written, before the probe settled it
+    seed: int | None = None  # as written (a server that refuses `seed` clears llm.seed)
+    # alias -> (endpoint, response_mode as written; None: the section's)
+    models: dict[str, tuple[str, ResponseMode | None]] = Field(default_factory=dict)
 
 
 class LLMConfig(_Strict):
@@ -142,13 +189,15 @@ class LLMConfig(_Strict):
     # quality filter's judges), mapped to an alias. A stage named nowhere uses `model`.
     models: dict[str, ModelAlias] = Field(default_factory=dict)
     stages: dict[str, str] = Field(default_factory=dict)
+    # Set by the probe (never written by hand): see `Learnt`. Not hashed.
+    learnt: Learnt | None = None
 
     @model_validator(mode="before")
     @classmethod
     def _auto_concurrency(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("concurrency") == "auto":
-            data = {**data, "concurrency": AUTO_CONCURRENCY_MAX, "concurrency_auto": True}
-        return data
+        return _concurrency_auto(data)
+
+    _url = field_validator("base_url")(_endpoint_url)
 
     @model_validator(mode="after")
     def _budget_needs_a_price(self) -> LLMConfig:
@@ -262,10 +311,8 @@ class BuildConfig(_Strict):
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def read_config(path: Path | str) -> BuildConfig:
-    """Read and validate a YAML build config, its recipe options as written (`memsynth.generation.registry.
-    load_config` resolves them); errors become one ConfigError line."""
-    path = Path(path)
+def _read_settings(path: Path) -> dict[str, Any]:
+    """A YAML file's top-level mapping; errors become one ConfigError line."""
     if not path.is_file():
         raise ConfigError(f"config file not found: {path}")
     try:
@@ -276,15 +323,56 @@ def read_config(path: Path | str) -> BuildConfig:
         raise ConfigError(f"{path}: not UTF-8 text") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of settings at the top level")
+    return data
+
+
+def _invalid(path: Path | str, exc: ValidationError, prefix: str = "") -> ConfigError:
+    err = exc.errors()[0]
+    where = prefix + ".".join(str(p) for p in err["loc"]) or "config"
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return ConfigError(f"{path}: {where}: {err['msg']}{more}")
+
+
+def read_config(path: Path | str) -> BuildConfig:
+    """Read and validate a YAML build config, its recipe options as written (`memsynth.generation.registry.
+    load_config` resolves them); errors become one ConfigError line."""
+    path = Path(path)
+    data = _read_settings(path)
     try:
         config = BuildConfig.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"]) or "config"
-        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        raise ConfigError(f"{path}: {where}: {err['msg']}{more}") from exc
+        raise _invalid(path, exc) from exc
     config.source_dir = path.resolve().parent
     return config
+
+
+def read_llm_config(path: Path | str) -> LLMConfig:
+    """The `llm` block of a YAML file: a build config's, a file holding only `llm:`, or the
+    block's fields at the top level; validated as a build's (`concurrency: auto` and all)."""
+    path = Path(path)
+    data = _read_settings(path)
+    block, prefix = (data["llm"], "llm.") if isinstance(data.get("llm"), dict) else (data, "")
+    if "learnt" in block:
+        raise ConfigError(f"{path}: {prefix}learnt: set by memsynth's probe, not by hand")
+    try:
+        return LLMConfig.model_validate(block)
+    except ValidationError as exc:
+        raise _invalid(path, exc, prefix) from exc
+
+
+def with_llm(llm: LLMConfig, **changes: Any) -> LLMConfig:
+    """`llm` with `changes` (None: left as it is), validated as a build's block is: a number
+    for `concurrency` turns `auto` off, `auto` turns it on."""
+    changes = {k: v for k, v in changes.items() if v is not None}
+    data = llm.model_dump()
+    if "concurrency" in changes and changes["concurrency"] != "auto":
+        data["concurrency_auto"] = False
+    try:
+        return LLMConfig.model_validate({**data, **changes})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(["llm", *(str(p) for p in err["loc"])])
+        raise ConfigError(f"{where}: {err['msg'].removeprefix('Value error, ')}") from exc
 
 
 _SECRET_KEY = re.compile(r"(api[_-]?key|secret|token|password|authorization)$", re.I)

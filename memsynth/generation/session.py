@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from memsynth.core.config import BuildConfig
+from memsynth.core.config import BuildConfig, Learnt, redacted
 from memsynth.core.errors import ConfigError
 from memsynth.generation.prompts import DEFAULT_PROMPTS_DIR, PromptLibrary
 from memsynth.generation.stage import GenerationSettings, Route, Stage, StageRunner
@@ -21,6 +21,12 @@ from memsynth.llm.settings import EngineSettings
 
 T = TypeVar("T")
 LLMMode = Literal["simulator", "openai"]
+SIMULATOR_ENDPOINT = "memsynth simulator"  # what a probe learnt on it holds on any of its ports
+
+
+def endpoint_key(base_url: str, model: str) -> str:
+    """The endpoint a probe's findings hold for: base URL (a password in it masked) and model."""
+    return f"{redacted(base_url.rstrip('/'))} {model}"
 
 
 @dataclass
@@ -103,12 +109,20 @@ def open_routes(config: BuildConfig, engine: LLMEngine, *, endpoint: Endpoint | 
                                    tpm=(spec.tpm or llm.tpm or 0) / workers or None,
                                    budget_usd=engine.settings.budget_usd)
         settings.api_key_env = spec.api_key_env or llm.api_key_env
+        settings.concurrency_auto = spec.concurrency_auto if spec.concurrency is not None else llm.concurrency_auto
         settings.timeout_s = spec.timeout_s or settings.timeout_s
         try:
             alias_engine = LLMEngine(settings, engine.cache, api_key=api_key)
         except ConfigError as exc:
             raise ConfigError(f"llm.models.{alias}: {exc}") from exc
         alias_engine.share_accounts(engine)
+        here = SIMULATOR_ENDPOINT if endpoint is not None else endpoint_key(alias_engine.base_url, model)
+        learnt = llm.learnt
+        prior = learnt.models.get(alias) if learnt is not None else None
+        if learnt is not None and prior is not None and prior[0] != here:
+            spec.response_mode = prior[1] or learnt.response_mode  # learnt elsewhere: ask this endpoint
+        if learnt is not None:
+            learnt.models[alias] = (here, prior[1] if prior is not None else spec.response_mode)
         mode = spec.response_mode or llm.response_mode
         if endpoint is not None:
             mode = "json_schema" if mode == "auto" else mode
@@ -129,11 +143,20 @@ def stage_alias(config: BuildConfig) -> Callable[[Stage], str | None]:
 
 def resolve_capabilities(config: BuildConfig, engine: LLMEngine, model: str, *, known: bool) -> None:
     """Settle `llm.response_mode: auto` (and `seed`) from what the endpoint does, before any
-    prompt is rendered or hashed: the config then records what was sent.
+    prompt is rendered or hashed: the config then records what was sent, and in `llm.learnt`
+    for which endpoint, so a version's block is never taken as what another endpoint does.
 
     `known`: memsynth's own simulator, which takes OpenAI's json_schema and needs no probe.
     """
     llm = config.llm
+    here = SIMULATOR_ENDPOINT if known else endpoint_key(engine.base_url, model)
+    prior = llm.learnt
+    if prior is not None and prior.endpoint != here:
+        # Settled by another endpoint (a version built elsewhere): back to what was written,
+        # and this endpoint is asked.
+        llm.response_mode, llm.seed = prior.response_mode, prior.seed
+    llm.learnt = Learnt(endpoint=here, response_mode=prior.response_mode if prior else llm.response_mode,
+                        seed=prior.seed if prior else llm.seed, models=dict(prior.models) if prior else {})
     if known:
         if llm.response_mode == "auto":
             llm.response_mode = "json_schema"

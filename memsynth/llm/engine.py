@@ -78,13 +78,17 @@ class LLMEngine:
                            refresh: bool = False) -> Capabilities:
         """What the endpoint does for `model` (probed once, then kept in the cache folder); its
         context becomes the ceiling of a cut-off answer's max_tokens unless one is set."""
-        base_url = str(self._openai().base_url).rstrip("/")
-        found = learn(self.cache.directory, base_url, self._api_key, model, probe_formats=probe_formats,
+        found = learn(self.cache.directory, self.base_url, self._api_key, model, probe_formats=probe_formats,
                       seed=seed, timeout_s=self.settings.timeout_s, refresh=refresh)
         self.settings.context_tokens = found.context
         self.counters.probe_requests += found.probe_requests
         self.capabilities = found
         return found
+
+    @property
+    def base_url(self) -> str:
+        """The URL requests go to (the settings', else $OPENAI_BASE_URL, else OpenAI's)."""
+        return str(self._openai().base_url).rstrip("/")
 
     def _openai(self) -> openai.AsyncOpenAI:
         # Created lazily so it binds to the event loop that runs the calls.

@@ -32,8 +32,8 @@ class Truncated(Exception):
 # answers a json_schema response_format with a 500), and the setting that avoids the field.
 _INVALID_FIELDS = (
     (re.compile(r"response_format|json_schema|'text' or 'json_object'|structured output", re.I),
-     "response_format", "set llm.response_mode: auto, which finds the form the server enforces "
-                        "(or json_object, which puts the schema in the prompt)"),
+     "response_format", "set llm.response_mode: auto (--response-mode auto), which finds the form the "
+                        "server enforces (or json_object, which puts the schema in the prompt)"),
     (re.compile(r"maximum context length|exceed(s|ed)? (the )?context|context (window|length) exceeded", re.I),
      "max_tokens", "lower llm.max_tokens (or llm.max_tokens_ceiling) so prompt and answer fit the model's context"),
 )

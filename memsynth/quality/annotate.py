@@ -16,6 +16,7 @@ from memsynth.core.config import BuildConfig, redacted
 from memsynth.core.errors import MemsynthError
 from memsynth.core.records import LLM_CALLS, STAGE_FAILURES
 from memsynth.generation.emotions import SCORE, EmotionItem, emotion_row, emotions_table, item_key
+from memsynth.generation.endpoints import EndpointChoice
 from memsynth.generation.provenance import schema_text, text_hash
 from memsynth.generation.recipe import ShardOutput
 from memsynth.warehouse.artifacts import Artifact
@@ -38,11 +39,13 @@ def read_tables(con: Any, names: Sequence[str]) -> dict[str, list[dict[str, Any]
     return out
 
 
-def annotate_version(warehouse: Path, dataset: str, version: int | None, *, llm: str = "openai",
-                     model: str | None = None, progress: bool = True) -> dict[str, Any]:
+def annotate_version(warehouse: Path, dataset: str, version: int | None, *, endpoint: EndpointChoice | None = None,
+                     progress: bool = True) -> dict[str, Any]:
     """Score every memory and query of `version` (default: the latest) and publish the next
-    version: its tables unchanged, plus `emotions`; a re-run pays only for what is uncached."""
+    version: its tables unchanged, plus `emotions`; a re-run pays only for what is uncached.
+    `endpoint`: where the scoring goes (default: the version's own llm block)."""
     from memsynth.build.progress import BuildProgress
+    from memsynth.generation.endpoints import choose
     from memsynth.generation.registry import config_of_version, recipe_class
     from memsynth.generation.session import open_session
     from memsynth.llm.accounting import llm_totals
@@ -53,6 +56,7 @@ def annotate_version(warehouse: Path, dataset: str, version: int | None, *, llm:
     from memsynth.warehouse.publish import VersionInfo, publish
     from memsynth.warehouse.staging import StagingArea
 
+    endpoint = endpoint or EndpointChoice()
     started = time.time()
     directory = dataset_dir(warehouse, dataset)
     with BuildLock(directory, dataset):
@@ -60,7 +64,7 @@ def annotate_version(warehouse: Path, dataset: str, version: int | None, *, llm:
         try:
             recipe_cls = recipe_class(parent["recipe"])
             options = {**parent["config"].get("recipe_options", {}), "emotions": True}
-            config = config_of_version(parent["config"], recipe_options=options)
+            config = choose(config_of_version(parent["config"], recipe_options=options), endpoint, of_version=True)
             recipe = recipe_cls(config.recipe_options)
             if not recipe.annotates_emotions:
                 raise MemsynthError(f"recipe {recipe.name} has no emotion annotation")
@@ -83,7 +87,7 @@ def annotate_version(warehouse: Path, dataset: str, version: int | None, *, llm:
             con.close()
         try:
             output = ShardOutput()
-            with open_session(config, endpoint_for(llm), warehouse, model=model) as session:
+            with open_session(config, endpoint_for(endpoint.llm), warehouse, model=endpoint.model) as session:
                 with BuildProgress(len(items), session.engine.counters, enabled=progress, unit="items") as shown:
                     rows = session.run(_score(session.runner, items, config, output, shown))
                 totals = llm_totals(len(output.rows.get(LLM_CALLS.name, [])),
@@ -91,6 +95,9 @@ def annotate_version(warehouse: Path, dataset: str, version: int | None, *, llm:
                                     session.engine.counters, config.llm.prices,
                                     batch=config.llm.mode == "batch",
                                     free_models=(session.model,) if session.simulated else ())
+                # What was sent and to where, as a build's summary says it.
+                totals.update(response_mode=config.llm.response_mode, probe_requests=session.engine.counters.probe_requests,
+                              endpoint=config.llm.learnt.endpoint if config.llm.learnt else None)
                 used_model = session.model
             table = emotions_table(source.refs)
             staging.write(table, "annotate", rows)

@@ -12,8 +12,9 @@ from typing import Any
 
 from memsynth.core.config import BuildConfig
 from memsynth.core.errors import MemsynthError
+from memsynth.generation.endpoints import JUDGE_ALIAS, EndpointChoice, choose, with_judge
 from memsynth.generation.session import LLMSession, open_session
-from memsynth.generation.stage import ItemResult, Stage, StageRunner
+from memsynth.generation.stage import ItemResult, Route, Stage, StageRunner
 from memsynth.simulator.endpoint import endpoint_for
 from memsynth.warehouse.evaluations import EvalRun, Score, evaluations_dir, record
 
@@ -22,9 +23,10 @@ from memsynth.warehouse.evaluations import EvalRun, Score, evaluations_dir, reco
 class EvalOptions:
     """What the command line chose (each task reads the fields it needs)."""
 
-    llm: str = "openai"
-    model: str | None = None  # the system under test (default: the version's llm.model)
-    judge_model: str | None = None  # default: the model
+    # The system under test (default: the version's llm block) and the judge (default: the
+    # same endpoint and model; given, an endpoint of its own: model alias `judge`).
+    endpoint: EndpointChoice = field(default_factory=EndpointChoice)
+    judge: EndpointChoice = field(default_factory=lambda: EndpointChoice())
     embedding_model: str = "text-embedding-3-large"
     ks: tuple[int, ...] = (1, 3, 5, 10)
     first_k: int = 20  # Emotional RAG's first pass of a sequential strategy
@@ -54,11 +56,17 @@ class EvalContext:
 
     @property
     def model(self) -> str:
-        return self.session.model if self.session.simulated else (self.options.model or self.session.model)
+        return self.session.model
+
+    @property
+    def judge_route(self) -> Route | None:
+        """The judge's own engine and model, when it was given one (None: the model's)."""
+        return self.session.runner.routes.get(JUDGE_ALIAS)
 
     @property
     def judge_model(self) -> str:
-        return self.session.model if self.session.simulated else (self.options.judge_model or self.model)
+        route = self.judge_route
+        return route.model if route is not None else self.model
 
     def read(self, *names: str) -> dict[str, list[dict[str, Any]]]:
         """Rows of the version's tables, as dicts."""
@@ -76,11 +84,15 @@ class EvalContext:
     async def run(self, stage: Stage, variables: Mapping[str, Any], item_key: str, *, persona_id: str | None = None,
                   judge: bool = False, sample: int = 0) -> ItemResult:
         """One item of an evaluation stage, by the model under test (or the judge)."""
-        model = self.judge_model if judge else self.model
-        runner = self._runners.get(model)
+        route = self.judge_route if judge else None
+        key = "judge" if route is not None else "model"
+        runner = self._runners.get(key)
         if runner is None:
             base = self.session.runner
-            runner = self._runners[model] = StageRunner(base.engine, base.prompts, replace(base.settings, model=model))
+            # The version's own model aliases (llm.stages) route its build's stages, not these.
+            runner = self._runners[key] = (StageRunner(base.engine, base.prompts, base.settings) if route is None
+                                           else StageRunner(route.engine, base.prompts, replace(
+                                               base.settings, model=route.model, response_mode=route.response_mode)))
         common = {"language": self.language, "reference_date": self.config.reference_date.isoformat()}
         return await runner.run(stage, {**common, **variables}, item_key=f"eval/{item_key}",
                                 persona_id=persona_id, sample=sample)
@@ -106,10 +118,17 @@ def evaluate(task_name: str, warehouse: Path, dataset: str, version: int | None,
             known = ", ".join(sorted(tasks)) or "none"
             raise MemsynthError(f"task {task_name!r} does not apply to {dataset} (a {row['recipe']} dataset; "
                                 f"its tasks: {known})")
-        config = config_of_version(row["config"])
-        with open_session(config, endpoint_for(options.llm), warehouse, model=options.model) as session:
+        config = with_judge(choose(config_of_version(row["config"]), options.endpoint, of_version=True),
+                            options.judge)
+        with open_session(config, endpoint_for(options.endpoint.llm), warehouse,
+                          model=options.endpoint.model) as session:
             ctx = EvalContext(dataset, row, config, session, options, con)
             items = tasks[task_name](ctx)
+            learnt = config.llm.learnt
+            # Where the scores came from: a benchmark's point is comparing models.
+            ctx.settings.update(endpoint=learnt.endpoint if learnt else None,
+                                judge_endpoint=(learnt.models.get(JUDGE_ALIAS, ("",))[0] if learnt else None)
+                                or None, response_mode=config.llm.response_mode)
             from memsynth.llm.accounting import llm_totals
 
             counters = session.engine.counters
