@@ -59,7 +59,7 @@ def main() -> None:
         err.print(error_line(_os_error(exc)))
         sys.exit(1)
     except BaseException as exc:  # a memsynth error wrapped by Prefect, for instance
-        cause = _memsynth_cause(exc)
+        cause = _memsynth_cause(exc) or _missing_file(exc)
         if cause is None:
             raise
         err.print(error_line(cause))
@@ -70,6 +70,16 @@ def _os_error(exc: OSError) -> str:
     """'<path>: <what the system said>', without the errno."""
     where = " → ".join(str(f) for f in (exc.filename, exc.filename2) if f is not None)
     return f"{where}: {exc.strerror or exc}" if where else str(exc.strerror or exc)
+
+
+def _missing_file(exc: BaseException) -> MemsynthError | None:
+    """A read of a data file the store lost (a bucket emptied or restored from an old backup),
+    wherever it happened: one line naming the file."""
+    if not type(exc).__module__.startswith(("duckdb", "_duckdb")):
+        return None
+    from memsynth.warehouse.missing import missing_error
+
+    return missing_error(exc, "the dataset's catalog", "DATASET")
 
 
 def _memsynth_cause(exc: BaseException) -> MemsynthError | None:

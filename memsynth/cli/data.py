@@ -78,14 +78,20 @@ def datasets_list(warehouse: str | None, fmt: str) -> None:
 @click.option("--show", "show", type=int, metavar="N",
               help="print version N whole: its options, and the text of every template (with its "
                    "includes) and JSON schema it used, each with its hash")
+@click.option("--verify", is_flag=True,
+              help="check that the store still has every data file each version lists; exit 1 naming "
+                   "the versions that lost one (a bucket emptied or restored from an older backup)")
 @click.option("--warehouse", help=WAREHOUSE_HELP)
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def versions(dataset: str, show: int | None, warehouse: str | None, fmt: str) -> None:
+def versions(dataset: str, show: int | None, verify: bool, warehouse: str | None, fmt: str) -> None:
     """List the published versions of DATASET, or show one with --show N."""
     from memsynth.warehouse.catalog import list_versions
 
     if show is not None:
         _show_version(warehouse_root(warehouse), dataset, show, fmt)
+        return
+    if verify:
+        _verify_versions(warehouse_root(warehouse), dataset, fmt)
         return
     rows = list_versions(warehouse_root(warehouse), dataset)
     if not rows:
@@ -99,6 +105,23 @@ def versions(dataset: str, show: int | None, warehouse: str | None, fmt: str) ->
               "cost_usd": r["estimated_cost_usd"], "config_hash": r["config_hash"],
               "derived": _derived(r.get("derivation") or {})} for r in rows]
     print_rows(list(brief[0]) if brief else ["version"], brief, "table")
+
+
+def _verify_versions(root: Path, dataset: str, fmt: str) -> None:
+    """Every version, and the data files it lists that the store lacks; exit 1 if any."""
+    from memsynth.warehouse.catalog import verify_versions
+
+    checked = verify_versions(root, dataset)
+    if fmt == "json":
+        print_rows([], checked, "json")
+    else:
+        print_rows(["version", "files", "missing", "first_missing"],
+                   [{"version": c["version"] or f"? (snapshot {c['snapshot']})", "files": c["files"], "missing": len(c["missing"]),
+                     "first_missing": (c["missing"] or [""])[0]} for c in checked], "table")
+    lost = [c["version"] or f"snapshot {c['snapshot']}" for c in checked if c["missing"]]
+    if lost:
+        raise MemsynthError(f"{len(lost)} version(s) of {dataset} list data files the store does not have: "
+                            + ", ".join(map(str, lost)))
 
 
 def _derived(d: dict[str, Any]) -> str:

@@ -48,6 +48,7 @@ def create_release(root: Path, dataset: str, version: int | None, tag: str, out:
     if final.exists():
         raise MemsynthError(f"{final} already exists; choose another tag or remove it")
     step = on_step or (lambda _msg: None)
+    made_out = not Path(out).exists()
     Path(out).mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=out))
     try:
@@ -61,6 +62,8 @@ def create_release(root: Path, dataset: str, version: int | None, tag: str, out:
         os.rename(work, final)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
+        if made_out and not any(Path(out).iterdir()):  # a failed release leaves no folder it made
+            Path(out).rmdir()
         raise
     return {"path": str(final), "version": source.version["version"], "files": len(files),
             "rows": _rows_by_view(source, splits)}

@@ -13,6 +13,7 @@ from memsynth.core.errors import MemsynthError
 from memsynth.release.spec import ReleaseSpec
 from memsynth.release.splits import assign_splits
 from memsynth.warehouse.catalog import open_version
+from memsynth.warehouse.missing import missing_error
 
 
 def release_spec(recipe: str) -> ReleaseSpec:
@@ -39,29 +40,42 @@ def read_views(root: Path, dataset: str, version: int | None, splits: dict[str, 
     """Run the recipe's views over the version; the caller closes `.con`."""
     con, row = open_version(root, dataset, version)
     try:
-        row["dataset"] = dataset
-        spec = release_spec(row["recipe"])
-        language = row["config"].get("language", "en")
-        seed = row["config"].get("seed", 0) if split_seed is None else split_seed
-        personas = _personas(con)
-        persona_splits = assign_splits([p for p, _ in personas], splits, seed)
-        con.register("release_personas", pa.table({
-            "persona_id": [p for p, _ in personas], "ordinal": [o for _, o in personas],
-            "split": [persona_splits[p] for p, _ in personas]}))
-        for name, table in spec.lookup_tables(language).items():
-            con.register(name, table)
-        views = {}
-        for view in spec.views:
-            try:
-                views[view.name] = con.execute(
-                    f"SELECT * FROM ({view.sql}) ORDER BY {view.order or view.key}").to_arrow_table()
-            except duckdb.Error as exc:
-                raise MemsynthError(f"release view {view.name} failed: {str(exc).splitlines()[0]}") from exc
-        row["split_seed"] = seed
-        return VersionTables(row, spec, language, views, persona_splits, con)
+        return _read_views(con, row, dataset, splits, split_seed)
+    except duckdb.Error as exc:
+        con.close()
+        mapped = missing_error(exc, f"version {row['version']} of {dataset}", dataset)
+        if mapped is None:
+            raise
+        raise mapped from exc
     except BaseException:
         con.close()
         raise
+
+
+def _read_views(con: duckdb.DuckDBPyConnection, row: dict, dataset: str, splits: dict[str, float],
+                split_seed: int | None) -> VersionTables:
+    row["dataset"] = dataset
+    spec = release_spec(row["recipe"])
+    language = row["config"].get("language", "en")
+    seed = row["config"].get("seed", 0) if split_seed is None else split_seed
+    personas = _personas(con)
+    persona_splits = assign_splits([p for p, _ in personas], splits, seed)
+    con.register("release_personas", pa.table({
+        "persona_id": [p for p, _ in personas], "ordinal": [o for _, o in personas],
+        "split": [persona_splits[p] for p, _ in personas]}))
+    for name, table in spec.lookup_tables(language).items():
+        con.register(name, table)
+    views = {}
+    for view in spec.views:
+        try:
+            views[view.name] = con.execute(
+                f"SELECT * FROM ({view.sql}) ORDER BY {view.order or view.key}").to_arrow_table()
+        except duckdb.Error as exc:
+            dataset_name = row["dataset"]
+            raise missing_error(exc, f"version {row['version']} of {dataset_name}", dataset_name) or MemsynthError(
+                f"release view {view.name} failed: {str(exc).splitlines()[0]}") from exc
+    row["split_seed"] = seed
+    return VersionTables(row, spec, language, views, persona_splits, con)
 
 
 def _personas(con: duckdb.DuckDBPyConnection) -> list[tuple[str, int]]:

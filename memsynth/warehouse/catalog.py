@@ -18,6 +18,7 @@ from memsynth.warehouse.ducklake import attach, catalog_exists, dataset_dir, dat
 from memsynth.warehouse.evaluations import TABLES as EVAL_TABLES
 from memsynth.warehouse.evaluations import attach_results
 from memsynth.warehouse.location import location_of
+from memsynth.warehouse.missing import MissingDataFile, missing_error, verify
 from memsynth.warehouse.readonly import screen_opening
 from memsynth.warehouse.sandbox import Contents, QueryLimits, Sandbox, TableFiles
 
@@ -29,6 +30,8 @@ def list_datasets(root: Path) -> list[dict[str, Any]]:
     if not root.is_dir():
         return out
     for name in dataset_names(root):
+        if not catalog_exists(root, name):
+            continue  # this machine's copy of a catalog its bucket no longer holds: set aside
         versions = list_versions(root, name)
         if not versions:
             continue  # a first publish that never committed (killed): nothing to read
@@ -47,7 +50,7 @@ def list_datasets(root: Path) -> list[dict[str, Any]]:
 def _open(root: Path, dataset: str, snapshot: int | None = None) -> duckdb.DuckDBPyConnection:
     directory = dataset_dir(root, dataset)
     if not catalog_exists(root, dataset):
-        raise MemsynthError(f"no dataset {dataset!r} under {root} (memsynth datasets list)")
+        raise MemsynthError(f"no dataset {dataset!r} in {location_of(root).name} (memsynth datasets list)")
     con = duck.connect()
     try:
         attach(con, directory, read_only=True, snapshot=snapshot)
@@ -61,12 +64,12 @@ def list_versions(root: Path, dataset: str) -> list[dict[str, Any]]:
     """The dataset's `versions` rows, oldest first, JSON fields decoded."""
     con = _open(root, dataset)
     try:
-        return _read_versions(con, "lake")
+        return _read_versions(con, "lake", dataset)
     finally:
         con.close()
 
 
-def _read_versions(con: duckdb.DuckDBPyConnection, alias: str) -> list[dict[str, Any]]:
+def _read_versions(con: duckdb.DuckDBPyConnection, alias: str, dataset: str) -> list[dict[str, Any]]:
     # Asked directly, not looked up first in duckdb_tables() (that lists every table of the
     # catalog: 15 ms), and with no bound parameter (binding makes duckdb import pandas, 0.2 s).
     # Times are read as UTC wall clocks: a zoned timestamp makes duckdb import pytz (20 ms),
@@ -76,6 +79,11 @@ def _read_versions(con: duckdb.DuckDBPyConnection, alias: str) -> list[dict[str,
                           f"started_at AT TIME ZONE 'UTC' AS started_at) FROM {alias}.versions ORDER BY version")
     except duckdb.CatalogException:
         return []  # a catalog whose first publish never committed
+    except duckdb.Error as exc:
+        mapped = missing_error(exc, f"the versions table of {dataset}", dataset)
+        if mapped is None:
+            raise
+        raise mapped from exc
     cols = [d[0] for d in cur.description]
     rows = [dict(zip(cols, r)) for r in cur.fetchall()]
     for row in rows:
@@ -106,7 +114,7 @@ def open_version(root: Path, dataset: str, version: int | None = None
     `versions` row; the caller closes the connection."""
     con = _open(root, dataset)
     try:
-        row = _pick_version(dataset, _read_versions(con, "lake"), version)
+        row = _pick_version(dataset, _read_versions(con, "lake", dataset), version)
         con.execute("DETACH lake")
         attach(con, dataset_dir(root, dataset), read_only=True, snapshot=row["snapshot_id"])
         con.execute("USE lake")
@@ -147,8 +155,15 @@ def version_contents(root: Path, dataset: str, version: int | None = None) -> tu
     evaluation results, its annotations), read from the catalog."""
     con, row = open_version(root, dataset, version)
     try:
-        contents = Contents(location=location_of(root), annotations_dir=dataset_dir(root, dataset) / ANNOTATIONS)
-        _add_tables(con, "lake", contents)
+        contents = Contents(location=location_of(root), annotations_dir=dataset_dir(root, dataset) / ANNOTATIONS,
+                            label=f"version {row['version']} of {dataset}", dataset=dataset)
+        try:
+            _add_tables(con, "lake", contents)
+        except duckdb.Error as exc:
+            mapped = missing_error(exc, contents.label, dataset)
+            if mapped is None:
+                raise
+            raise mapped from exc
         if con.execute("SELECT count(*) FROM duckdb_databases() WHERE database_name = 'ev'").fetchone()[0]:
             _add_tables(con, "ev", contents, only=EVAL_TABLES)
     finally:
@@ -192,6 +207,20 @@ def _inlined_tables(con: duckdb.DuckDBPyConnection, alias: str) -> set[str]:
             f"JOIN {meta}.ducklake_table t USING (table_id)").fetchall()}
     except duckdb.Error:
         return set()
+
+
+def verify_versions(root: Path, dataset: str) -> list[dict[str, Any]]:
+    """Every version with the data files its tables list that the store lacks."""
+    con = _open(root, dataset)
+    try:
+        try:
+            versions = _read_versions(con, "lake", dataset)
+        except MissingDataFile:  # the versions table lost a file itself: check every snapshot instead
+            versions = [{"version": None, "snapshot_id": s} for (s,) in con.execute(
+                "SELECT snapshot_id FROM ducklake_snapshots('lake') WHERE snapshot_id > 0 ORDER BY 1").fetchall()]
+        return verify(con, location_of(root).file_checker(dataset), versions)
+    finally:
+        con.close()
 
 
 def stage_models(root: Path, dataset: str, version: int | None = None) -> dict[str, list[str]]:

@@ -9,6 +9,7 @@ branches on local vs s3:// itself.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -110,6 +111,10 @@ class Location:
     def drop_shared_catalog(self, dataset: str) -> None:
         """Remove the copy other machines fetch (its catalog moved to a database)."""
 
+    def file_checker(self, dataset: str) -> Callable[[str], bool]:
+        """A test for whether one of the dataset's data files (as DuckDB names it) is stored."""
+        return lambda path: Path(path).is_file()
+
     def fetch_catalog(self, directory: Path) -> None:
         """Bring a newer shared copy of the dataset's catalog here (another machine published)."""
 
@@ -190,28 +195,49 @@ class BucketLocation(Location):
     def drop_shared_catalog(self, dataset: str) -> None:
         self.store.delete(self.store.join(dataset, CATALOG_FILE))
 
+    def file_checker(self, dataset: str) -> Callable[[str], bool]:
+        from pyarrow import fs
+
+        # One listing of the dataset's data folder, not a request per file.
+        selector = fs.FileSelector(self.store.key(self.data_path(dataset)), allow_not_found=True, recursive=True)
+        keys = {i.path for i in self.filesystem().get_file_info(selector) if i.type == fs.FileType.File}
+        return lambda path: path.removeprefix("s3://") in keys
+
     def fetch_catalog(self, directory: Path) -> None:
+        """The bucket is the truth: a newer copy there replaces this machine's; a copy this
+        machine once shared (or fetched) that the bucket no longer holds, or one synced with
+        another endpoint's bucket of the same name, is set aside and the bucket's state used."""
         url = self.store.join(directory.name, CATALOG_FILE)
         remote = self.store.stamp(url)
-        if remote is not None and remote != _synced_stamp(directory):
+        synced = _synced_stamp(directory)
+        if remote is None:
+            if synced is not None and (directory / CATALOG_FILE).is_file():
+                _set_aside(directory, f"{self.store.url} holds no catalog of {directory.name}")
+            return
+        if self._stamped(remote) != synced:
             self.store.download(url, directory / CATALOG_FILE)
-            _record_stamp(directory, remote)
+            _record_stamp(directory, self._stamped(remote))
+
+    def _stamped(self, stamp: str | None) -> str:
+        """A stamp that names the endpoint too: the same bucket name on another endpoint is
+        another bucket."""
+        return f"{stamp} @ {self.store.endpoint_url or 'aws'}"
 
     def share_catalog(self, directory: Path) -> None:
         url = self.store.join(directory.name, CATALOG_FILE)
         remote = self.store.stamp(url)
-        if remote is not None and remote != _synced_stamp(directory):
+        if remote is not None and self._stamped(remote) != _synced_stamp(directory):
             # Another machine published since this one fetched the catalog: uploading would
             # erase its version. The bucket's copy stays the truth; this commit is dropped.
             self.store.download(url, directory / CATALOG_FILE)
-            _record_stamp(directory, remote)
+            _record_stamp(directory, self._stamped(remote))
             raise MemsynthError(
                 f"another machine published {directory.name} to {self.store.url} while this one did; "
                 "this version was dropped, nothing was published: build again (every answer is cached). "
                 "An s3:// warehouse takes one writer at a time; give it a PostgreSQL catalog "
                 "(catalog: postgres://…) for many")
         self.store.upload(directory / CATALOG_FILE, url)
-        _record_stamp(directory, self.store.stamp(url))
+        _record_stamp(directory, self._stamped(self.store.stamp(url)))
 
     def pull_cache(self, local_dir: Path) -> int:
         return pull_cache(self.store, local_dir)
@@ -229,6 +255,21 @@ def location_of(root: Path | str) -> Location:
 def _synced_stamp(directory: Path) -> str | None:
     path = directory / SYNCED_FILE
     return path.read_text(encoding="utf-8").strip() if path.is_file() else None
+
+
+def _set_aside(directory: Path, why: str) -> None:
+    """Rename this machine's copy of a catalog (kept, never deleted) and say so in one line."""
+    import logging
+    import time
+
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    kept = directory / f"{CATALOG_FILE}.set-aside-{stamp}"
+    for suffix in ("", ".wal"):
+        if (directory / (CATALOG_FILE + suffix)).exists():
+            os.replace(directory / (CATALOG_FILE + suffix), Path(str(kept) + suffix))
+    (directory / SYNCED_FILE).unlink(missing_ok=True)
+    logging.getLogger("memsynth").warning(
+        "note: %s; this machine's copy was set aside as %s and the bucket's state is used", why, kept)
 
 
 def _record_stamp(directory: Path, stamp: str | None) -> None:

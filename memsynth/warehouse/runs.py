@@ -70,6 +70,7 @@ def query_run(root: Path, dataset: str, run: str, sql: str, limits: QueryLimits 
     in a sandbox that holds those files and nothing else."""
     screen_opening(sql)
     tables = _run_tables(root, dataset, run)
-    contents = Contents([TableFiles(name, files) for name, files in tables.items()], location=location_of(root))
+    contents = Contents([TableFiles(name, files) for name, files in tables.items()], location=location_of(root),
+                        label=f"run {run} of {dataset}", dataset=dataset)
     with Sandbox(contents, limits) as box:
         return box.run(sql)

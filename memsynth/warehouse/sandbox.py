@@ -24,6 +24,7 @@ import duckdb
 
 from memsynth.core.duck import sql_str
 from memsynth.core.errors import MemsynthError
+from memsynth.warehouse.missing import missing_error
 from memsynth.warehouse.readonly import check_read_only, first_line
 
 
@@ -64,6 +65,8 @@ class Contents:
     frames: dict[str, Any] = field(default_factory=dict)  # name -> pyarrow.Table
     annotations_dir: Path | None = None
     location: Any = None  # a remote Location gives the connection its bucket's credentials
+    label: str = "the query"  # what the files are, for an error that names one ("version 3 of d")
+    dataset: str = ""
 
     def files(self) -> list[str]:
         out = [f for t in self.tables for f in t.files]
@@ -78,12 +81,17 @@ class Sandbox:
 
     def __init__(self, contents: Contents, limits: QueryLimits | None = None):
         self.limits = limits or QueryLimits()
+        self.label, self.dataset = contents.label, contents.dataset
         self._spill = tempfile.mkdtemp(prefix="memsynth-query-")
         self.con = duckdb.connect(config={
             "autoload_known_extensions": False, "autoinstall_known_extensions": False,
             "allow_community_extensions": False})
         try:
             self._build(contents)
+        except duckdb.Error as exc:
+            self.close()
+            raise missing_error(exc, self.label, self.dataset) or MemsynthError(
+                f"cannot open {self.label}: {first_line(exc)}") from exc
         except BaseException:
             self.close()
             raise
@@ -154,7 +162,8 @@ class Sandbox:
             raise QueryStopped(f"query stopped at its time limit of {self.limits.timeout_s:g} s "
                                "(--timeout sets another)", 1) from None
         if isinstance(error, duckdb.Error):
-            raise MemsynthError(f"query failed: {first_line(error)}") from None
+            raise missing_error(error, self.label, self.dataset) or MemsynthError(
+                f"query failed: {first_line(error)}") from None
         if isinstance(error, RecursionError):
             raise MemsynthError("query failed: it nests too deeply to run") from None
         raise error
