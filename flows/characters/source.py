@@ -9,7 +9,6 @@ Two shapes are read:
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
