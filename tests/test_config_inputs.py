@@ -184,6 +184,12 @@ def test_5000_deep_files_to_personas_characters_and_check_answers_are_one_line(t
                           "p.jsonl:1: nested more than 64 levels deep")
     assert_one_line_error(*run_cli("import", "characters", str(tmp_path / "c.json"), "--dataset", "c",
                                    "--warehouse", wh), "c.json: nested more than 64 levels deep")
+    assert_one_line_error(*run_cli("import", "stratmem", str(tmp_path / "c.json"), "--dataset", "s",
+                                   "--warehouse", wh), "c.json is not a StratMem-Bench file: Invalid JSON: recursion")
+    from flows.stratmem.source import read_locomo
+
+    with pytest.raises(ConfigError, match="c.json: nested more than 64 levels deep"):
+        read_locomo(tmp_path / "c.json")  # a stratmem build's recipe_options.source
     code, out, err = run_cli("check-answers", str(tmp_path / "a.json"))
     assert code == 2
     assert_one_line_error(code, out, err, "a.json: nested more than 64 levels deep")
