@@ -231,7 +231,7 @@ NAMES = st.one_of(
 ).filter(_file_name)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(name=NAMES, where=st.sampled_from(["", "data/", f"{SEED}/"]), kind=st.sampled_from(["file", "link", "dir"]))
 def test_property_hostile_names_never_forge_lines_or_leave_the_release(base, tmp_path, name, where, kind):
     with tempfile.TemporaryDirectory(dir=tmp_path) as scratch:
@@ -269,7 +269,7 @@ FILES = ["manifest.json", "SHA256SUMS", "README.md", PARQUET, "jsonl/instances/t
          f"{SEED}/StratMemBench.json", f"{SEED}/StratMemBench_test.json"]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rel=st.sampled_from(FILES), junk=JUNK, sign=st.booleans())
 def test_property_junk_in_any_listed_file_is_reported_never_a_traceback(base, tmp_path, rel, junk, sign):
     with tempfile.TemporaryDirectory(dir=tmp_path) as scratch:
