@@ -59,7 +59,7 @@ def test_the_role_scenes_shape_and_line_continuations(tmp_path):
 
 
 @pytest.mark.parametrize("content, says", [
-    ("not json", "is not JSON"),
+    ("not json", "not JSON"),
     ('[{"id": 1, "role": "", "context": "a：b"}]', "0.role"),
     ('{"甲": "乙：你好"}', "is not a CharacterEval list"),
     ('[{"id": 1, "role": "甲", "context": "no lines here"}]', "no \"speaker: text\" lines"),

@@ -9,7 +9,6 @@ Two shapes are read:
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError
 
 from memsynth.core.errors import ConfigError
+from memsynth.core.inputs import loads_json
 from schemas.characters import FragmentRow, QueryRow
 
 # "speaker：text" or "speaker: text"; a name is short and holds no colon.
@@ -79,11 +79,9 @@ def read_scenes(path: Path) -> list[Scene]:
     """The file's scenes in file order (one line on a file of neither shape)."""
     try:
         raw = path.read_bytes()
-        data = json.loads(raw)
     except OSError as exc:
         raise ConfigError(f"{path}: {exc.strerror or exc}") from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path} is not JSON: {exc}") from None
+    data = loads_json(raw, str(path))
     model: Any = CharacterEvalFile if isinstance(data, list) else ScenesFile
     try:
         parsed = model.model_validate(data).root

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel, StringConstraints,
 
 from flows.enpmr.options import NEEDS
 from memsynth.release.files import write_json
+from memsynth.release.folder import ReleaseFolder
 from memsynth.release.verify import model_problems
 from schemas.enpmr import Goal, Highlight, Power, Preference, Relationship
 
@@ -174,5 +175,5 @@ class EnpmrBenchFormat:
             records.append(record)
         write_json(records, folder / FILE)
 
-    def problems(self, folder: Path) -> Iterator[str]:
-        yield from model_problems(folder / FILE, PersonaRecords, folder)
+    def problems(self, folder: ReleaseFolder | Path) -> Iterator[str]:
+        yield from model_problems(folder, FILE, PersonaRecords)

@@ -6,7 +6,6 @@ hold them against those files, so `verify` checks our files by the real shapes.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Iterator, Mapping
@@ -24,6 +23,7 @@ from pydantic import (
 
 from flows.pal.plan import ACTION_LABELS
 from memsynth.release.files import write_json
+from memsynth.release.folder import ReleaseFolder
 from memsynth.release.verify import model_problems
 from schemas.pal import ASPECTS  # work, health, family, leisure: the real files' order
 
@@ -239,25 +239,24 @@ class PalSetFormat:
         write_json(requirements, folder / "requirement.json")
         write_json(preferences, folder / "preference.json")
 
-    def problems(self, folder: Path) -> Iterator[str]:
+    def problems(self, folder: ReleaseFolder | Path) -> Iterator[str]:
+        folder = ReleaseFolder.of(folder)
+        valid = set()
         for name, model in self.FILES.items():
-            yield from model_problems(folder / name, model, folder)
-        user_files = sorted(folder.glob("users_*/*.json"))
+            problems = list(model_problems(folder, name, model))
+            yield from problems
+            valid |= set() if problems else {name}
+        user_files = folder.glob("users_*/*.json")
         if not user_files:
             yield "no users_<language>/<user_id>.json files"
-        for path in user_files:
-            problems = list(model_problems(path, UserFile, folder))
+        for rel in user_files:
+            problems = list(model_problems(folder, rel, UserFile))
             yield from problems
-            if not problems and list(json.loads(path.read_text(encoding="utf-8"))) != [path.stem]:
-                yield f"{path.relative_to(folder)}: the file's user id is not {path.stem}"
-        everyone = folder / "pal_input.json"
-        if everyone.is_file() and user_files:
-            try:
-                combined = set(json.loads(everyone.read_text(encoding="utf-8")))
-            except ValueError:
-                return
-            if combined != {p.stem for p in user_files}:
-                yield f"{everyone.relative_to(folder)}: its users differ from the users_* files"
+            if not problems and list(folder.read_json(rel)) != [folder.stem(rel)]:  # type: ignore[call-overload]
+                yield f"{rel}: the file's user id is not {folder.stem(rel)}"
+        if "pal_input.json" in valid and user_files:  # read only once it has the users' shape
+            if set(folder.read_json("pal_input.json")) != {folder.stem(p) for p in user_files}:  # type: ignore[call-overload]
+                yield "pal_input.json: its users differ from the users_* files"
 
 
 def _sample_number(sample_id: str) -> int:

@@ -27,8 +27,8 @@ def read_instances(path: Path) -> list[dict[str, Any]]:
         raise ConfigError(f"{path}: {exc.strerror or exc}") from None
     except ValidationError as exc:
         error = exc.errors()[0]
-        where = ".".join(str(p) for p in error["loc"])
-        raise ConfigError(f"{path} is not a StratMem-Bench file: {where}: {error['msg']}") from None
+        where = "".join(f"{p}: " for p in [".".join(str(p) for p in error["loc"])] if p)
+        raise ConfigError(f"{path} is not a StratMem-Bench file: {where}{error['msg']}") from None
     return json.loads(raw)
 
 

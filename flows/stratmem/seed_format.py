@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, RootModel, StringConstraints
 
 from memsynth.release.files import write_json
+from memsynth.release.folder import ReleaseFolder
 from memsynth.release.verify import model_problems
 
 FILE = "StratMemBench.json"
@@ -105,13 +106,12 @@ class StratMemFormat:
         write_json([instance(r) for r in rows], folder / FILE, final_newline=False)
         write_json([instance(r, nice="nice_test") for r in rows], folder / TEST_FILE, final_newline=False)
 
-    def problems(self, folder: Path) -> Iterator[str]:
-        for name in (FILE, TEST_FILE):
-            yield from model_problems(folder / name, StratMemFile, folder)
-        if (folder / FILE).is_file() and (folder / TEST_FILE).is_file():
-            full = json.loads((folder / FILE).read_text(encoding="utf-8"))
-            test = json.loads((folder / TEST_FILE).read_text(encoding="utf-8"))
-            yield from split_problems(full, test)
+    def problems(self, folder: ReleaseFolder | Path) -> Iterator[str]:
+        folder = ReleaseFolder.of(folder)
+        problems = [p for name in (FILE, TEST_FILE) for p in model_problems(folder, name, StratMemFile)]
+        yield from problems
+        if not problems:  # both files have the release's shape: ids and memories are there to compare
+            yield from split_problems(folder.read_json(FILE), folder.read_json(TEST_FILE))  # type: ignore[arg-type]
 
 
 def split_problems(full: list[dict], test: list[dict]) -> Iterator[str]:

@@ -9,12 +9,12 @@ experience behind a pal session).
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from memsynth.core.errors import ConfigError
+from memsynth.core.inputs import loads_json
 
 LOCOMO_TIME = "%I:%M %p on %d %B, %Y"
 
@@ -74,12 +74,10 @@ def spoken_time(at: dt.datetime | None, text: str, language: str) -> str:
 def read_locomo(path: Path) -> list[Conversation]:
     """Every conversation of a LoCoMo-format file, sessions in order."""
     try:
-        samples = json.loads(path.read_text(encoding="utf-8"))
+        samples = loads_json(path.read_bytes(), f"recipe_options.source: {path}")
     except FileNotFoundError:
         raise ConfigError(f"recipe_options.source: {path} does not exist (LoCoMo's release is "
                           f"data/locomo10.json of {LOCOMO_URL}; download it there or point the config at it)") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"recipe_options.source: {path} is not a LoCoMo JSON file ({exc})") from None
     if not isinstance(samples, list):
         raise ConfigError(f"recipe_options.source: {path} should hold a list of conversations")
     return [_conversation(path, i, s) for i, s in enumerate(samples)]

@@ -13,6 +13,8 @@ from rich.console import Console
 from rich.table import Table as RichTable
 from rich.text import Text
 
+from memsynth.core.inputs import printable
+
 # No markup: names, SQL and messages are printed as they are ("[transport]", "^{0,63}$", a
 # dataset called "[red]x"); styled words are `Text` pieces.
 out = Console(highlight=False, soft_wrap=True, markup=False)
@@ -20,7 +22,8 @@ err = Console(stderr=True, highlight=False, soft_wrap=True, markup=False)
 
 
 def error_line(message: object) -> Text:
-    return Text.assemble(("error:", "bold red"), " ", str(message))
+    # One line that only shows, whatever names the message quotes (a newline, an escape sequence).
+    return Text.assemble(("error:", "bold red"), " ", printable(message))
 
 WAREHOUSE_HELP = ("warehouse root (default: $MEMSYNTH_WAREHOUSE, then the config's `warehouse`, "
                   "then ./data/warehouse)")

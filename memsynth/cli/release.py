@@ -10,6 +10,7 @@ from rich.text import Text
 
 from memsynth.cli.output import WAREHOUSE_HELP, err, out, warehouse_root
 from memsynth.core.errors import MemsynthError
+from memsynth.core.inputs import printable
 
 
 @click.group()
@@ -59,11 +60,11 @@ def release_verify(folder: str) -> None:
     from memsynth.release.verify import verify_release
 
     problems = verify_release(Path(folder))
-    for problem in problems:
-        err.print(f"{folder}/{problem}")
+    for problem in problems:  # names in a release are escaped: none can forge a line or drive the terminal
+        err.print(printable(f"{folder}/{problem}"))
     if problems:
         raise MemsynthError(f"{len(problems)} problem(s) in {folder}")
-    out.print(f"{folder}: OK")
+    out.print(printable(f"{folder}: OK"))
 
 
 @release.command("diff")

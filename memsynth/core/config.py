@@ -10,10 +10,10 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from memsynth.core.errors import ConfigError
+from memsynth.core.inputs import loads_yaml
 from memsynth.core.limits import AUTO_CONCURRENCY_MAX, MAX_PERSONAS
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -21,6 +21,9 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 EXECUTION_FIELDS = {"runner", "dask", "catalog_dir", "catalog", "s3"}
 LLM_EXECUTION_FIELDS = {"mode", "batch", "client", "stream", "idle_timeout_s", "concurrency_auto", "learnt"}
 SEED_PERSONAS = PROJECT_ROOT / "data" / "personas" / "seed_personas.jsonl"
+# The dates a build may be set at: recipes count years and months back from it (enpmr's five
+# years of life themes, pal's timelines), and prompts show them as the calendar people use.
+EARLIEST_DATE, LATEST_DATE = dt.date(1900, 1, 1), dt.date(2100, 12, 31)
 
 
 class _Strict(BaseModel):
@@ -282,6 +285,13 @@ class BuildConfig(_Strict):
     # Where the YAML came from; relative paths in it are read from there.
     source_dir: Path = Field(default=Path("."), exclude=True)
 
+    @field_validator("reference_date")
+    @classmethod
+    def _date_in_range(cls, value: dt.date) -> dt.date:
+        if not EARLIEST_DATE <= value <= LATEST_DATE:
+            raise ValueError(f"{value.isoformat()} is outside {EARLIEST_DATE.isoformat()} … {LATEST_DATE.isoformat()}")
+        return value
+
     @model_validator(mode="after")
     def _batches_gather_in_one_process(self) -> BuildConfig:
         if self.llm.mode == "batch" and self.runner == "dask":
@@ -316,9 +326,7 @@ def _read_settings(path: Path) -> dict[str, Any]:
     if not path.is_file():
         raise ConfigError(f"config file not found: {path}")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from exc
+        data = loads_yaml(path.read_text(encoding="utf-8"), str(path))
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text") from exc
     if not isinstance(data, dict):
@@ -330,7 +338,7 @@ def _invalid(path: Path | str, exc: ValidationError, prefix: str = "") -> Config
     err = exc.errors()[0]
     where = prefix + ".".join(str(p) for p in err["loc"]) or "config"
     more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return ConfigError(f"{path}: {where}: {err['msg']}{more}")
+    return ConfigError(f"{path}: {where}: {err['msg'].removeprefix('Value error, ')}{more}")
 
 
 def read_config(path: Path | str) -> BuildConfig:

@@ -11,6 +11,7 @@ from typing import Any
 
 from memsynth.core.config import SEED_PERSONAS, BuildConfig
 from memsynth.core.errors import ConfigError
+from memsynth.core.inputs import loads_json
 from memsynth.core.records import PersonaRow
 
 IMPORTED_DIR = "_personas"
@@ -43,10 +44,7 @@ def read_persona_file(path: Path, source: str | None = None) -> list[PersonaRow]
 
 
 def _persona_line(path: Path, number: int, line: str, source: str | None) -> PersonaRow:
-    try:
-        record = json.loads(line)
-    except ValueError as exc:
-        raise ConfigError(f"{path}:{number}: not a JSON object: {exc}") from exc
+    record = loads_json(line, f"{path}:{number}")
     if not isinstance(record, dict):
         raise ConfigError(f"{path}:{number}: expected a JSON object, got {type(record).__name__}")
     text = next((record[k] for k in TEXT_FIELDS if k in record), None)

@@ -8,6 +8,9 @@ from typing import Any
 
 import json_repair
 
+from memsynth.core.errors import ConfigError
+from memsynth.core.inputs import MAX_DEPTH, check_shape
+
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 
 
@@ -27,7 +30,9 @@ def extract_json(text: str) -> Any:
     candidate = candidate[start:]
     try:
         value, _ = json.JSONDecoder().raw_decode(candidate)
-        return value
+        return _shallow(value)
+    except RecursionError:
+        raise UnparsableOutput(f"the answer's JSON is nested more than {MAX_DEPTH} levels deep") from None
     except ValueError:
         pass
     if _stops_early(candidate):
@@ -40,6 +45,15 @@ def extract_json(text: str) -> Any:
         raise UnparsableOutput(f"answer is not valid JSON: {exc}") from exc
     if not isinstance(value, (dict, list)) or value in ({}, []):
         raise UnparsableOutput("answer is not valid JSON and could not be repaired")
+    return _shallow(value)
+
+
+def _shallow(value: Any) -> Any:
+    """`value` if no deeper than any stage's output may be (pydantic and the checks recurse)."""
+    try:
+        check_shape(value, "answer")
+    except ConfigError:
+        raise UnparsableOutput(f"the answer's JSON is nested more than {MAX_DEPTH} levels deep") from None
     return value
 
 

@@ -16,7 +16,8 @@ from typing import Any
 
 import jinja2
 
-from memsynth.core.errors import MemsynthError
+from memsynth.core.errors import ConfigError, MemsynthError
+from memsynth.core.inputs import loads_json
 from memsynth.generation.prompts import PromptLibrary
 from memsynth.generation.stage import Stage, evaluate, localized
 
@@ -88,11 +89,11 @@ def answer_files(paths: Iterable[str | Path]) -> list[Path]:
 
 def _load(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise AnswerFileError(f"{path}: cannot read: {exc}") from exc
-    except json.JSONDecodeError as exc:
-        raise AnswerFileError(f"{path}: not JSON (line {exc.lineno}: {exc.msg})") from exc
+        data = loads_json(path.read_bytes(), str(path))
+    except OSError as exc:
+        raise AnswerFileError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    except ConfigError as exc:  # not UTF-8, not JSON, or nested too deep
+        raise AnswerFileError(str(exc)) from None
     if not isinstance(data, dict):
         raise AnswerFileError(f"{path}: expected an object with recipe, stage, variables and answers")
     missing = [k for k in ("recipe", "stage", "variables", "answers") if k not in data]

@@ -6,7 +6,7 @@ import datetime as dt
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -56,10 +56,14 @@ def _iso(value: Any) -> str:
 
 
 def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
     with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
+        return sha256_stream(fh)
+
+
+def sha256_stream(fh: BinaryIO) -> str:
+    digest = hashlib.sha256()
+    for block in iter(lambda: fh.read(1 << 20), b""):
+        digest.update(block)
     return digest.hexdigest()
 
 
@@ -68,12 +72,17 @@ def schema_text(schema: pa.Schema) -> str:
     return "\n".join(f"{f.name}: {f.type}" for f in schema)
 
 
-def parquet_rows_and_schema(path: Path) -> tuple[int, str]:
-    """Row count and schema text read from a Parquet file's footer."""
-    meta = pq.ParquetFile(path)
+def parquet_rows_and_schema(source: Path | BinaryIO) -> tuple[int, str]:
+    """Row count and schema text read from a Parquet file's footer (a path or an open file)."""
+    meta = pq.ParquetFile(source)
     return meta.metadata.num_rows, schema_text(meta.schema_arrow)
 
 
 def jsonl_rows(path: Path) -> int:
     with open(path, "rb") as fh:
-        return sum(1 for line in fh if line.strip())
+        return count_lines(fh)
+
+
+def count_lines(fh: BinaryIO) -> int:
+    """Lines that hold something (a JSONL file's records)."""
+    return sum(1 for line in fh if line.strip())

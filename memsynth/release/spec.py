@@ -9,6 +9,8 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 
+from memsynth.release.folder import ReleaseFolder
+
 
 @dataclass(frozen=True)
 class View:
@@ -55,8 +57,10 @@ class SeedFormat(Protocol):
     def write(self, views: Mapping[str, list[dict[str, Any]]], folder: Path, language: str) -> None:
         """Write one split's files into `folder` from the views' rows (already split)."""
 
-    def problems(self, folder: Path) -> Iterator[str]:
-        """Everything wrong with one split's files in `folder`, one line each, paths relative to it."""
+    def problems(self, folder: ReleaseFolder) -> Iterator[str]:
+        """Everything wrong with one split's files in `folder`, one line each, paths relative to it.
+        Read them through `folder` only (ReleaseFolder.read_bytes, read_json, glob): it never
+        leaves the release, whatever links or names the release holds."""
 
 
 @dataclass(frozen=True)
