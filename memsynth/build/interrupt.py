@@ -6,6 +6,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import contextvars
+import logging
 import os
 import signal
 import sys
@@ -56,6 +57,9 @@ def stop_on_signals(on_stop: Callable[[], None]) -> Iterator[StopRequest]:
         if request.name is not None:
             exit_at_once(number)
         request.name, request.number = signal.Signals(number).name, number
+        # What Prefect logs from here on is its flow failing to report a stop it did not ask
+        # for (to a server that may be gone); the build's one line says what happened.
+        logging.disable(logging.CRITICAL)
         on_stop()
 
     for s in wanted:
