@@ -13,6 +13,8 @@ from rich.console import Console
 from rich.table import Table as RichTable
 from rich.text import Text
 
+from memsynth.core.secrets import mask
+
 # No markup: names, SQL and messages are printed as they are ("[transport]", "^{0,63}$", a
 # dataset called "[red]x"); styled words are `Text` pieces.
 out = Console(highlight=False, soft_wrap=True, markup=False)
@@ -20,7 +22,7 @@ err = Console(stderr=True, highlight=False, soft_wrap=True, markup=False)
 
 
 def error_line(message: object) -> Text:
-    return Text.assemble(("error:", "bold red"), " ", str(message))
+    return Text.assemble(("error:", "bold red"), " ", mask(str(message)))  # relayed errors: no key in a terminal or log
 
 WAREHOUSE_HELP = ("warehouse root (default: $MEMSYNTH_WAREHOUSE, then the config's `warehouse`, "
                   "then ./data/warehouse)")
