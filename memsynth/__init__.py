@@ -16,3 +16,8 @@ if _os.environ["PREFECT_LOGGING_LEVEL"].upper() in ("WARNING", "ERROR", "CRITICA
     import logging as _logging
 
     _logging.getLogger("EventsWorker").setLevel(_logging.ERROR)
+
+# Whatever a library logs (Prefect logs a failed task's error), no API key or password in it.
+from memsynth.core.secrets import mask_log_records as _mask_log_records  # noqa: E402
+
+_mask_log_records()

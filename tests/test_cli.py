@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -323,11 +324,9 @@ def test_a_killed_or_stopped_build_loses_only_calls_in_flight_and_leaves_no_proc
             time.sleep(0.2)
         children = _children(proc.pid)
         assert children, "the build runs Prefect's API server as its child"
-        signalled = time.monotonic()
         sent_at_signal = sim.simulator.counters.requests
         os.kill(proc.pid, getattr(signal, sig))
-        _, stderr = proc.communicate(timeout=30)
-        took = time.monotonic() - signalled
+        _, stderr = proc.communicate(timeout=120)  # a hang guard: how soon is bench/stop_time.py's
         durable = sum(f.read_bytes().count(b"\n") for f in cache.glob("*.jsonl"))
         sent_before = sim.simulator.counters.requests
         # At most the calls in flight: 4 at the endpoint, and up to 4 answered whose group
@@ -337,7 +336,7 @@ def test_a_killed_or_stopped_build_loses_only_calls_in_flight_and_leaves_no_proc
         assert sent_before - sent_at_signal <= 8, (sent_at_signal, sent_before)
         assert not (tmp_path / "wh" / "killed" / "catalog.ducklake").exists()
         if sig != "SIGKILL":
-            assert proc.returncode == 128 + getattr(signal, sig) and took < 10, (proc.returncode, took)
+            assert proc.returncode == 128 + getattr(signal, sig), (proc.returncode, stderr[-800:])
             assert stderr.strip().splitlines()[-1].startswith(f"error: stopped by {sig}"), stderr
             assert "Traceback" not in stderr
         deadline = time.time() + 10
@@ -502,9 +501,10 @@ def test_persona_counts_are_bounded_as_the_config_is(tmp_path, flag):
 
 
 @pytest.mark.xdist_group("process-signals")
-def test_sigterm_stops_persona_writing_within_seconds(tmp_path):
-    """A million personas to write: SIGTERM while they are being asked for ends the build in
-    seconds, with one line, as it does mid-shard."""
+def test_sigterm_stops_persona_writing_with_what_was_in_flight(tmp_path):
+    """A million personas to write: SIGTERM while they are being asked for ends the build with
+    one line, as it does mid-shard; no request starts after it but those already queued for a
+    free slot. (How soon it ends is measured in bench/stop_time.py, not asserted here.)"""
     import os
     import signal
     import subprocess
@@ -513,7 +513,7 @@ def test_sigterm_stops_persona_writing_within_seconds(tmp_path):
 
     from tests.conftest import ROOT
 
-    sim = start_simulator()
+    sim = start_simulator(latency_ms=50)
     try:
         config = write_config(tmp_path / "c.yaml", dataset="many", personas={"count": 1_000_000, "include_seed": False},
                               llm={"model": "m", "stage_variables": True, "concurrency": 16})
@@ -527,13 +527,16 @@ def test_sigterm_stops_persona_writing_within_seconds(tmp_path):
         while sim.simulator.counters.requests < 200 and time.time() < deadline:
             time.sleep(0.2)
         assert sim.simulator.counters.requests >= 200, "persona writing never started"
-        signalled = time.monotonic()
+        at_signal = sim.simulator.counters.requests
         os.kill(proc.pid, signal.SIGTERM)
-        _, stderr = proc.communicate(timeout=60)
-        took = time.monotonic() - signalled
-        assert proc.returncode == 128 + signal.SIGTERM and took < 5, (proc.returncode, took, stderr[-800:])
+        _, stderr = proc.communicate(timeout=120)  # a hang guard only: unstopped, it would write for hours
+        after = sim.simulator.counters.requests - at_signal
+        assert proc.returncode == 128 + signal.SIGTERM, (proc.returncode, stderr[-800:])
         assert stderr.strip().splitlines()[-1].startswith("error: stopped by SIGTERM"), stderr[-500:]
         assert "Traceback" not in stderr
+        # 16 in flight, each answered in 50 ms: a handler that took a whole second to run on a
+        # loaded machine lets 320 more through; a build that went on writing, tens of thousands.
+        assert after <= 2_000, after
     finally:
         sim.stop()
 
@@ -552,29 +555,36 @@ def test_versions_of_a_dataset_with_no_published_version_is_an_error(tmp_path, f
     assert result.returncode == 1 and "has no published version yet" in result.stderr
 
 
-def test_a_mistyped_command_line_is_one_line_with_exit_2_and_a_bad_stage_is_refused_at_once(tmp_path):
-    import time
+def refused_before_prefect(*args: str, **kwargs) -> subprocess.CompletedProcess[str]:
+    """Run memsynth with Python's import log on; fail if Prefect was imported (its import, and
+    its server's start, take seconds), and hand back the run with that log taken out."""
+    result = memsynth_cli(*args, env={"PYTHONPROFILEIMPORTTIME": "1", **kwargs.pop("env", {})}, **kwargs)
+    lines = result.stderr.splitlines(keepends=True)
+    imported = [line.rsplit("|", 1)[-1].strip() for line in lines if line.startswith("import time:")]
+    assert len(imported) > 100, "no import log"  # memsynth's own imports are there
+    assert not [m for m in imported if m.split(".")[0] == "prefect"], "Prefect was imported"
+    result.stderr = "".join(line for line in lines if not line.startswith("import time:"))
+    return result
 
+
+def test_a_mistyped_command_line_is_one_line_with_exit_2_and_a_bad_stage_is_refused_at_once(tmp_path):
     for args in (["build", str(ROOT / "configs/quickstart.yaml"), "--personas", "0"], ["query"], ["nosuch"],
                  ["build", str(ROOT / "configs/quickstart.yaml"), "--bogus-flag"]):
         result = memsynth_cli(*args)
         lines = result.stderr.strip().splitlines()
         assert result.returncode == 2 and len(lines) == 1, (args, result.stderr)
         assert lines[0].startswith("error: ") and "--help`)" in lines[0]
-    started = time.monotonic()
-    result = memsynth_cli("build", str(ROOT / "configs/quickstart.yaml"), "--llm", "simulator",
-                          "--regenerate", "p-x", "--from-stage", "nosuch", "--warehouse", str(tmp_path))
+    result = refused_before_prefect("build", str(ROOT / "configs/quickstart.yaml"), "--llm", "simulator",
+                                    "--regenerate", "p-x", "--from-stage", "nosuch", "--warehouse", str(tmp_path))
     assert result.returncode == 1 and "--from-stage 'nosuch': not a stage of enpmr" in result.stderr
-    assert time.monotonic() - started < 10, "refused before Prefect starts"
     config = write_config(tmp_path / "c.yaml", dataset="early", personas={"count": 1},
                           recipe_options={"dialogues_per_persona": 0})
     _build(config, tmp_path / "wh", "--llm", "simulator")
     for args, needle in ((["--regenerate", "p-nobody"], "not personas of early version 1: p-nobody"),
                          (["--where", "SELECT 'x' FROM nowhere"], "query failed")):
-        started = time.monotonic()
-        result = memsynth_cli("build", str(config), "--llm", "simulator", "--warehouse", str(tmp_path / "wh"), *args)
+        result = refused_before_prefect("build", str(config), "--llm", "simulator", "--warehouse",
+                                        str(tmp_path / "wh"), *args)
         assert result.returncode == 1 and needle in result.stderr.strip().splitlines()[-1], result.stderr
-        assert time.monotonic() - started < 10, "refused before Prefect starts"
 
 
 def test_a_build_leaves_nothing_in_prefects_home(tmp_path):

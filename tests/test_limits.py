@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import time
+from types import SimpleNamespace
 
 import pytest
 
@@ -76,18 +76,36 @@ def test_cancelled_waiter_does_not_leak_a_slot():
     assert limit.in_flight == 0
 
 
-def test_token_bucket_paces_requests():
+def test_token_bucket_paces_requests(monkeypatch):
+    """On the bucket's own clock (a loaded machine's scheduler has no say): 3 units at 10 a
+    second from an empty bucket wait 0.3 s, in waits of 0.1 s."""
+    from memsynth.llm import limits
+
+    clock = [0.0]  # near zero, where a float resolves the bucket's smallest wait
+    waits: list[float] = []
+
+    class OwnAsyncio:  # the limits module's asyncio alone, its sleep on the bucket's clock
+        def __getattr__(self, name: str):
+            return getattr(asyncio, name)
+
+        @staticmethod
+        async def sleep(seconds: float) -> None:
+            waits.append(seconds)
+            assert len(waits) < 100, waits  # a bucket that never fills
+            clock[0] += seconds
+
+    monkeypatch.setattr(limits, "time", SimpleNamespace(monotonic=lambda: clock[0]))
+    monkeypatch.setattr(limits, "asyncio", OwnAsyncio())
     bucket = TokenBucket(rate_per_minute=600)  # 10 per second, 600 banked
     bucket.tokens = 0
 
     async def main():
-        start = time.monotonic()
         for _ in range(3):
             await bucket.take(1)
-        return time.monotonic() - start
 
-    elapsed = asyncio.run(main())
-    assert 0.25 <= elapsed < 1.0
+    asyncio.run(main())
+    assert waits == pytest.approx([0.1, 0.1, 0.1])
+    assert bucket.tokens == pytest.approx(0)
 
 
 def test_tpm_adjusts_to_actual_usage():

@@ -164,17 +164,17 @@ def test_an_endpoint_that_stays_away_stops_the_build_after_outage_wait_s(tmp_pat
         try:
             first = await asyncio.gather(*(engine.complete(_req(i)) for i in range(4)))
             sim.stop()
-            started = time.monotonic()
-            later = await asyncio.gather(*(engine.complete(_req(i)) for i in range(4, 20)),
-                                         return_exceptions=True)
-            return first, later, time.monotonic() - started
+            later = await asyncio.wait_for(  # a hang guard: max_attempts' back-off would take minutes
+                asyncio.gather(*(engine.complete(_req(i)) for i in range(4, 20)), return_exceptions=True), 120)
+            return first, later
         finally:
             await engine.aclose()
 
-    first, later, took = asyncio.run(main())
+    first, later = asyncio.run(main())
     assert len(first) == 4
-    assert all(isinstance(o, BuildFailed) and "outage_wait_s" in str(o) for o in later), later
-    assert engine.gate.outages == 1 and took < 15
+    # Stopped by the outage clock (llm.outage_wait_s is 1), not by running out of attempts.
+    assert all(isinstance(o, BuildFailed) and "outage_wait_s is 1)" in str(o) for o in later), later
+    assert engine.gate.outages == 1
 
 
 def test_an_outage_is_waited_out_and_no_item_is_lost(tmp_path, client):

@@ -284,3 +284,37 @@ def test_sigterm_to_review_stops_the_app_it_serves(warehouse: Path):
         except OSError:
             return
     raise AssertionError("Streamlit is still serving after memsynth review got SIGTERM")
+
+
+def _handshake(port: int, host: str, path: str, websocket: bool) -> str:
+    """The status line the app answers a request (a websocket upgrade, or a plain GET) that
+    names `host` as its Host, as a page on a rebound name would."""
+    upgrade = ("Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+               "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Protocol: streamlit\r\n"
+               f"Origin: http://{host}\r\n" if websocket else "")
+    with socket.create_connection(("127.0.0.1", port), 10) as conn:
+        conn.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\n{upgrade}\r\n".encode())
+        conn.settimeout(20)
+        return conn.recv(4096).decode("latin-1").split("\r\n", 1)[0]
+
+
+def test_the_app_refuses_a_foreign_host_over_http_and_websocket(warehouse: Path):
+    """DNS rebinding: a page on evil.example whose name now resolves to 127.0.0.1 reaches the
+    app's port with `Host: evil.example:<port>`; the app answers it nothing."""
+    port = _free_port()
+    exe = Path(sys.executable).parent / "memsynth"
+    app = subprocess.Popen([str(exe), "review", "--dataset", "enpmr", "--warehouse", str(warehouse),
+                            "--annotator", "host", "--sample", "2", "--port", str(port), "--allow-host", "review.lab"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        _wait_serving(app, port)
+        for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"review.lab:{port}"):
+            assert " 200 " in _handshake(port, host, "/", websocket=False), host
+            assert " 101 " in _handshake(port, host, "/_stcore/stream", websocket=True), host
+        for host in (f"evil.example:{port}", "evil.example", f"127.0.0.1.evil.example:{port}", f"localhost.:{port}"):
+            assert " 400 " in _handshake(port, host, "/", websocket=False), host
+            assert " 400 " in _handshake(port, host, "/_stcore/stream", websocket=True), host
+            assert " 400 " in _handshake(port, host, "/_stcore/health", websocket=False), host
+    finally:
+        app.terminate()
+        app.wait(timeout=30)

@@ -28,14 +28,11 @@ def test_a_server_that_refuses_json_schema_stops_the_build_at_once_saying_what_t
                               recipe_options={"dialogues_per_persona": 0},
                               llm={"model": "m", "stage_variables": True, "concurrency": 1,
                                    "response_mode": "json_schema"})
-        started = time.monotonic()
         result = memsynth_cli("build", str(config), "--warehouse", str(tmp_path / "wh"), "--no-progress", env=env)
-        took = time.monotonic() - started
         assert result.returncode == 1
         line = result.stderr.strip().splitlines()[-1]
         assert line.startswith("error: ") and "set llm.response_mode: auto" in line, result.stderr[-1500:]
         assert sim.simulator.counters.requests == 1, "a refusal of the request itself is not retried"
-        assert took < 60, took
         # With the setting it names, the same server builds.
         fixed = write_config(tmp_path / "ok.yaml", dataset="llama", personas={"count": 1},
                              recipe_options={"dialogues_per_persona": 0},

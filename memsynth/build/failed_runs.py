@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memsynth.core.config import BuildConfig, redacted
+from memsynth.core.secrets import mask
 from memsynth.llm.settings import EngineCounters
 from memsynth.warehouse.runs import keep_run
 from memsynth.warehouse.staging import StagingArea
@@ -22,7 +23,7 @@ def keep_failed_run(exc: BaseException, staging: StagingArea, warehouse: Path, c
         "started_at": datetime.fromtimestamp(started, UTC).isoformat(),
         "ended_at": datetime.now(UTC).isoformat(), "seconds": round(time.time() - started, 2),
         # A base URL in the error keeps no user:password (the run outlives the terminal).
-        "error": redacted(str(exc).splitlines()[0]) if str(exc) else type(exc).__name__,
+        "error": mask(redacted(str(exc).splitlines()[0])) if str(exc) else type(exc).__name__,
         "personas": config.personas.count,
         "llm": {"requests": counters.requests, "done": counters.done, "cached": counters.cached,
                 "failed": counters.failed, "prompt_tokens": counters.prompt_tokens,

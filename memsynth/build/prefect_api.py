@@ -80,7 +80,10 @@ class _Server:
             tied(["-m", "uvicorn", "--app-dir", str(app_dir), "--factory",
                   "prefect.server.api.server:create_app", "--host", "127.0.0.1", "--port", str(self.port),
                   "--log-level", "error", "--lifespan", "on"]),
-            env=env, stdin=subprocess.DEVNULL)
+            # In a session of its own: a signal to memsynth's process group (Ctrl-C, `timeout`,
+            # systemd, docker) reaches memsynth alone, which stops its flow against a live
+            # server and then ends this one (a dead server held the flow's end for minutes).
+            env=env, stdin=subprocess.DEVNULL, start_new_session=True)
         atexit.register(self.stop)
         self.healthy = False
 
@@ -215,6 +218,12 @@ def prefect_api_url(stopped: Callable[[], bool] = lambda: False) -> str | None:
             _server = _Server({**os.environ, **get_current_settings().to_environment_variables(exclude_unset=True)})
         _server.wait_healthy(stopped=stopped)
         return _server.url
+
+
+def stop_own_server() -> None:
+    """Stop memsynth's own server now, if it started one (a process ending at once)."""
+    if _server is not None:
+        _server.stop()
 
 
 def server_pid() -> int | None:

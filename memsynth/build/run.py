@@ -165,7 +165,8 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
             run_flow = build_flow.with_options(task_runner=runner, flow_run_name=f"{config.dataset}-{build_id}")
             with temporary_settings(updates=prefect_settings(api_url)):
                 if stop.name is None:  # else a signal came while Prefect's server started
-                    shard_stats = run_in_thread(lambda: run_flow(build_id=build_id, dataset=config.dataset))
+                    shard_stats = run_in_thread(lambda: run_flow(build_id=build_id, dataset=config.dataset),
+                                                stopped=lambda: stop.name is not None) or []
         loop.run(runtime.runner.aclose())
         if stop.name is not None:
             raise Interrupted(stop.name, stop.number)
@@ -213,6 +214,8 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
         raise
     finally:
         loop.cancel_running()  # work started early whose flow never ran (its server failed)
+        with contextlib.suppress(Exception):  # closed above unless the build failed first
+            loop.run(runtime.runner.aclose())
         close_session(build_id)
         forget(build_id)
         staging.discard()

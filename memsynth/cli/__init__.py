@@ -51,7 +51,12 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except MemsynthError as exc:
         err.print(error_line(exc))
-        sys.exit(getattr(exc, "exit_code", 1))  # 130/143 for a build stopped by a signal
+        code = getattr(exc, "exit_code", 1)
+        if code >= 128:  # a build stopped by a signal (130/143): no wait for what its flow left
+            from memsynth.build.interrupt import leave
+
+            leave(code)
+        sys.exit(code)
     except KeyboardInterrupt:
         err.print("interrupted")
         sys.exit(130)

@@ -60,6 +60,9 @@ def build(config_path: str, endpoint: EndpointChoice, personas: int | None,
     """Build CONFIG and publish it as the dataset's next version."""
     if add_personas and personas:
         raise click.UsageError("give --personas or --add-personas, not both")
+    from memsynth.build.interrupt import raise_on_sigterm
+
+    raise_on_sigterm()  # one line and 143 from here on, as the build itself answers SIGTERM
     ids = [i.strip() for i in (regenerate_ids or "").split(",") if i.strip()]
     if regenerate_file:
         ids += [line.strip() for line in Path(regenerate_file).read_text(encoding="utf-8").splitlines()

@@ -14,6 +14,7 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from memsynth.core.inputs import printable
+from memsynth.core.secrets import mask
 
 # No markup: names, SQL and messages are printed as they are ("[transport]", "^{0,63}$", a
 # dataset called "[red]x"); styled words are `Text` pieces.
@@ -22,8 +23,10 @@ err = Console(stderr=True, highlight=False, soft_wrap=True, markup=False)
 
 
 def error_line(message: object) -> Text:
-    # One line that only shows, whatever names the message quotes (a newline, an escape sequence).
-    return Text.assemble(("error:", "bold red"), " ", printable(message))
+    # One line that only shows, whatever names the message quotes (a newline, an escape sequence),
+    # and no key an endpoint echoed into it.
+    return Text.assemble(("error:", "bold red"), " ", printable(mask(str(message))))
+
 
 WAREHOUSE_HELP = ("warehouse root (default: $MEMSYNTH_WAREHOUSE, then the config's `warehouse`, "
                   "then ./data/warehouse)")

@@ -30,9 +30,12 @@ from memsynth.generation.endpoints import EndpointChoice
 @click.option("--port", type=click.IntRange(1, 65535), default=8501, show_default=True, help="port for the app")
 @click.option("--address", default="127.0.0.1", show_default=True,
               help="address to serve on; 0.0.0.0 lets annotators on other machines in")
+@click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
+              help="also answer browsers that reach the app by this name (a proxy's, a DNS alias); any "
+                   "other Host is refused, against DNS rebinding")
 @click.option("--warehouse", help=WAREHOUSE_HELP)
 def review_command(dataset: str, version: int | None, annotator: str, task: str | None, size: int, seed: int,
-                   port: int, address: str, warehouse: str | None) -> None:
+                   port: int, address: str, allow_hosts: tuple[str, ...], warehouse: str | None) -> None:
     """Judge a sample of a version's items in a local web app (Streamlit); every answer is
     saved as it is clicked. `memsynth agreement` compares the annotators afterwards."""
     import signal
@@ -53,10 +56,14 @@ def review_command(dataset: str, version: int | None, annotator: str, task: str 
                 "annotator": annotator, "task": task, "size": size, "seed": seed}
     out.print(f"{dataset} version {source.version}: {len(items)} items for {annotator}; "
               f"open http://{'localhost' if address == '127.0.0.1' else address}:{port} (Ctrl+C stops the app)")
-    command = tied(["-m", "streamlit", "run", str(APP), "--server.headless", "true",
+    from memsynth.quality.review.hosts import HOSTS, allowed_hosts
+
+    # serve.py: the app behind a check of the Host header (memsynth/quality/review/serve.py)
+    command = tied(["-m", "streamlit", "run", str(APP.with_name("serve.py")), "--server.headless", "true",
                     "--server.port", str(port), "--server.address", address, "--browser.gatherUsageStats", "false",
                     "--client.toolbarMode", "viewer"])
-    app = subprocess.Popen(command, env={**os.environ, APP_SETTINGS: json.dumps(settings)})
+    app = subprocess.Popen(command, env={**os.environ, APP_SETTINGS: json.dumps(settings),
+                                         HOSTS: json.dumps(allowed_hosts(address, allow_hosts))})
     # SIGTERM stops the app too (kill -9 of memsynth kills it through `tied`).
     signal.signal(signal.SIGTERM, lambda *_: app.terminate())
     try:

@@ -8,6 +8,7 @@ import time
 import openai
 from tenacity import RetryCallState
 
+from memsynth.core.secrets import mask
 from memsynth.llm.outage import OutageGate
 from memsynth.llm.request import LLMRequest
 from memsynth.llm.retry import (
@@ -126,12 +127,13 @@ def longer_max_tokens(request: LLMRequest, ceiling: int | None, truncated: int) 
 
 
 def describe_failure(exc: BaseException) -> str:
-    """What happened, in words: the status, or the connection error's own cause."""
+    """What happened, in words: the status, or the connection error's own cause (masked before
+    it is cut short, so no part of a key the endpoint echoed is left)."""
     if isinstance(exc, openai.APIStatusError):
-        return f"HTTP {exc.status_code}: {str(exc.message)[:200]}"
+        return f"HTTP {exc.status_code}: {mask(str(exc.message))[:200]}"
     if is_connect_failure(exc):  # the client calls a refused connection a timeout
-        return f"cannot connect: {str(exc.__cause__ or exc.__context__)[:200]}"
+        return f"cannot connect: {mask(str(exc.__cause__ or exc.__context__))[:200]}"
     cause = exc.__cause__
     if isinstance(exc, openai.APIConnectionError) and cause is not None and str(cause):
-        return f"{type(exc).__name__}: {type(cause).__name__}: {str(cause)[:200]}"
-    return f"{type(exc).__name__}: {str(exc)[:200]}"
+        return f"{type(exc).__name__}: {type(cause).__name__}: {mask(str(cause))[:200]}"
+    return f"{type(exc).__name__}: {mask(str(exc))[:200]}"

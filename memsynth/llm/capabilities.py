@@ -23,6 +23,7 @@ import httpx2 as httpx  # the HTTP library of openai >= 3
 
 from memsynth.core.config import redacted
 from memsynth.core.errors import BuildFailed, ConfigError
+from memsynth.core.secrets import mask
 
 ENDPOINTS_DIR = "endpoints"  # inside the cache folder
 PROBE_KEY = "memsynth_probe"
@@ -200,7 +201,7 @@ class _Probe:
                 last = f"{type(exc).__name__}"
                 continue
             self._refused_key(response)
-            said = response.text[:300]
+            said = mask(response.text)[:300]  # masked whole: a cut could leave part of a key
             if response.status_code == 404:
                 raise ConfigError(f"the endpoint at {self.base_url} answered HTTP 404 to a chat request for "
                                   f"{self.model!r}: {said}")

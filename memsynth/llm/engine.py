@@ -14,7 +14,8 @@ import openai
 import orjson
 from tenacity import AsyncRetrying, retry_if_exception
 
-from memsynth.core.errors import BuildFailed, ConfigError
+from memsynth.core.errors import BuildFailed, ConfigError, MemsynthError
+from memsynth.core.secrets import masked_error, remember
 from memsynth.llm.attempts import CallBudget, ceiling_for, describe_failure, longer_max_tokens
 from memsynth.llm.batch import BatchQueue, LineFailed
 from memsynth.llm.cache import ResponseCache
@@ -56,6 +57,7 @@ class LLMEngine:
                 "(any non-empty value for endpoints without auth), or use --llm simulator"
             )
         self._api_key = key
+        remember(key)  # masked in every error and file from now on, whatever echoes it
         self._client: openai.AsyncOpenAI | None = None
         self._poster: Poster | None = None
         self._inflight_keys: dict[str, asyncio.Future[LLMResponse]] = {}
@@ -78,8 +80,11 @@ class LLMEngine:
                            refresh: bool = False) -> Capabilities:
         """What the endpoint does for `model` (probed once, then kept in the cache folder); its
         context becomes the ceiling of a cut-off answer's max_tokens unless one is set."""
-        found = learn(self.cache.directory, self.base_url, self._api_key, model, probe_formats=probe_formats,
-                      seed=seed, timeout_s=self.settings.timeout_s, refresh=refresh)
+        try:
+            found = learn(self.cache.directory, self.base_url, self._api_key, model, probe_formats=probe_formats,
+                          seed=seed, timeout_s=self.settings.timeout_s, refresh=refresh)
+        except MemsynthError as exc:  # the probe quotes the endpoint's answers
+            raise masked_error(exc) from None
         self.settings.context_tokens = found.context
         self.counters.probe_requests += found.probe_requests
         self.capabilities = found
@@ -152,6 +157,9 @@ class LLMEngine:
             self.counters.done += 1
             return response
         except BaseException as exc:
+            if isinstance(exc, (MemsynthError, TransportFailure)):
+                # Where errors leave the LLM layer: what the endpoint said, with no secret in it.
+                masked_error(exc)
             future.set_exception(exc)
             future.exception()  # mark retrieved: nobody else may be waiting
             self.counters.failed += 1

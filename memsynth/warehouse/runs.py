@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from memsynth.core.errors import MemsynthError
+from memsynth.core.secrets import masked_value
 from memsynth.warehouse.ducklake import dataset_dir
 from memsynth.warehouse.location import location_of
 from memsynth.warehouse.readonly import screen_opening
@@ -31,7 +32,8 @@ def keep_run(staging: StagingArea, root: Path, dataset: str, build_id: str, reco
     folder = dataset_dir(root, dataset) / RUNS_DIR / build_id
     folder.mkdir(parents=True, exist_ok=True)
     tmp = folder / f".{RECORD}.tmp"
-    tmp.write_text(json.dumps({"run": build_id, **record}, indent=2, default=str) + "\n", encoding="utf-8")
+    record = masked_value({"run": build_id, **record})  # a second line: the error was masked where it was made
+    tmp.write_text(json.dumps(record, indent=2, default=str) + "\n", encoding="utf-8")
     os.replace(tmp, folder / RECORD)
 
 

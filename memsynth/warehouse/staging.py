@@ -10,10 +10,13 @@ from pydantic import BaseModel
 
 from memsynth.core.errors import BuildFailed
 from memsynth.core.processes import alive
+from memsynth.core.secrets import masked_table
 from memsynth.core.tables import Table
 from memsynth.warehouse.location import Location, location_of
 
 STAGING_DIR = "_staging"
+# Tables that hold what an endpoint said in an error: credential patterns are masked there too.
+RELAYED_ERRORS = frozenset({"llm_calls", "stage_failures"})
 
 
 def sweep_stale(dataset_dir: Path) -> list[Path]:
@@ -46,8 +49,10 @@ class StagingArea:
 
     def write(self, table: Table, shard: str, rows: list[BaseModel]) -> str:
         path = f"{self.folder}/{table.name}/{shard}.parquet"
+        # A second line behind the LLM layer's own masking: no key or password in any column.
+        data = masked_table(table.to_arrow(rows), patterns=table.name in RELAYED_ERRORS)
         try:
-            self.location.write_parquet(table.to_arrow(rows), path)
+            self.location.write_parquet(data, path)
         except OSError as exc:  # a full disk, a folder turned read-only: one line, not a task traceback
             reason = os.strerror(exc.errno) if exc.errno else str(exc)
             raise BuildFailed(f"cannot write the build's staged rows in {self.location.url(self.folder)}: "
