@@ -25,6 +25,7 @@ from tests.test_warehouse import Row, _publish
 
 boto3 = pytest.importorskip("boto3")
 moto_server = pytest.importorskip("moto.server")
+# moto keeps one set of buckets per process: each test writes under a prefix of its own.
 QUICK = ["--llm", "simulator", "--personas", "1", "--no-progress", "--format", "json"]
 
 
@@ -103,7 +104,7 @@ def test_the_same_bucket_name_on_another_endpoint_is_another_bucket(tmp_path, s3
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     local = tmp_path / "machine"
-    bind(ObjectStore.parse("s3://lab/wh", endpoint_url=env["AWS_ENDPOINT_URL"]), local)
+    bind(ObjectStore.parse("s3://lab/endpoints", endpoint_url=env["AWS_ENDPOINT_URL"]), local)
     _publish(local, [Row(id=1, tags=[], extra={})], 1)
     _publish(local, [Row(id=2, tags=[], extra={})], 2)
     assert [v["version"] for v in list_versions(local, "d")] == [1, 2]
@@ -115,14 +116,14 @@ def test_the_same_bucket_name_on_another_endpoint_is_another_bucket(tmp_path, s3
                                 aws_access_key_id=env["AWS_ACCESS_KEY_ID"], aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"])
         client_b.create_bucket(Bucket="lab")
         monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint_b)
-        bind(ObjectStore.parse("s3://lab/wh", endpoint_url=endpoint_b), local)
+        bind(ObjectStore.parse("s3://lab/endpoints", endpoint_url=endpoint_b), local)
         assert list_datasets(local) == []  # endpoint B's bucket holds nothing
         assert list((local / "d").glob("catalog.ducklake.set-aside-*"))
         assert _publish(local, [Row(id=3, tags=[], extra={})], 3)["version"] == 1
-        assert "wh/d/catalog.ducklake" in [o["Key"] for o in client_b.list_objects_v2(Bucket="lab")["Contents"]]
+        assert "endpoints/d/catalog.ducklake" in [o["Key"] for o in client_b.list_objects_v2(Bucket="lab")["Contents"]]
         assert verify_versions(local, "d")[0]["missing"] == []
         # Endpoint A's bucket kept its own two versions.
-        assert len([k for k in _keys(client_a, "wh/d/data/main/versions/")]) == 2
+        assert len([k for k in _keys(client_a, "endpoints/d/data/main/versions/")]) == 2
     finally:
         other.kill()
         other.wait()
@@ -163,11 +164,11 @@ def test_a_postgres_catalog_whose_bucket_lost_a_file_names_it(tmp_path, s3, monk
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     local = tmp_path / "machine"
-    bind(ObjectStore.parse("s3://lab/wh", endpoint_url=env["AWS_ENDPOINT_URL"]), local)
+    bind(ObjectStore.parse("s3://lab/pgcat", endpoint_url=env["AWS_ENDPOINT_URL"]), local)
     bind_catalog(local, postgres_cluster.database(), [])
     _publish(local, [Row(id=1, tags=[], extra={})], 1)
     _publish(local, [Row(id=2, tags=[], extra={})], 2)
-    gone = next(k for k in _keys(client, "wh/d/data/main/things/"))
+    gone = next(k for k in _keys(client, "pgcat/d/data/main/things/"))
     client.delete_object(Bucket="lab", Key=gone)
     checked = verify_versions(local, "d")
     assert [(c["version"], [m.rsplit("/", 1)[1] for m in c["missing"]]) for c in checked] == \
