@@ -5,18 +5,21 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from aiohttp import web
 
-if TYPE_CHECKING:
-    from memsynth.simulator.server import Simulator
+
+class Servable(Protocol):
+    """What serving needs of a simulator (memsynth.simulator.server.Simulator): its app."""
+
+    def app(self) -> web.Application: ...
 
 
 class SimulatorThread:
     """A simulator served on a loopback port from its own thread and event loop."""
 
-    def __init__(self, simulator: Simulator, host: str = "127.0.0.1", port: int = 0):
+    def __init__(self, simulator: Servable, host: str = "127.0.0.1", port: int = 0):
         self.simulator = simulator
         self.host = host
         self.port = port
@@ -62,7 +65,7 @@ class SimulatorThread:
         self.stop()
 
 
-async def serve_forever(simulator: Simulator, host: str, port: int) -> None:
+async def serve_forever(simulator: Servable, host: str, port: int) -> None:
     """Serve until cancelled (the CLI's `simulator serve`)."""
     runner = web.AppRunner(simulator.app(), access_log=None)
     await runner.setup()
