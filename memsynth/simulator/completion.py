@@ -1,9 +1,14 @@
 """What the simulator answers: a chat completion whose content fits the requested schema and,
 for a recipe's stage, the stage's variables (`memsynth.simulator.answers`).
 
-An answer is deterministic in the request's model, schema, prompt and sample, so a retried
-call gets the answer the first call would have had: a build through faults ends with the
-same rows as a clean one.
+An answer is deterministic in the whole request (model, schema, every message, sample): a
+retried call gets the answer the first call would have had, so a build through faults ends
+with the same rows as a clean one, while a repair (the first exchange plus the problems
+found) draws another answer, as a model would give.
+
+A stage's answer passes the stage's own checks (memsynth.generation.stage.evaluate, given
+the variables the build sent): a draft that fails one is drawn again from the same
+generator, up to REDRAWS times, and the redraws are counted (`/stats`).
 """
 
 from __future__ import annotations
@@ -16,13 +21,16 @@ import re
 import time
 from typing import Any
 
+from memsynth.generation.stage import evaluate
 from memsynth.simulator.answers import StageAnswer
 from memsynth.simulator.fake import SchemaFaker
 from memsynth.simulator.profiles import ServerProfile
 from memsynth.simulator.prompt_cache import PrefixCache
+from memsynth.simulator.stages import stages_by_schema
 from memsynth.simulator.text import TextMaker
 
 MODEL_ID = "memsynth-simulator"
+REDRAWS = 50
 _SCHEMA_IN_PROMPT = re.compile(r'<json-schema name="([^"]*)">\s*(\{.*\})\s*</json-schema>', re.DOTALL)
 
 
@@ -38,6 +46,10 @@ class AnswerMaker:
         self.ignores_seed = ignores_seed
         self._draws = itertools.count()
         self.scripts: dict[str, list[Any]] = {}
+        # Drafts a stage's checks refused and drew again, and answers sent that still fail
+        # them (after REDRAWS), by schema name.
+        self.redrawn: dict[str, int] = {}
+        self.failing: dict[str, int] = {}
 
     def script(self, schema_name: str, contents: list[Any]) -> None:
         """Answer the next requests for `schema_name` with these contents, in order (tests).
@@ -68,7 +80,10 @@ class AnswerMaker:
         salt = f"|{hints['salt']}" if hints.get("salt") else ""  # a regenerated item
         if self.ignores_seed and float(body.get("temperature") or 0) > 0:
             salt += f"|draw {next(self._draws)}"
-        seed = hashlib.sha256(f"{body.get('model')}|{name}|{prompt}|{sample}{salt}".encode()).digest()
+        # Past the first two messages, a repair's exchange: the seed takes it in, so each
+        # repair draws afresh (a first ask keeps the answer it always had).
+        exchange = "".join(f"|{m.get('role')}:{m.get('content', '')}" for m in messages[2:])
+        seed = hashlib.sha256(f"{body.get('model')}|{name}|{prompt}|{sample}{salt}{exchange}".encode()).digest()
         rng = random.Random(int.from_bytes(seed[:8], "big"))
         variables = hints.get("variables") or {}
         text = TextMaker(rng, variables.get("language", "en"))
@@ -78,11 +93,7 @@ class AnswerMaker:
         elif schema is None:
             content = text.paragraph(3)
         else:
-            draft = SchemaFaker(text).generate(schema)
-            answer = self.answers.get(name or "")
-            if answer is not None and variables:
-                draft = answer(draft, variables, text)
-            content = json.dumps(draft, ensure_ascii=False)
+            content = self._draw(schema, name, variables, text)
         prompt_tokens = max(1, len(prompt) // 4)
         completion_tokens = max(1, len(content) // 4)
         cached_tokens = self.prompt_cache.read(str(body.get("model")), prompt)
@@ -97,6 +108,27 @@ class AnswerMaker:
                       "total_tokens": prompt_tokens + completion_tokens,
                       "prompt_tokens_details": {"cached_tokens": cached_tokens}},
         }
+
+
+    def _draw(self, schema: dict[str, Any], name: str | None, variables: dict[str, Any], text: TextMaker) -> str:
+        """A draft of the schema, shaped by the stage's answer, that passes the stage's checks."""
+        answer = self.answers.get(name or "")
+        stage = stages_by_schema().get(name or "") if variables else None
+        for attempt in range(REDRAWS + 1):
+            draft = SchemaFaker(text).generate(schema)
+            if answer is not None and variables:
+                draft = answer(draft, variables, text)
+            content = json.dumps(draft, ensure_ascii=False)
+            try:
+                problems = evaluate(stage, content, "stop", variables)[1] if stage is not None else []
+            except Exception:  # a check that cannot read these variables (a test's few) is no verdict
+                problems = []
+            if not problems:
+                return content
+            if attempt < REDRAWS:
+                self.redrawn[name] = self.redrawn.get(name, 0) + 1  # type: ignore[index]
+        self.failing[name] = self.failing.get(name, 0) + 1  # type: ignore[index]
+        return content
 
 
 def format_name(body: dict[str, Any]) -> str | None:

@@ -127,7 +127,8 @@ class Simulator:
         c = self.counters
         return web.json_response({"requests": c.requests, "in_flight": c.in_flight,
                                   "peak_in_flight": c.peak_in_flight, "by_outcome": c.by_outcome,
-                                  **c.timing(), **self.desk.stats()})
+                                  **c.timing(), **self.desk.stats(),
+                                  "redrawn": self.maker.redrawn, "failing_checks": self.maker.failing})
 
     async def reset(self, _request: web.Request) -> web.Response:
         now_busy = self.counters.in_flight
