@@ -65,6 +65,8 @@ class BuildOptions:
     progress: bool = True
     simulator_latency_ms: float = 0.0
     regeneration: RegenerationRequest = field(default_factory=RegenerationRequest)
+    # Publish a version even when it equals the latest (memsynth.warehouse.unchanged).
+    publish_unchanged: bool = False
 
 
 
@@ -202,7 +204,8 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
             model=model, started_at=started, llm=totals,
             derivation=derivation.record, regenerations=derivation.regenerations)
         files = {t.name: staging.files(t.name) for t in tables}
-        published = publish(warehouse, config.dataset, files, info, tables=tables, statistics=recipe.statistics)
+        published = publish(warehouse, config.dataset, files, info, tables=tables, statistics=recipe.statistics,
+                            skip_unchanged=not options.publish_unchanged)
         statistics = {name: round(value, 2) if isinstance(value, float) else value
                       for name, value in published["statistics"].items()}
     except BaseException as exc:
@@ -227,6 +230,8 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
         "dataset": config.dataset,
         "warehouse": location.name,
         "version": published["version"],
+        # Nothing changed: `version` is the latest, and nothing was published.
+        "unchanged": published.get("unchanged", False),
         "snapshot_id": published["snapshot_id"],
         "row_counts": published["row_counts"],
         "stages": stats["stages"],
