@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import memsynth
 from memsynth.build import first_wave
+from memsynth.build.carry import carry
 from memsynth.build.cluster import dask_cluster, limit_share, task_runner
 from memsynth.build.collector import collector_for_build
 from memsynth.build.driver import BuildSession, close_session, open_session
@@ -112,6 +113,10 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
         if endpoint is not None:
             endpoint.stop()
         raise
+    carried = carry(derivation.latest, recipe, config, model, config.dataset)
+    if carried.carried:  # the config now scores what the last version had scored
+        recipe = recipe_for(config)
+    derivation.record.update(carried.record())
     build_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{secrets.token_hex(3)}"
     sweep_stale(dataset_dir(warehouse, config.dataset))
     plan = ShardPlan(build_id=build_id, config=config, warehouse=str(warehouse),
@@ -245,6 +250,8 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
         "llm": totals,
         "derivation": derivation.record,
         "personas_note": floor_note,
+        # What the last version had that this build carried, or did not and why (one line).
+        "carried": carried.line(),
         "model": model,
         "seconds": round(time.time() - started, 2),
         "checks": stats["checks"],

@@ -179,6 +179,8 @@ def _print_published(s: dict[str, Any]) -> None:
 def _print_details(s: dict[str, Any], llm: dict[str, Any]) -> None:
     if s.get("personas_note"):
         out.print(f"note: {s['personas_note']}")
+    if s.get("carried"):
+        out.print(f"note: {s['carried']}")
     rows = RichTable("table", "rows")
     for name, n in sorted(s["row_counts"].items()):
         rows.add_row(name, str(n))
