@@ -1,10 +1,10 @@
 """What the simulator answers: a chat completion whose content fits the requested schema and,
 for a recipe's stage, the stage's variables (`memsynth.simulator.answers`).
 
-An answer is deterministic in the whole request (model, schema, every message, sample): a
-retried call gets the answer the first call would have had, so a build through faults ends
-with the same rows as a clean one, while a repair (the first exchange plus the problems
-found) draws another answer, as a model would give.
+An answer is deterministic in the request (model, schema, prompt, sample): a retried call gets
+the answer the first call would have had, so a build through faults ends with the same rows
+as a clean one. A repair of the simulator's own answer (the exchange so far, ending in the
+problems found with it) draws another answer, from the whole exchange, as a model would give.
 
 A stage's answer passes the stage's own checks (memsynth.generation.stage.evaluate, given
 the variables the build sent): a draft that fails one is drawn again from the same
@@ -80,20 +80,21 @@ class AnswerMaker:
         salt = f"|{hints['salt']}" if hints.get("salt") else ""  # a regenerated item
         if self.ignores_seed and float(body.get("temperature") or 0) > 0:
             salt += f"|draw {next(self._draws)}"
-        # Past the first two messages, a repair's exchange: the seed takes it in, so each
-        # repair draws afresh (a first ask keeps the answer it always had).
-        exchange = "".join(f"|{m.get('role')}:{m.get('content', '')}" for m in messages[2:])
-        seed = hashlib.sha256(f"{body.get('model')}|{name}|{prompt}|{sample}{salt}{exchange}".encode()).digest()
-        rng = random.Random(int.from_bytes(seed[:8], "big"))
         variables = hints.get("variables") or {}
-        text = TextMaker(rng, variables.get("language", "en"))
+        first = f"{body.get('model')}|{name}|{prompt}|{sample}{salt}"
         if scripted:
+            seed = hashlib.sha256(first.encode()).digest()
             content = scripted.pop(0)
             content = content(variables) if callable(content) else content
-        elif schema is None:
-            content = text.paragraph(3)
         else:
-            content = self._draw(schema, name, variables, text)
+            seed, content = self._answer(first, schema, name, variables)
+            refused = {str(m.get("content", "")) for m in messages[2:] if m.get("role") == "assistant"}
+            if content in refused:
+                # A repair of this very answer: another one, drawn from the whole exchange, as a
+                # model would give. A repair of an answer cut or garbled on its way (or scripted)
+                # gets the first ask's answer, the one a clean exchange would have kept.
+                exchange = "".join(f"|{m.get('role')}:{m.get('content', '')}" for m in messages[2:])
+                seed, content = self._answer(first + exchange, schema, name, variables)
         prompt_tokens = max(1, len(prompt) // 4)
         completion_tokens = max(1, len(content) // 4)
         cached_tokens = self.prompt_cache.read(str(body.get("model")), prompt)
@@ -109,6 +110,13 @@ class AnswerMaker:
                       "prompt_tokens_details": {"cached_tokens": cached_tokens}},
         }
 
+
+    def _answer(self, seed_text: str, schema: dict[str, Any] | None, name: str | None,
+                variables: dict[str, Any]) -> tuple[bytes, str]:
+        """(seed, content) of the answer drawn from `seed_text`."""
+        seed = hashlib.sha256(seed_text.encode()).digest()
+        text = TextMaker(random.Random(int.from_bytes(seed[:8], "big")), variables.get("language", "en"))
+        return seed, text.paragraph(3) if schema is None else self._draw(schema, name, variables, text)
 
     def _draw(self, schema: dict[str, Any], name: str | None, variables: dict[str, Any], text: TextMaker) -> str:
         """A draft of the schema, shaped by the stage's answer, that passes the stage's checks."""
