@@ -60,7 +60,7 @@ def _config(**options) -> BuildConfig:
 def test_scores_by_another_model_are_not_carried_and_the_build_says_why():
     config = _config()
     recipe = recipe_class("enpmr")(config.recipe_options)
-    latest = {"version": 4, "model": "qwen-max",
+    latest = {"version": 4, "model": "qwen-max", "derivation": {"parent_version": 3, "annotated": "emotions"},
               "row_counts": {"personas": 2, "memories": 9, "emotions": 11, "old_extra": 3, "llm_calls": 5}}
     decided = carry(latest, recipe, config, "gpt-4o-mini", "t")
     assert not decided.carried and config.recipe_options["emotions"] is False
@@ -79,3 +79,17 @@ def test_a_version_without_annotations_carries_nothing_and_says_nothing():
                     recipe, config, "m", "t")
     assert decided.line() is None and decided.record() == {}
     assert carry(None, recipe, config, "m", "t").line() is None
+
+
+def test_scores_a_version_s_own_config_asked_for_stop_when_the_config_no_longer_asks():
+    config = _config()
+    recipe = recipe_class("enpmr")(config.recipe_options)
+    latest = {"version": 2, "model": "m", "derivation": {"parent_version": 1},
+              "row_counts": {"personas": 2, "emotions": 11}}
+    decided = carry(latest, recipe, config, "m", "t")
+    assert not decided.carried and config.recipe_options["emotions"] is False
+    assert decided.line() == ("not carried emotions: version 2's config set recipe_options.emotions: true, "
+                              "this build's config does not")
+    # Carried once, carried on: a version that carried them is as good as the annotated one.
+    latest["derivation"] = {"parent_version": 1, "carried": {"emotions": "..."}}
+    assert "emotions" in carry(latest, recipe, config, "m", "t").carried and config.recipe_options["emotions"] is True

@@ -2,11 +2,12 @@
 and what it cannot carry, said in one line each (nothing is dropped silently).
 
 `memsynth annotate emotions` publishes a version with an `emotions` table its config never
-asked for. A later build of the dataset scores emotions too, with the same stage and model, so
+asked for (its derivation says `annotated`). A later build of the dataset scores emotions too, with the same stage and model, so
 the scores of unchanged memories and queries come from the LLM cache and only changed rows
 are scored afresh. When the build's model is not the one that scored them, the scores are not
 carried (another model's would silently replace them): the build says so, and how to score
-its version. Any other table of the last version this build does not write is named too.
+its version. Scores a version's own config asked for are not carried into a build whose
+config no longer asks (said too). Any other table of the last version this build does not write is named too.
 """
 
 from __future__ import annotations
@@ -55,9 +56,14 @@ def carry(latest: dict[str, Any] | None, recipe: Recipe, config: BuildConfig, mo
     had = set(latest.get("row_counts") or {}) - ENGINE_TABLES
     writes = {t.name for t in recipe.output_tables()}
     version = latest["version"]
+    derivation = latest.get("derivation") or {}
+    annotated = derivation.get("annotated") == EMOTIONS or EMOTIONS in (derivation.get("carried") or {})
     if EMOTIONS in had and EMOTIONS not in writes and recipe.emotion_source is not None:
         scored_by = latest.get("model") or ""
-        if scored_by == model:
+        if not annotated:  # its own config asked for them, and this one no longer does: the user's choice
+            out.not_carried[EMOTIONS] = (f"version {version}'s config set recipe_options.emotions: true, "
+                                         "this build's config does not")
+        elif scored_by == model:
             config.recipe_options = {**config.recipe_options, EMOTIONS: True}
             out.carried[EMOTIONS] = (f"version {version} has emotion scores, so this build scores its memories "
                                      f"and queries with {model} too (unchanged ones from the cache)")
