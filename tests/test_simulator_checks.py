@@ -120,3 +120,26 @@ def test_the_quickstart_on_every_served_profile_loses_nothing(tmp_path: Path, pr
                            "--format", "json", env={"OPENAI_BASE_URL": served.base_url, "OPENAI_API_KEY": "x"})
         assert served.simulator.maker.failing == {}
     assert summary["failed_items"] == 0 and summary["lost_personas"] == 0, json.dumps(summary["stages"])[:2000]
+
+
+@pytest.mark.parametrize("language,title", [
+    ("zh", "最近我的团队坚持晨跑，压力不小但坚持了下来"),
+    ("en", "My sister finally finished the weekend plan and it felt like real progress")])
+def test_the_memory_session_answer_never_quotes_a_title_its_details_repeat(language, title):
+    """enpmr-bench lost 7 sessions: a memory whose details say its title word for word had the
+    title quoted in the turn that reveals it, on every draw."""
+    import random
+
+    from flows.enpmr.simulated import ANSWERS
+    from flows.enpmr.stages import MEMORY_SESSION
+    from memsynth.simulator.fake import SchemaFaker
+    from memsynth.simulator.text import TextMaker
+
+    end = "。" if language == "zh" else "."
+    variables = {"language": language, "reference_date": "2024-12-02", "min_turns": 10, "max_turns": 20,
+                 "memory": {"name": title, "details": f"{title}: {title}{end}"}}
+    for seed in range(20):
+        text = TextMaker(random.Random(seed), language)
+        draft = SchemaFaker(text).generate(MEMORY_SESSION.output.model_json_schema())
+        answer = ANSWERS["enpmr_memory_session"](draft, variables, text)
+        assert evaluate(MEMORY_SESSION, json.dumps(answer, ensure_ascii=False), "stop", variables)[1] == [], seed
