@@ -46,7 +46,8 @@ def build(config: Path, scratch: Path) -> dict:
     summary = json.loads(done.stdout)
     return {"config": config.name, "recipe": settings["recipe"], "personas_asked": settings["personas"]["count"],
             "personas_built": summary["personas"], "rows": summary["row_counts"], "calls": summary["llm"]["calls"],
-            "failed_items": summary["failed_items"], "wall_seconds": wall}
+            "failed_items": summary["failed_items"], "lost_personas": summary["lost_personas"],
+            "lost_items": summary["lost_items"], "wall_seconds": wall}
 
 
 def main() -> None:

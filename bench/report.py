@@ -347,13 +347,15 @@ def main() -> None:
         m = configs["machine"]
         out += ["## Every shipped config at its stated size on the simulator (`bench/configs.py`)", "",
                 f"`{configs['command']}` — {m['cores']} cores, {m['memory_gib']} GiB, {m['when']}.", "",
-                "| config | recipe | personas asked / built | calls | failed items | wall s | result |",
-                "|---|---|---|---|---|---|---|"]
+                "| config | recipe | personas asked / built | calls | failed items | personas that lost their chain "
+                "| wall s | result |",
+                "|---|---|---|---|---|---|---|---|"]
         out += run_rows(
             configs["runs"],
             lambda r: (f"| {r['config']} | {r['recipe']} | {r['personas_asked']} / {r['personas_built']} | "
-                       f"{r['calls']:,} | {r['failed_items']} | {r['wall_seconds']} | built |"),
-            lambda r: f"| {r['config']} | | | | | {r.get('wall_seconds', '')} | not built: {r['error'][:100]} |")
+                       f"{r['calls']:,} | {r['failed_items']} | {r.get('lost_personas', '')} | {r['wall_seconds']} "
+                       "| built |"),
+            lambda r: f"| {r['config']} | | | | | | {r.get('wall_seconds', '')} | not built: {r['error'][:100]} |")
         out.append("")
     builds = sorted((BENCH / "results").glob("build-*.json"))
     if builds:

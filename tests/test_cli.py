@@ -46,8 +46,13 @@ def test_quickstart_builds_versions_and_queries(tmp_path):
     assert _count(wh, "quickstart", "personas", version=1) == 3
     assert _count(wh, "quickstart", "personas") == 4
 
-    third = _build(ROOT / "configs/quickstart.yaml", wh, "--llm", "simulator", "--personas", "4")
-    assert third["version"] == 3 and third["llm"]["requests"] == 0
+    # Built again, nothing changed: every answer from the cache and no version published.
+    same = _build(ROOT / "configs/quickstart.yaml", wh, "--llm", "simulator", "--personas", "4")
+    assert same["unchanged"] and same["version"] == 2 and same["llm"]["requests"] == 0
+    assert same["row_counts"] == second["row_counts"]
+    third = _build(ROOT / "configs/quickstart.yaml", wh, "--llm", "simulator", "--personas", "4",
+                   "--publish-unchanged")
+    assert not third["unchanged"] and third["version"] == 3 and third["llm"]["requests"] == 0
     assert third["row_counts"] == second["row_counts"]
 
     versions = cli_json("versions", "quickstart", "--warehouse", str(wh), "--format", "json")
@@ -126,7 +131,8 @@ def test_the_quickstart_through_every_fault_gives_every_row_and_a_rerun_sends_no
         before = upstream.simulator.counters.requests, proxy.simulator.counters.requests
         again = _build(config, tmp_path / "faulty", *where, env=env)
         assert (upstream.simulator.counters.requests, proxy.simulator.counters.requests) == before
-        assert again["llm"]["requests"] == 0 and again["version"] == 2
+        # Nothing changed, faults or not: the faulty build's version stays the current one.
+        assert again["llm"]["requests"] == 0 and again["unchanged"] and again["version"] == 1
         assert again["row_counts"] == faulty["row_counts"]
     finally:
         proxy.stop()

@@ -43,7 +43,7 @@ def test_build_query_and_rebuild_on_s3(tmp_path: Path, s3):
     # A second machine: no catalog, no cache. It fetches both from the bucket.
     machine_b = {**env, "MEMSYNTH_CATALOG_DIR": str(tmp_path / "machine-b")}
     second = cli_json("build", str(config), "--llm", "simulator", "--no-progress", "--format", "json",
-                      env=machine_b, timeout=300)
+                      "--publish-unchanged", env=machine_b, timeout=300)
     assert second["version"] == 2  # built on the first machine's version 1
     assert second["llm"]["requests"] == 0 and second["llm"]["cache_hits"] == first["llm"]["calls"]
     assert second["row_counts"] == first["row_counts"]

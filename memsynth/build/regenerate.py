@@ -36,6 +36,7 @@ class Derivation:
     record: dict[str, Any]  # what `versions` shows: parent, regenerated ids, stage, added personas
     personas: int | None = None  # the persona count to build: the parent's (+ any added)
     latest_personas: int | None = None  # how many personas the last version was built with
+    latest: dict[str, Any] | None = None  # the last version's `versions` row (None: no version yet)
 
 
 def derive(warehouse: Path, dataset: str, recipe: Recipe, request: RegenerationRequest) -> Derivation:
@@ -81,7 +82,7 @@ def derive(warehouse: Path, dataset: str, recipe: Recipe, request: RegenerationR
     elif request.where:
         raise ConfigError("--where matched no persona: nothing to regenerate")
     return Derivation(regenerations, record, personas,
-                      latest["config"]["personas"]["count"] if latest else None)
+                      latest["config"]["personas"]["count"] if latest else None, latest)
 
 
 def _latest(warehouse: Path, dataset: str) -> dict[str, Any] | None:

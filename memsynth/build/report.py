@@ -9,7 +9,9 @@ from typing import Any
 def report_markdown(s: dict[str, Any]) -> str:
     """Rows per table, LLM usage and cost, failures and check pass rates per stage."""
     llm = s["llm"]
-    lines = [f"# {s['dataset']} version {s['version']}", "",
+    head = f"# {s['dataset']} version {s['version']}" + (" (nothing changed: not published again)"
+                                                         if s.get("unchanged") else "")
+    lines = [head, "",
              f"{s['personas']} personas in {s['shards']} shards, model `{s['model']}`, {s['seconds']} s; "
              f"{s['failed_items']} of {s['items']} items failed"
              + (f", {s['lost_items']} of them never asked by the {s['lost_personas']} personas that lost their chain."

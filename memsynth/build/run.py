@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import memsynth
 from memsynth.build import first_wave
+from memsynth.build.carry import carry
 from memsynth.build.cluster import dask_cluster, limit_share, task_runner
 from memsynth.build.collector import collector_for_build
 from memsynth.build.driver import BuildSession, close_session, open_session
@@ -66,6 +67,8 @@ class BuildOptions:
     progress: bool = True
     simulator_latency_ms: float = 0.0
     regeneration: RegenerationRequest = field(default_factory=RegenerationRequest)
+    # Publish a version even when it equals the latest (memsynth.warehouse.unchanged).
+    publish_unchanged: bool = False
 
 
 
@@ -111,6 +114,10 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
         if endpoint is not None:
             endpoint.stop()
         raise
+    carried = carry(derivation.latest, recipe, config, model, config.dataset)
+    if carried.carried:  # the config now scores what the last version had scored
+        recipe = recipe_for(config)
+    derivation.record.update(carried.record())
     build_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{secrets.token_hex(3)}"
     sweep_stale(dataset_dir(warehouse, config.dataset))
     plan = ShardPlan(build_id=build_id, config=config, warehouse=str(warehouse),
@@ -204,7 +211,8 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
             model=model, started_at=started, llm=totals,
             derivation=derivation.record, regenerations=derivation.regenerations)
         files = {t.name: staging.files(t.name) for t in tables}
-        published = publish(warehouse, config.dataset, files, info, tables=tables, statistics=recipe.statistics)
+        published = publish(warehouse, config.dataset, files, info, tables=tables, statistics=recipe.statistics,
+                            skip_unchanged=not options.publish_unchanged)
         statistics = {name: round(value, 2) if isinstance(value, float) else value
                       for name, value in published["statistics"].items()}
     except BaseException as exc:
@@ -231,6 +239,8 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
         "dataset": config.dataset,
         "warehouse": location.name,
         "version": published["version"],
+        # Nothing changed: `version` is the latest, and nothing was published.
+        "unchanged": published.get("unchanged", False),
         "snapshot_id": published["snapshot_id"],
         "row_counts": published["row_counts"],
         "stages": stats["stages"],
@@ -244,6 +254,8 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
         "llm": totals,
         "derivation": derivation.record,
         "personas_note": floor_note,
+        # What the last version had that this build carried, or did not and why (one line).
+        "carried": carried.line(),
         "model": model,
         "seconds": round(time.time() - started, 2),
         "checks": stats["checks"],

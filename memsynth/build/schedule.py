@@ -26,9 +26,10 @@ def scheduled_build(config_path: str, llm: str = "openai", personas: int | None 
     """Build CONFIG as it is on disk now and publish the dataset's next version."""
     summary = run_build(load_config(config_path), BuildOptions(
         llm=llm, personas=personas, warehouse=warehouse, progress=False))  # type: ignore[arg-type]
-    print(f"published {summary['dataset']} version {summary['version']}: "
-          f"{sum(summary['row_counts'].values()):,} rows, {summary['llm']['requests']} requests sent")
-    return {k: summary[k] for k in ("dataset", "version", "row_counts", "failed_items", "seconds")}
+    said = "nothing changed: {} version {} is current" if summary.get("unchanged") else "published {} version {}"
+    print(said.format(summary["dataset"], summary["version"]) + f": {sum(summary['row_counts'].values()):,} rows, "
+          f"{summary['llm']['requests']} requests sent")
+    return {k: summary.get(k) for k in ("dataset", "version", "unchanged", "row_counts", "failed_items", "seconds")}
 
 
 def serve(config_path: str, *, cron: str | None, interval: float | None, name: str | None,

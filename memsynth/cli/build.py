@@ -52,12 +52,18 @@ from memsynth.generation.endpoints import EndpointChoice
 @click.option("--estimate", is_flag=True,
               help="call no endpoint and publish nothing: print the calls, tokens and cost (online and "
                    "batch) the build would take, from a dry run of a few personas on the built-in simulator")
+@click.option("--publish-unchanged", is_flag=True,
+              help="publish a new version even when nothing changed: by default a build whose config, "
+                   "prompts, schemas, code, model and every table's rows equal the latest version's "
+                   "publishes nothing and says which version is current")
 @click.option("-v", "--verbose", is_flag=True, help="show Prefect's flow and task logs")
 def build(config_path: str, endpoint: EndpointChoice, personas: int | None,
           warehouse: str | None, catalog: str | None, no_cache: bool, simulator_latency_ms: float, no_progress: bool,
           fmt: str, regenerate_ids: str | None, regenerate_file: str | None, where_sql: str | None,
-          from_stage: str | None, add_personas: int | None, estimate: bool, verbose: bool) -> None:
-    """Build CONFIG and publish it as the dataset's next version."""
+          from_stage: str | None, add_personas: int | None, estimate: bool, publish_unchanged: bool,
+          verbose: bool) -> None:
+    """Build CONFIG and publish it as the dataset's next version; when nothing changed (same
+    config, prompts, schemas, code, model and rows as the latest version), publish nothing."""
     if add_personas and personas:
         raise click.UsageError("give --personas or --add-personas, not both")
     from memsynth.build.interrupt import raise_on_sigterm
@@ -107,7 +113,8 @@ def build(config_path: str, endpoint: EndpointChoice, personas: int | None,
         llm=endpoint.llm, personas=personas, model=endpoint.model, warehouse=warehouse, catalog=catalog,
         no_cache=no_cache, progress=not no_progress and fmt == "text",
         simulator_latency_ms=simulator_latency_ms, regeneration=RegenerationRequest(
-            persona_ids=ids, where=where_sql, from_stage=from_stage, add_personas=add_personas or 0)))
+            persona_ids=ids, where=where_sql, from_stage=from_stage, add_personas=add_personas or 0),
+        publish_unchanged=publish_unchanged))
     if fmt == "json":
         click.echo(json.dumps(summary, indent=2, default=str))
         return
@@ -159,11 +166,25 @@ def _print_estimate(e: dict[str, Any], fmt: str) -> None:
 
 def _print_summary(s: dict[str, Any]) -> None:
     llm = s["llm"]
+    if s.get("unchanged"):
+        out.print(f"nothing changed: {s['dataset']} version {s['version']} is current, nothing was published "
+                  f"(--publish-unchanged publishes it again) · {s['seconds']}s · model {s['model']}")
+    else:
+        _print_published(s)
+    _print_details(s, llm)
+
+
+def _print_published(s: dict[str, Any]) -> None:
     out.print(Text.assemble(("published", "bold green"), f" {s['dataset']} version {s['version']} "
                             f"(snapshot {s['snapshot_id']}) in {s['seconds']}s · {s['personas']} personas, "
                             f"{s['shards']} shards · model {s['model']}"))
+
+
+def _print_details(s: dict[str, Any], llm: dict[str, Any]) -> None:
     if s.get("personas_note"):
         out.print(f"note: {s['personas_note']}")
+    if s.get("carried"):
+        out.print(f"note: {s['carried']}")
     rows = RichTable("table", "rows")
     for name, n in sorted(s["row_counts"].items()):
         rows.add_row(name, str(n))

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from memsynth.core.errors import ConfigError
 from memsynth.core.inputs import loads_yaml
 from memsynth.core.limits import AUTO_CONCURRENCY_MAX, MAX_PERSONAS
+from memsynth.core.prices import with_defaults
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 # How and where a build runs rather than what it builds: left out of the config's hash.
@@ -201,6 +202,18 @@ class LLMConfig(_Strict):
         return _concurrency_auto(data)
 
     _url = field_validator("base_url")(_endpoint_url)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_prices(cls, data: Any) -> Any:
+        # A model the config names but does not price gets its list price (memsynth.core.prices),
+        # written into the config so the version records the price its cost was counted at.
+        if isinstance(data, dict) and isinstance(data.get("prices", {}), dict):
+            aliases = data.get("models") if isinstance(data.get("models"), dict) else {}
+            named = [data.get("model", cls.model_fields["model"].default),
+                     *(a.get("model") for a in aliases.values() if isinstance(a, dict))]
+            data = {**data, "prices": with_defaults(data.get("prices") or {}, [m for m in named if isinstance(m, str)])}
+        return data
 
     @model_validator(mode="after")
     def _budget_needs_a_price(self) -> LLMConfig:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import functools
 import re
+import threading
 import unicodedata
 from collections.abc import Iterator
 from typing import Any
@@ -54,11 +54,19 @@ def mentions(text: str, name: str, share: float = 0.5) -> bool:
 _ZH_SENTENCE_END = re.compile(r"[。！？!?…]+(?![”’」』])")
 
 
-@functools.lru_cache(maxsize=1)
-def _english_segmenter() -> Any:
-    import pysbd
+# One segmenter a thread: pysbd keeps the text being segmented on the instance, so two threads
+# sharing one (shard threads, the simulator's) now and then count another text's sentences,
+# and a check failed or passed by chance (a cached rebuild then asked repairs the first did not).
+_SEGMENTERS = threading.local()
 
-    return pysbd.Segmenter(language="en", clean=False)
+
+def _english_segmenter() -> Any:
+    segmenter = getattr(_SEGMENTERS, "en", None)
+    if segmenter is None:
+        import pysbd
+
+        segmenter = _SEGMENTERS.en = pysbd.Segmenter(language="en", clean=False)
+    return segmenter
 
 
 def sentences(text: str) -> list[str]:

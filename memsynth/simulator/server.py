@@ -1,21 +1,17 @@
-"""The simulator's HTTP server: OpenAI chat completions with injectable faults.
+"""The simulator's HTTP server: OpenAI chat completions and embeddings, with injectable
+faults, server profiles, a token rate and a slot capacity.
 
-Answers are deterministic in the request's model, schema and first two messages (the
-original prompt), so a repaired or retried call gets the answer the first call would
-have had: a build through faults ends with the same rows as a clean one.
+What it answers is `memsynth.simulator.completion`'s; the faults it injects,
+`memsynth.simulator.faults`; what it counts, `memsynth.simulator.counters`; how it is run,
+`memsynth.simulator.serving`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import itertools
 import json
 import random
-import re
-import threading
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
@@ -23,76 +19,17 @@ from aiohttp import web
 
 from memsynth.simulator.answers import StageAnswer
 from memsynth.simulator.batches import BatchDesk, BatchFaults, DeskCounters
-from memsynth.simulator.fake import SchemaFaker
+from memsynth.simulator.completion import MODEL_ID, AnswerMaker, format_name
+from memsynth.simulator.counters import Counters
+from memsynth.simulator.embeddings import embedding_of
+from memsynth.simulator.faults import Faults, draw_fault, truncate
 from memsynth.simulator.profiles import PROFILES
 from memsynth.simulator.prompt_cache import PrefixCache
+from memsynth.simulator.serving import SimulatorThread, serve_forever
 from memsynth.simulator.stages import recipe_answers
-from memsynth.simulator.text import TextMaker
 
-MODEL_ID = "memsynth-simulator"
-_SCHEMA_IN_PROMPT = re.compile(r'<json-schema name="([^"]*)">\s*(\{.*\})\s*</json-schema>', re.DOTALL)
-
-
-@dataclass
-class Faults:
-    """Probabilities (0–1) of each injected failure, drawn per request."""
-
-    rate_429: float = 0.0
-    rate_500: float = 0.0
-    rate_dropped: float = 0.0  # the connection is closed without an answer
-    rate_malformed: float = 0.0  # a 200 whose body is not a readable chat completion
-    rate_truncated: float = 0.0  # half the content, finish_reason "length"
-    rate_slow: float = 0.0  # answered after an extra `slow_ms`
-    slow_ms: float = 2000.0
-    seed: int = 0
-    # Forced outcomes ("429", "500", "dropped", "malformed", "truncated", "slow", "ok") for
-    # the first requests, before the random draws take over: tests use it to be sure each
-    # fault occurs.
-    schedule: tuple[str, ...] = ()
-
-
-@dataclass
-class Counters:
-    requests: int = 0
-    in_flight: int = 0
-    peak_in_flight: int = 0
-    by_outcome: dict[str, int] = field(default_factory=dict)
-    # Tokens of the answers sent (cut-off ones too): what a real server would bill.
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    # When chat requests began and ended (time.time()), and how long at least one was in
-    # flight: a client's start-up, its tail and its idle gaps, to the millisecond.
-    first_request_at: float | None = None
-    first_work_at: float | None = None
-    last_answer_at: float | None = None
-    busy_seconds: float = 0.0
-    busy_since: float | None = None
-
-    def started(self) -> None:
-        now = time.time()
-        if self.first_request_at is None:
-            self.first_request_at = now
-        if self.in_flight == 0:
-            self.busy_since = now
-        self.in_flight += 1
-        self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
-
-    def ended(self) -> None:
-        self.in_flight -= 1
-        now = self.last_answer_at = time.time()
-        if self.in_flight == 0 and self.busy_since is not None:
-            self.busy_seconds += now - self.busy_since
-            self.busy_since = None
-
-    def timing(self) -> dict[str, float | None]:
-        ongoing = time.time() - self.busy_since if self.busy_since is not None else 0.0
-        return {"first_request_at": self.first_request_at, "first_work_at": self.first_work_at,
-                "last_answer_at": self.last_answer_at,
-                "busy_seconds": round(self.busy_seconds + ongoing, 3)}
-
-    def count(self, outcome: str) -> None:
-        self.by_outcome[outcome] = self.by_outcome.get(outcome, 0) + 1
-
+# What the rest of memsynth and its tests import from here.
+__all__ = ["MODEL_ID", "Counters", "Faults", "Simulator", "SimulatorThread", "embedding_of", "serve_forever"]
 
 class Simulator:
     """Request handling, independent of how the server is run."""
@@ -120,9 +57,6 @@ class Simulator:
         # with b up to `capacity` and stays flat past it, while the queue adds latency.
         self.batch_slowdown = batch_slowdown
         self.generating = 0
-        # Sampled answers (temperature above 0) differ on every request, `seed` or not.
-        self.ignores_seed = ignores_seed
-        self._draws = itertools.count()
         self.latency_s = latency_ms / 1000.0
         self.faults = faults or Faults()
         self.upstream = upstream.rstrip("/") if upstream else None
@@ -130,12 +64,15 @@ class Simulator:
         self.recorded: list[dict[str, Any]] = []  # request bodies, when record=True
         self.recorded_headers: list[dict[str, str]] = []  # and their headers
         self.record = False
-        self._scripts: dict[str, list[Any]] = {}
-        self.answers = answers if answers is not None else recipe_answers()
+        self.maker = AnswerMaker(answers if answers is not None else recipe_answers(), self.profile,
+                                 prompt_cache or PrefixCache(), ignores_seed=ignores_seed)
         self._rng = random.Random(self.faults.seed)
         self._session: aiohttp.ClientSession | None = None
         self.desk = BatchDesk(self.complete, batch_faults)
-        self.prompt_cache = prompt_cache or PrefixCache()
+
+    @property
+    def prompt_cache(self) -> PrefixCache:
+        return self.maker.prompt_cache
 
     def script(self, schema_name: str, contents: list[Any]) -> None:
         """Answer the next requests for `schema_name` with these contents, in order (tests).
@@ -143,7 +80,7 @@ class Simulator:
         An entry is the content itself, or a function of the stage's variables (the request's
         `memsynth.variables`, empty when none were sent) that returns it.
         """
-        self._scripts.setdefault(schema_name, []).extend(contents)
+        self.maker.script(schema_name, contents)
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=64 * 1024 * 1024)
@@ -190,7 +127,8 @@ class Simulator:
         c = self.counters
         return web.json_response({"requests": c.requests, "in_flight": c.in_flight,
                                   "peak_in_flight": c.peak_in_flight, "by_outcome": c.by_outcome,
-                                  **c.timing(), **self.desk.stats()})
+                                  **c.timing(), **self.desk.stats(),
+                                  "redrawn": self.maker.redrawn, "failing_checks": self.maker.failing})
 
     async def reset(self, _request: web.Request) -> web.Response:
         now_busy = self.counters.in_flight
@@ -209,7 +147,7 @@ class Simulator:
             except ValueError:
                 c.count("bad_request")
                 return _error(400, "request body is not JSON")
-            if c.first_work_at is None and _format_name(body) != "probe":
+            if c.first_work_at is None and format_name(body) != "probe":
                 c.first_work_at = time.time()  # the client's own work, past its endpoint probe
             if self.record:
                 self.recorded.append(body)
@@ -219,7 +157,7 @@ class Simulator:
             refusal = self._profile_refusal(body)
             if refusal is not None:
                 return refusal
-            fault = self._pick_fault(number)
+            fault = draw_fault(self.faults, self._rng, number)
             if fault == "429":
                 c.count("429")
                 return _error(429, "simulated rate limit", headers={"retry-after-ms": "50"})
@@ -253,7 +191,7 @@ class Simulator:
                 c.count(f"upstream_{status}")
                 return web.json_response(payload, status=status)
         else:
-            missing = self._missing_variables(body)
+            missing = self.maker.missing_variables(body)
             if missing:
                 c.count("no_stage_variables")
                 return _error(412, missing)
@@ -264,7 +202,7 @@ class Simulator:
             text = json.dumps(payload, ensure_ascii=False)
             return web.Response(text=text[: len(text) // 2], content_type="application/json")
         if fault == "truncated":
-            _truncate(payload)
+            truncate(payload)
         usage = payload.get("usage") or {}
         c.prompt_tokens += usage.get("prompt_tokens", 0)
         if body.get("stream"):  # its tokens are counted as they go: generation stops on a disconnect
@@ -356,28 +294,6 @@ class Simulator:
             c.count("too_long")
             return _error(400, too_long)
         return None
-
-    def _pick_fault(self, number: int) -> str:
-        """The outcome of request `number` (1-based): scheduled, else drawn at the set rates."""
-        f = self.faults
-        if number <= len(f.schedule):
-            return f.schedule[number - 1]
-        draw = self._rng.random()
-        if draw < f.rate_429:
-            return "429"
-        if draw < f.rate_429 + f.rate_500:
-            return "500"
-        if draw < f.rate_429 + f.rate_500 + f.rate_dropped:
-            return "dropped"
-        draw = self._rng.random()
-        if draw < f.rate_malformed:
-            return "malformed"
-        if draw < f.rate_malformed + f.rate_truncated:
-            return "truncated"
-        if draw < f.rate_malformed + f.rate_truncated + f.rate_slow:
-            return "slow"
-        return "ok"
-
     async def _forward(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         if self._session is None:
             self._session = aiohttp.ClientSession()
@@ -386,176 +302,12 @@ class Simulator:
         async with self._session.post(f"{self.upstream}/chat/completions", json=body) as resp:
             return resp.status, await resp.json()
 
-    def _missing_variables(self, body: dict[str, Any]) -> str | None:
-        """Why a recipe stage's request cannot be answered: it carries no stage variables."""
-        fmt = body.get("response_format") or {}
-        name = (fmt.get("json_schema") or {}).get("name")
-        if name in self.answers and not self._scripts.get(name) and not body.get("memsynth"):
-            return (f"memsynth simulator: the request for {name} carries no stage variables; "
-                    "set llm.stage_variables: true in the config (or build with --llm simulator)")
-        return None
-
     def complete(self, body: dict[str, Any]) -> dict[str, Any]:
         """A chat.completion answering `body` with JSON valid against its schema."""
-        messages = body.get("messages") or []
-        prompt = "\n".join(str(m.get("content", "")) for m in messages[:2])
-        schema, name = _requested_schema(body, prompt, self.profile.schema_in_json_object)
-        scripted = self._scripts.get(name or "")
-        hints = body.get("memsynth") or {}
-        # Another sample of the same prompt (a new cache key) gets another answer.
-        sample = hints.get("sample", 0)
-        salt = f"|{hints['salt']}" if hints.get("salt") else ""  # a regenerated item
-        if self.ignores_seed and float(body.get("temperature") or 0) > 0:
-            salt += f"|draw {next(self._draws)}"
-        seed = hashlib.sha256(f"{body.get('model')}|{name}|{prompt}|{sample}{salt}".encode()).digest()
-        rng = random.Random(int.from_bytes(seed[:8], "big"))
-        variables = hints.get("variables") or {}
-        text = TextMaker(rng, variables.get("language", "en"))
-        if scripted:
-            content = scripted.pop(0)
-            content = content(variables) if callable(content) else content
-        elif schema is None:
-            content = text.paragraph(3)
-        else:
-            draft = SchemaFaker(text).generate(schema)
-            answer = self.answers.get(name or "")
-            if answer is not None and variables:
-                draft = answer(draft, variables, text)
-            content = json.dumps(draft, ensure_ascii=False)
-        prompt_tokens = max(1, len(prompt) // 4)
-        completion_tokens = max(1, len(content) // 4)
-        cached_tokens = self.prompt_cache.read(str(body.get("model")), prompt)
-        return {
-            "id": "chatcmpl-sim-" + seed.hex()[:24],
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": body.get("model") or MODEL_ID,
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": content}}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens,
-                      "prompt_tokens_details": {"cached_tokens": cached_tokens}},
-        }
-
-
-EMBEDDING_DIMENSIONS = 256
-_WORD = re.compile(r"[a-z0-9']+")
-
-
-def embedding_of(text: str) -> list[float]:
-    """A unit vector of hashed features: lower-cased words, and each CJK character and
-    character pair, so texts that share words (or characters) are close in cosine and
-    Euclidean distance, as a real embedding model's would tend to be."""
-    lowered = text.lower()
-    features = _WORD.findall(lowered)
-    han = [ch for ch in lowered if "\u4e00" <= ch <= "\u9fff"]
-    features += han + [a + b for a, b in zip(han, han[1:])]
-    vector = [0.0] * EMBEDDING_DIMENSIONS
-    for feature in features or [text]:
-        digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
-        slot = int.from_bytes(digest[:4], "big") % EMBEDDING_DIMENSIONS
-        vector[slot] += 1.0 if digest[4] & 1 else -1.0
-    norm = sum(x * x for x in vector) ** 0.5 or 1.0
-    return [round(x / norm, 6) for x in vector]
-
-
-def _format_name(body: dict[str, Any]) -> str | None:
-    """The name of the json_schema a request asks for (memsynth's endpoint probe's is "probe")."""
-    fmt = body.get("response_format")
-    spec = fmt.get("json_schema") if isinstance(fmt, dict) else None
-    return spec.get("name") if isinstance(spec, dict) else None
-
-
-def _requested_schema(body: dict[str, Any], prompt: str, schema_field: bool = False
-                      ) -> tuple[dict[str, Any] | None, str | None]:
-    fmt = body.get("response_format") or {}
-    if fmt.get("type") == "json_schema":
-        spec = fmt.get("json_schema") or {}
-        return spec.get("schema"), spec.get("name")
-    if schema_field and fmt.get("type") == "json_object" and isinstance(fmt.get("schema"), dict):
-        # llama-cpp-python's schema field carries no name: the prompt's copy has it.
-        match = _SCHEMA_IN_PROMPT.search(prompt)
-        return fmt["schema"], match.group(1) if match else None
-    match = _SCHEMA_IN_PROMPT.search(prompt)
-    if match:
-        return json.loads(match.group(2)), match.group(1)
-    return None, None
-
-
-def _truncate(payload: dict[str, Any]) -> None:
-    choice = payload["choices"][0]
-    content = choice["message"]["content"] or ""
-    choice["message"]["content"] = content[: max(1, len(content) // 2)]
-    choice["finish_reason"] = "length"
-    usage = payload.get("usage") or {}
-    if "completion_tokens" in usage:  # what was generated before the cut
-        usage["completion_tokens"] = max(1, usage["completion_tokens"] // 2)
-        usage["total_tokens"] = usage.get("prompt_tokens", 0) + usage["completion_tokens"]
+        return self.maker.complete(body)
 
 
 def _error(status: int, message: str, headers: dict[str, str] | None = None) -> web.Response:
     return web.json_response({"error": {"message": message, "type": "simulated", "code": status}},
                              status=status, headers=headers)
 
-
-class SimulatorThread:
-    """A simulator served on a loopback port from its own thread and event loop."""
-
-    def __init__(self, simulator: Simulator, host: str = "127.0.0.1", port: int = 0):
-        self.simulator = simulator
-        self.host = host
-        self.port = port
-        self._loop = asyncio.new_event_loop()
-        self._runner: web.AppRunner | None = None
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._serve, name="memsynth-simulator", daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://{self.host}:{self.port}/v1"
-
-    def start(self) -> SimulatorThread:
-        self._thread.start()
-        if not self._ready.wait(30):
-            raise RuntimeError("the simulator did not start")
-        return self
-
-    def _serve(self) -> None:
-        asyncio.set_event_loop(self._loop)
-        self._loop.run_until_complete(self._start())
-        self._ready.set()
-        self._loop.run_forever()
-        self._loop.run_until_complete(self._runner.cleanup())  # type: ignore[union-attr]
-        self._loop.close()
-
-    async def _start(self) -> None:
-        self._runner = web.AppRunner(self.simulator.app(), access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-
-    def stop(self) -> None:
-        if self._thread.is_alive():
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(10)
-
-    def __enter__(self) -> SimulatorThread:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-
-async def serve_forever(simulator: Simulator, host: str, port: int) -> None:
-    """Serve until cancelled (the CLI's `simulator serve`)."""
-    runner = web.AppRunner(simulator.app(), access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, host, port)
-    await site.start()
-    actual = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    print(f"memsynth simulator listening on http://{host}:{actual}/v1", flush=True)
-    try:
-        await asyncio.Event().wait()
-    finally:
-        await runner.cleanup()

@@ -17,6 +17,7 @@ from memsynth.core.integrity import dangling
 from memsynth.core.tables import Table
 from memsynth.warehouse.artifacts import Artifact
 from memsynth.warehouse.ducklake import attach, concurrent_writers, dataset_dir, share_catalog
+from memsynth.warehouse.unchanged import content_hashes, current_version
 
 VERSIONS_DDL = """
 CREATE TABLE IF NOT EXISTS lake.versions (
@@ -43,7 +44,8 @@ CREATE TABLE IF NOT EXISTS lake.versions (
 )
 """
 # Columns added since the first release: a warehouse written before gains them on publish.
-VERSIONS_ADDED = {"options_hash": "VARCHAR", "derivation": "VARCHAR", "regenerations": "VARCHAR"}
+VERSIONS_ADDED = {"options_hash": "VARCHAR", "derivation": "VARCHAR", "regenerations": "VARCHAR",
+                  "content_hashes": "VARCHAR"}
 
 # Each template, schema and options text a version used, once per hash (see memsynth.generation.provenance).
 ARTIFACTS_DDL = """
@@ -92,12 +94,15 @@ def open_for_write(directory: Path) -> duckdb.DuckDBPyConnection:
 
 
 def publish(root: Path, dataset: str, files: dict[str, list[Path]], info: VersionInfo,
-            tables: Sequence[Table] = (), statistics: Mapping[str, str] | None = None) -> dict[str, Any]:
+            tables: Sequence[Table] = (), statistics: Mapping[str, str] | None = None,
+            skip_unchanged: bool = False) -> dict[str, Any]:
     """Replace the dataset's tables with the staged files and record a new version, atomically.
 
     Refused, with nothing published, when a reference declared by `tables` names a missing row.
     `statistics` (name → the recipe's SQL over its tables) are computed on the version in the
-    same transaction, and returned under "statistics".
+    same transaction, and returned under "statistics". With `skip_unchanged`, a version equal to
+    the latest (memsynth.warehouse.unchanged) is not published: the latest is returned, with
+    "unchanged": True.
     """
     directory = dataset_dir(root, dataset)
     con = open_for_write(directory)
@@ -120,6 +125,13 @@ def publish(root: Path, dataset: str, files: dict[str, list[Path]], info: Versio
         if latest and latest[0] != info.recipe:
             raise MemsynthError(f"dataset {dataset} holds {latest[0]} versions; a {info.recipe} version "
                                 "cannot be published into it (choose another dataset name); nothing was published")
+        hashes = json.dumps(content_hashes(con, files), sort_keys=True)
+        if skip_unchanged:
+            current = current_version(con, _sameness(info, hashes))
+            if current is not None:
+                figures = _figures(con, statistics or {})  # the tables are still the latest version's
+                con.execute("ROLLBACK")
+                return {**current, "statistics": figures, "unchanged": True}
         existing = {r[0] for r in con.execute(
             "SELECT table_name FROM duckdb_tables() WHERE database_name = 'lake'").fetchall()}
         row_counts: dict[str, int] = {}
@@ -156,7 +168,7 @@ def publish(root: Path, dataset: str, files: dict[str, list[Path]], info: Versio
             "schema_hashes": json.dumps(info.schema_hashes, sort_keys=True),
             "options_hash": info.options_hash, "model": info.model,
             "derivation": json.dumps(info.derivation, sort_keys=True),
-            "regenerations": json.dumps(info.regenerations, sort_keys=True),
+            "regenerations": json.dumps(info.regenerations, sort_keys=True), "content_hashes": hashes,
             "row_counts": json.dumps(row_counts, sort_keys=True), "llm_calls": llm.get("calls", 0),
             "llm_requests": llm.get("requests", 0), "llm_cache_hits": llm.get("cache_hits", 0),
             "prompt_tokens": llm.get("prompt_tokens", 0),
@@ -216,6 +228,15 @@ def _figures(con: duckdb.DuckDBPyConnection, statistics: Mapping[str, str]) -> d
                                 "nothing was published") from exc
         figures[name] = row[0] if row else None
     return figures
+
+
+def _sameness(info: VersionInfo, hashes: str) -> dict[str, Any]:
+    """The values of a new version's row that `current_version` compares, as they are stored."""
+    return {"config_hash": info.config_hash, "memsynth_version": info.memsynth_version,
+            "prompt_hashes": json.dumps(info.prompt_hashes, sort_keys=True),
+            "schema_hashes": json.dumps(info.schema_hashes, sort_keys=True), "options_hash": info.options_hash,
+            "model": info.model, "regenerations": json.dumps(info.regenerations, sort_keys=True),
+            "content_hashes": hashes}
 
 
 def _store_artifacts(con: duckdb.DuckDBPyConnection, artifacts: Sequence[Artifact]) -> None:
