@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 from tests.conftest import ROOT
@@ -29,16 +28,19 @@ def test_clean(tmp_path):
 def _pytest(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
     (folder / "pytest.ini").write_text("[pytest]\n")
     (folder / "test_inner.py").write_text(LEAKY)
-    # A run of its own: not a worker of this one, with its own private folder.
+    # A run of its own: not a worker of this one, making its private folder in a temp folder of
+    # its own (another test's run may be going on in this run's).
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    env["TMPDIR"] = str(folder / "temp")
+    (folder / "temp").mkdir()
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "tests.tmp_guard", "-p", "no:cacheprovider",
                            "-c", str(folder / "pytest.ini"), "--rootdir", str(folder), "-q",
                            str(folder / "test_inner.py"), *args],
                           capture_output=True, text=True, cwd=ROOT, env=env, timeout=240)
 
 
-def _runs_folders() -> list[str]:
-    return [p.name for p in Path(tempfile.gettempdir()).glob("memsynth-suite-*")]
+def _left(folder: Path) -> list[str]:
+    return [p.name for p in (folder / "temp").iterdir()]
 
 
 def test_a_run_that_leaves_a_temp_folder_fails_and_names_it_once_across_workers(tmp_path):
@@ -47,14 +49,14 @@ def test_a_run_that_leaves_a_temp_folder_fails_and_names_it_once_across_workers(
     assert "2 passed" in result.stdout
     assert result.stdout.count("leaked-by-a-test-") == 1, result.stdout[-3000:]
     assert "removed-by-its-test-" not in result.stdout and "pytest-of-" not in result.stdout
-    assert _runs_folders() == []  # the run's folder went with it, leak and all
+    assert _left(tmp_path) == []  # the run's folder went with it, leak and all
 
 
 def test_a_clean_run_passes_and_removes_its_folder(tmp_path):
     result = _pytest(tmp_path, "-k", "clean")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "temp folder not clean" not in result.stdout
-    assert _runs_folders() == []
+    assert _left(tmp_path) == []
 
 
 def test_chinese_word_splitting_keeps_its_dictionary_in_memsynths_cache_not_the_temp_folder(tmp_path):
