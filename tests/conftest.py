@@ -134,6 +134,17 @@ def cli_json(*args: str, **kwargs) -> object:
     return json.loads(result.stdout)
 
 
+@pytest.fixture(scope="session")
+def quickstart_build(tmp_path_factory) -> tuple[Path, dict]:
+    """configs/quickstart.yaml built once on the simulator: (warehouse, summary). Tests read it,
+    or copy it to build on; those using it share the xdist group "enpmr_build", so one worker
+    builds it for all of them."""
+    warehouse = tmp_path_factory.mktemp("quickstart") / "wh"
+    summary = cli_json("build", str(ROOT / "configs/quickstart.yaml"), "--llm", "simulator",
+                       "--warehouse", str(warehouse), "--format", "json")
+    return warehouse, summary
+
+
 def write_config(path: Path, **overrides) -> Path:
     """A small enpmr config; nested dicts in overrides replace whole sections."""
     import yaml
