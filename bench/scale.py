@@ -1,6 +1,6 @@
 """The response cache at 1 M and 10 M entries: index build, open time, look-up latency, RSS.
 
-    python bench/scale.py                          # 1 M and 10 M entries under /tmp/memsynth-scale
+    python bench/scale.py                          # 1 M and 10 M entries in a temp folder, removed after
     python bench/scale.py --entries 1000000 --dir /data/scale
 
 For each size, synthetic logs are written straight to disk (about 270 bytes an entry, a
@@ -19,6 +19,7 @@ import json
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -90,15 +91,16 @@ def measure(folder: Path, entries: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--entries", default="1000000,10000000", help="comma-separated cache sizes")
-    parser.add_argument("--dir", default="/tmp/memsynth-scale", help="scratch folder (removed per size)")
+    parser.add_argument("--dir", help="scratch folder (each size's removed after it; default a new temp folder)")
     parser.add_argument("--keep", action="store_true", help="keep the synthetic caches")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     from memsynth.llm.cache import ResponseCache
 
     results = []
+    scratch = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="memsynth-scale-"))
     for entries in (int(n) for n in args.entries.split(",")):
-        folder = Path(args.dir) / f"cache-{entries}"
+        folder = scratch / f"cache-{entries}"
         shutil.rmtree(folder, ignore_errors=True)
         wrote = write_logs(folder, entries)
         started = time.perf_counter()
@@ -114,6 +116,8 @@ def main() -> None:
         results.append(row)
         if not args.keep:
             shutil.rmtree(folder, ignore_errors=True)
+    if not args.dir and not args.keep:
+        shutil.rmtree(scratch, ignore_errors=True)
     # Sizes measured before (another run) are kept beside this run's.
     earlier = ROOT / "bench" / "results" / "scale-cache.json"
     kept = json.loads(earlier.read_text())["results"] if earlier.is_file() else []

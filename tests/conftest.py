@@ -2,25 +2,22 @@
 
 from __future__ import annotations
 
-import atexit
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
 
+# First: the run's private temp folder, checked empty at its end (tests/tmp_guard.py).
+from tests.tmp_guard import pytest_sessionfinish, scratch  # noqa: F401, I001
+
 ROOT = Path(__file__).resolve().parent.parent
-_PREFECT_HOME = tempfile.mkdtemp(prefix="memsynth-test-prefect-home-")
 # Before anything imports prefect: its database goes in a folder the tests own.
-os.environ["PREFECT_HOME"] = _PREFECT_HOME
+os.environ["PREFECT_HOME"] = scratch("memsynth-test-prefect-home-")
 # memsynth keeps a migrated Prefect database under the user's cache: the tests keep theirs.
-os.environ["XDG_CACHE_HOME"] = _CACHE_HOME = tempfile.mkdtemp(prefix="memsynth-cache-")
-for _scratch in (_PREFECT_HOME, _CACHE_HOME):  # each test process's two folders go with it
-    atexit.register(shutil.rmtree, _scratch, ignore_errors=True)
+os.environ["XDG_CACHE_HOME"] = scratch("memsynth-cache-")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 os.environ.pop("MEMSYNTH_WAREHOUSE", None)
@@ -54,14 +51,16 @@ def shared_prefect_server():
     if os.environ.get("PREFECT_API_URL"):
         yield os.environ["PREFECT_API_URL"]
         return
-    from memsynth.build.prefect_api import prefect_api_url
+    from memsynth.build import prefect_api
 
-    url = prefect_api_url()
+    url = prefect_api.prefect_api_url()
     os.environ["PREFECT_API_URL"] = url
     try:
         yield url
     finally:
         os.environ.pop("PREFECT_API_URL", None)
+        if prefect_api._server is not None:  # its database folder goes now, before the run's check
+            prefect_api._server.stop()
 
 
 S3_SECRET = "sk-memsynth-test-secret-9f3c1a"  # the s3 fixture's secret key: must end up nowhere
@@ -133,6 +132,17 @@ def cli_json(*args: str, **kwargs) -> object:
     result = memsynth_cli(*args, **kwargs)
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(result.stdout)
+
+
+@pytest.fixture(scope="session")
+def quickstart_build(tmp_path_factory) -> tuple[Path, dict]:
+    """configs/quickstart.yaml built once on the simulator: (warehouse, summary). Tests read it,
+    or copy it to build on; those using it share the xdist group "enpmr_build", so one worker
+    builds it for all of them."""
+    warehouse = tmp_path_factory.mktemp("quickstart") / "wh"
+    summary = cli_json("build", str(ROOT / "configs/quickstart.yaml"), "--llm", "simulator",
+                       "--warehouse", str(warehouse), "--format", "json")
+    return warehouse, summary
 
 
 def write_config(path: Path, **overrides) -> Path:

@@ -31,9 +31,13 @@ def _count(warehouse: Path, dataset: str, table: str, version: int | None = None
     return cli_json(*args)[0]["n"]
 
 
-def test_quickstart_builds_versions_and_queries(tmp_path):
+@pytest.mark.xdist_group("enpmr_build")  # with tests/test_enpmr_build.py: one quickstart build for both
+def test_quickstart_builds_versions_and_queries(tmp_path, quickstart_build):
+    import shutil
+
     wh = tmp_path / "wh"
-    first = _build(ROOT / "configs/quickstart.yaml", wh, "--llm", "simulator")
+    shutil.copytree(quickstart_build[0], wh)  # version 1: the session's quickstart build, left unchanged
+    first = quickstart_build[1]
     assert first["version"] == 1 and first["failed_items"] == 0
     assert _count(wh, "quickstart", "life_themes") >= 30
     assert first["row_counts"]["llm_calls"] == first["llm"]["calls"] > 0
@@ -92,26 +96,48 @@ def _rows(warehouse: Path, dataset: str, sql: str) -> list:
     return cli_json("query", sql, "--dataset", dataset, "--warehouse", str(warehouse), "--format", "json")
 
 
+def _served_quickstart() -> dict:
+    import yaml
+
+    quickstart = yaml.safe_load((ROOT / "configs/quickstart.yaml").read_text())
+    # A served simulator answers from the stage variables; short backoff keeps the test quick.
+    quickstart["llm"].update(stage_variables=True, retry_base_s=0.05)
+    return quickstart
+
+
+@pytest.fixture(scope="module")
+def clean_quickstart(tmp_path_factory) -> tuple[Path, dict]:
+    """The served quickstart built with no fault: the rows every faulty build must match (one
+    build for both of the fault test's cases)."""
+    import yaml
+
+    folder = tmp_path_factory.mktemp("clean-quickstart")
+    config = folder / "quickstart.yaml"
+    config.write_text(yaml.safe_dump(_served_quickstart()))
+    sim = start_simulator(latency_ms=10)
+    try:
+        summary = _build(config, folder / "clean", env={"OPENAI_BASE_URL": sim.base_url, "OPENAI_API_KEY": SECRET})
+    finally:
+        sim.stop()
+    return folder / "clean", summary
+
+
+@pytest.mark.xdist_group("clean-quickstart")  # both cases on one worker: one clean build between them
 @pytest.mark.parametrize("client,catalog", [("openai", "file"), ("direct", "postgres")])
 def test_the_quickstart_through_every_fault_gives_every_row_and_a_rerun_sends_nothing(tmp_path, client, catalog,
-                                                                                    request):
+                                                                                    request, clean_quickstart):
     """20% 429, 10% 500, 5% malformed bodies, 5% cut-off answers, 2% dropped connections and
     2% slow answers over the whole quickstart build, through either client, into a warehouse
     whose catalog is a file or a PostgreSQL database: not one item lost or changed."""
     import yaml
 
     where = ("--catalog", request.getfixturevalue("postgres_url")) if catalog == "postgres" else ()
+    clean_wh, clean = clean_quickstart
 
     upstream = start_simulator(latency_ms=10)
     proxy = start_simulator(upstream=upstream.base_url, faults=FAULT_MIX)
     try:
-        quickstart = yaml.safe_load((ROOT / "configs/quickstart.yaml").read_text())
-        # A served simulator answers from the stage variables; short backoff keeps the test quick.
-        quickstart["llm"].update(stage_variables=True, retry_base_s=0.05)
-        config = tmp_path / "quickstart.yaml"
-        config.write_text(yaml.safe_dump(quickstart))
-        clean = _build(config, tmp_path / "clean",
-                       env={"OPENAI_BASE_URL": upstream.base_url, "OPENAI_API_KEY": SECRET})
+        quickstart = _served_quickstart()
         env = {"OPENAI_BASE_URL": proxy.base_url, "OPENAI_API_KEY": SECRET}
         quickstart["llm"]["client"] = client  # how calls are sent is not hashed: same cache keys
         config = tmp_path / "faulty.yaml"
@@ -125,7 +151,7 @@ def test_the_quickstart_through_every_fault_gives_every_row_and_a_rerun_sends_no
         for sql in ("SELECT memory_id, text FROM memories ORDER BY 1",
                     "SELECT memory_id, turn_index, content FROM memory_sessions ORDER BY 1, 2",
                     "SELECT dialogue_id, turns, negative_memory_ids FROM benchmark ORDER BY 1"):
-            assert _rows(tmp_path / "faulty", "quickstart", sql) == _rows(tmp_path / "clean", "quickstart", sql)
+            assert _rows(tmp_path / "faulty", "quickstart", sql) == _rows(clean_wh, "quickstart", sql)
         assert upstream.simulator.counters.peak_in_flight <= quickstart["llm"]["concurrency"]
 
         before = upstream.simulator.counters.requests, proxy.simulator.counters.requests
@@ -137,7 +163,7 @@ def test_the_quickstart_through_every_fault_gives_every_row_and_a_rerun_sends_no
     finally:
         proxy.stop()
         upstream.stop()
-    for path in tmp_path.rglob("*"):
+    for path in (*tmp_path.rglob("*"), *clean_wh.parent.rglob("*")):
         if path.is_file():
             assert SECRET.encode() not in path.read_bytes(), f"API key leaked into {path}"
 

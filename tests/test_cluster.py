@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -47,7 +48,10 @@ def test_dask_build_equals_the_thread_build_from_the_same_cache(tmp_path: Path):
     first = _build(threads, tmp_path / "a", "--llm", "simulator")
     assert first["runner"] == "thread" and first["dask"] is None and first["llm"]["requests"] > 0
 
-    second = _build(dask, tmp_path / "b", "--llm", "simulator")
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    second = _build(dask, tmp_path / "b", "--llm", "simulator", env={"TMPDIR": str(temp)})
+    assert list(temp.iterdir()) == []  # the workers' scratch went with the cluster
     assert second["runner"] == "dask"
     assert second["dask"]["workers"] == 2  # both worker processes ran shards
     assert second["dask"]["share"]["concurrency"] == 4  # llm.concurrency 8 over 2 workers
@@ -90,8 +94,12 @@ def test_limits_hold_across_workers_and_back_off_together(tmp_path: Path):
 def _cluster_with_channel(name: str) -> Iterator[tuple[Any, Any]]:
     """An in-process LocalCluster of one worker, its client, and an empty back-off channel."""
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=None,
-                                  scheduler_kwargs={"dashboard": False}) as cluster, \
+    import dask
+
+    with tempfile.TemporaryDirectory(prefix="memsynth-dask-") as scratch, \
+            dask.config.set({"temporary-directory": scratch}), \
+            distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=None, local_directory=scratch,
+                                     scheduler_kwargs={"dashboard": False}) as cluster, \
             distributed.Client(cluster, set_as_default=False) as client:
         distributed.Variable(name, client=client).set("")
         yield cluster, client

@@ -7,7 +7,6 @@ import json
 import pytest
 
 from memsynth.warehouse.catalog import run_query
-from tests.conftest import ROOT, cli_json
 
 # One worker runs the whole module, so its module fixture (builds) is made once, not once per worker.
 pytestmark = pytest.mark.xdist_group("enpmr_build")
@@ -15,12 +14,9 @@ pytestmark = pytest.mark.xdist_group("enpmr_build")
 WINDOW = ("DATE '2019-12-02'", "DATE '2024-12-02'")
 
 
-@pytest.fixture(scope="module")
-def quickstart(tmp_path_factory):
-    warehouse = tmp_path_factory.mktemp("enpmr") / "wh"
-    summary = cli_json("build", str(ROOT / "configs/quickstart.yaml"), "--llm", "simulator",
-                       "--warehouse", str(warehouse), "--format", "json")
-    return warehouse, summary
+@pytest.fixture
+def quickstart(quickstart_build):
+    return quickstart_build  # the session's (tests/conftest.py): test_cli builds on a copy of it
 
 
 def sql(warehouse, query):

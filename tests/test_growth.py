@@ -13,6 +13,7 @@ from memsynth.build.shards import recipe_for
 from memsynth.core.errors import ConfigError
 from memsynth.generation.personas import build_personas
 from memsynth.generation.registry import load_config
+from memsynth.warehouse.catalog import run_query
 from tests.conftest import ROOT, cli_json, memsynth_cli, write_config
 
 ENGINE_TABLES = {"llm_calls", "stage_failures"}
@@ -61,16 +62,16 @@ def test_pal_builds_past_the_pool_with_numbered_users(tmp_path):
 
 
 def _rows(warehouse: Path, dataset: str, version: int) -> dict[str, set[str]]:
-    tables = cli_json("query", "SELECT table_name FROM duckdb_tables() WHERE database_name = 'lake'",
-                      "--dataset", dataset, "--warehouse", str(warehouse), "--version", str(version),
-                      "--format", "json")
+    """Every row of every recipe table at `version`, read in this process (a `memsynth query`
+    process per table and version was most of this file's time)."""
+    tables = run_query(warehouse, dataset, "SELECT table_name FROM duckdb_tables() WHERE database_name = 'lake'",
+                       version)[1]
     out = {}
-    for t in (r["table_name"] for r in tables):
+    for (t,) in tables:
         if t in ENGINE_TABLES or t == "versions":
             continue
-        rows = cli_json("query", f"SELECT * FROM {t}", "--dataset", dataset, "--warehouse", str(warehouse),
-                        "--version", str(version), "--format", "json")
-        out[t] = {json.dumps(r, sort_keys=True, default=str) for r in rows}
+        columns, rows, _ = run_query(warehouse, dataset, f"SELECT * FROM {t}", version)
+        out[t] = {json.dumps(dict(zip(columns, r)), sort_keys=True, default=str) for r in rows}
     return out
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import resource
+import shutil
 import sys
 import tempfile
 import time
@@ -34,7 +36,8 @@ from workload import SYSTEM, Fact, client_args, report, user_prompt  # noqa: E40
 
 def main() -> None:
     args = client_args("curator")
-    os.environ["CURATOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="curator-")
+    os.environ["CURATOR_CACHE_DIR"] = cache = tempfile.mkdtemp(prefix="curator-")
+    atexit.register(shutil.rmtree, cache, ignore_errors=True)  # curator's cache is this run's alone
 
     from bespokelabs import curator
 

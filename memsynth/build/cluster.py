@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -55,6 +56,7 @@ class DaskCluster:
 def dask_cluster(config: BuildConfig) -> Iterator[DaskCluster]:
     """The config's cluster: joined at `dask.address`, or a LocalCluster for this build
     (closed with it)."""
+    import dask
     import distributed
 
     # Dask's INFO lines (workers starting and stopping) would drown the build's own output.
@@ -65,10 +67,15 @@ def dask_cluster(config: BuildConfig) -> Iterator[DaskCluster]:
             address = config.dask.address
         else:
             workers = config.dask.workers or 2
+            # The scheduler's and workers' scratch in a folder of the build's, removed after the
+            # cluster closes: by default Dask leaves `dask-scratch-space` in the system's temp folder.
+            scratch = stack.enter_context(tempfile.TemporaryDirectory(prefix="memsynth-dask-",
+                                                                      ignore_cleanup_errors=True))
+            stack.enter_context(dask.config.set({"temporary-directory": scratch}))
             cluster = stack.enter_context(distributed.LocalCluster(
                 n_workers=workers, threads_per_worker=max(1, math.ceil(config.max_workers / workers)),
                 processes=True, dashboard_address=None, scheduler_kwargs={"dashboard": False},
-                silence_logs=logging.WARNING))
+                silence_logs=logging.WARNING, local_directory=scratch))
             address = cluster.scheduler_address
         try:
             client = stack.enter_context(distributed.Client(address, timeout="10s", set_as_default=False))

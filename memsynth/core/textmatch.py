@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import unicodedata
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -132,14 +134,24 @@ def refers_to(text: str, reference: str, min_shared: int = 2) -> bool:
     return False
 
 
-def zh_words(text: str) -> list[str]:
-    """jieba's words of a Chinese text (its dictionary ships in the wheel)."""
+def jieba_module():
+    """jieba, quiet, keeping its prepared dictionary under memsynth's cache folder: left to
+    itself it writes `jieba.cache` (~3 MB) into the system's temp folder and leaves it there."""
     import logging
 
     import jieba
 
+    if jieba.dt.tmp_dir is None:
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "memsynth"
+        cache.mkdir(parents=True, exist_ok=True)
+        jieba.dt.tmp_dir = str(cache)
     jieba.setLogLevel(logging.WARNING)
-    return jieba.lcut(text)
+    return jieba
+
+
+def zh_words(text: str) -> list[str]:
+    """jieba's words of a Chinese text (its dictionary ships in the wheel)."""
+    return jieba_module().lcut(text)
 
 
 def shared_run(text: str, source: str) -> int:

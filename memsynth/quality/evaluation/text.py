@@ -3,10 +3,11 @@ computes it, and the solution-selection S-Score."""
 
 from __future__ import annotations
 
-import logging
 import re
 import warnings
 from collections.abc import Mapping, Sequence
+
+from memsynth.core.textmatch import jieba_module
 
 _LATIN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
@@ -15,10 +16,7 @@ def tokens(text: str, language: str) -> list[str]:
     """Words: jieba's segmentation for zh (punctuation and spaces dropped), lower-cased
     alphanumeric runs for en."""
     if language == "zh":
-        import jieba
-
-        jieba.setLogLevel(logging.WARNING)
-        return [t for t in jieba.lcut(text) if t.strip() and not _is_punct(t)]
+        return [t for t in jieba_module().lcut(text) if t.strip() and not _is_punct(t)]
     return _LATIN.findall(text.lower())
 
 
@@ -33,10 +31,7 @@ BLEU_WEIGHTS = {1: (1, 0, 0, 0), 2: (0.5, 0.5, 0, 0), 3: (0.33, 0.33, 0.33, 0), 
 def bleu_tokens(text: str) -> list[str]:
     """What the authors' BLEU counts: every token `jieba.cut` returns, in any language,
     punctuation and spaces included."""
-    import jieba
-
-    jieba.setLogLevel(logging.WARNING)
-    return list(jieba.cut(text))
+    return list(jieba_module().cut(text))
 
 
 def bleu(references: Sequence[str], hypothesis: str, n: int, language: str = "zh") -> float:
