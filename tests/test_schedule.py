@@ -65,6 +65,14 @@ def _post(url: str, path: str, body: dict | None = None) -> object:
     return response.json()
 
 
+def _private_tmp(tmp_path: Path) -> str:
+    """A temp folder for a `serve` process: Prefect's runner keeps `runner_storage/<id>` there,
+    which a killed (or terminated) server cannot remove; it goes with the test's tmp_path."""
+    folder = tmp_path / "tmp"
+    folder.mkdir(exist_ok=True)
+    return str(folder)
+
+
 def _wait_for(what: str, probe, timeout_s: float = 180):
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -77,7 +85,7 @@ def _wait_for(what: str, probe, timeout_s: float = 180):
 
 def test_a_served_deployment_builds_when_triggered_and_on_schedule(tmp_path, prefect_server):
     wh = tmp_path / "wh"
-    env = {**os.environ, "PREFECT_API_URL": prefect_server}
+    env = {**os.environ, "PREFECT_API_URL": prefect_server, "TMPDIR": _private_tmp(tmp_path)}
     exe = Path(sys.executable).parent / "memsynth"
     serving = subprocess.Popen([str(exe), "serve", str(ROOT / "configs/quickstart.yaml"), "--llm", "simulator",
                                 "--personas", "1", "--warehouse", str(wh), "--interval", "30", "--name", "qs"],
@@ -143,7 +151,7 @@ def test_a_served_run_killed_with_its_server_resumes_exactly_when_served_again(t
                               llm={"model": "m", "stage_variables": True, "concurrency": 4})
         wh, clean = tmp_path / "wh", tmp_path / "clean"
         env = {**os.environ, "PREFECT_API_URL": prefect_server, "OPENAI_BASE_URL": sim.base_url,
-               "OPENAI_API_KEY": "x"}
+               "OPENAI_API_KEY": "x", "TMPDIR": _private_tmp(tmp_path)}
         command = [str(Path(sys.executable).parent / "memsynth"), "serve", str(config), "--warehouse", str(wh)]
 
         def served(log: str) -> subprocess.Popen:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +45,17 @@ def serve(config_path: str, *, cron: str | None, interval: float | None, name: s
     for run in release_dead_runs(name, dataset_dir(resolve_warehouse(warehouse, config), config.dataset),
                                  config.dataset):
         print(f"marked run {run} crashed: it was under way when its process died")
+    try:
+        _serve(name, config_path, config, cron, interval, llm, personas, warehouse)
+    finally:
+        # Prefect's runner removes its own `runner_storage/<id>` folder but not the parent it made
+        # in the system's temp folder.
+        with contextlib.suppress(OSError):
+            (Path(tempfile.gettempdir()) / "runner_storage").rmdir()
+
+
+def _serve(name: str, config_path: str, config: Any, cron: str | None, interval: float | None, llm: str,
+           personas: int | None, warehouse: str | None) -> None:
     scheduled_build.serve(
         name=name,
         cron=cron, interval=interval,
