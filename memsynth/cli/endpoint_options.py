@@ -66,7 +66,7 @@ def endpoint_options(*, prefix: str = "", dest: str = "endpoint", default_from: 
         click.option(f"--{p}concurrency", f"{p.replace('-', '_')}concurrency", type=Concurrency(),
                      help=f"{whose} requests in flight at most (sets {sets}.concurrency); `auto` finds how many the "
                           f"server takes from how its answers slow (up to {AUTO_CONCURRENCY_MAX}). A local server "
-                          "with one slot (llama.cpp's default) wants 1 or a few"),
+                          "with fewer slots queues the rest, and they wait their turn"),
         click.option(f"--{p}response-mode", f"{p.replace('-', '_')}response_mode", type=click.Choice(RESPONSE_MODES),
                      help=f"how answers are held to their JSON schema (sets {sets}.response_mode); `auto` asks the "
                           "endpoint once which form it enforces (a version's mode holds only on the endpoint it "

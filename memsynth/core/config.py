@@ -164,7 +164,8 @@ class LLMConfig(_Strict):
     tpm: float | None = Field(None, gt=0)
     timeout_s: float = Field(120, gt=0)  # an answer not streamed: the wait for all of it
     # Answers come streamed (server-sent events) and time out only on silence: no token for
-    # idle_timeout_s, so a slow server that is working is never asked twice. Not hashed.
+    # idle_timeout_s, so a slow server that is working is never asked twice; a request still
+    # queued waits while the server sends to any other (memsynth.llm.silence). Not hashed.
     stream: bool = True
     idle_timeout_s: float = Field(60, gt=0)
     max_attempts: int = Field(6, ge=1, le=20)  # failures of one request while the endpoint answers others

@@ -36,6 +36,7 @@ from memsynth.llm.retry import (
     is_retryable,
 )
 from memsynth.llm.settings import EngineCounters, EngineSettings, Spend
+from memsynth.llm.silence import Pulse
 
 # Calls that must fail to connect, with no call ever answered, before a build gives up.
 UNREACHABLE_AFTER = 2
@@ -67,6 +68,7 @@ class LLMEngine:
         self.failure_rate = FailureRate()
         self.spend = Spend()
         self.capabilities: Capabilities | None = None  # once learn_capabilities has run
+        self.pulse = Pulse()  # the endpoint's sign of life, by which a queued request is timed
         self.batches = (BatchQueue(self._openai, cache.directory, settings.batch, self._keep_batch_answer)
                         if settings.mode == "batch" else None)
 
@@ -75,6 +77,8 @@ class LLMEngine:
         per stage) are one account."""
         self.counters = other.counters
         self.spend = other.spend
+        if self.base_url == other.base_url:  # one server, one queue: what is ahead is either's
+            self.pulse = other.pulse
 
     def learn_capabilities(self, model: str, *, probe_formats: bool, seed: int | None = None,
                            refresh: bool = False) -> Capabilities:
@@ -107,8 +111,9 @@ class LLMEngine:
         if self._poster is None:
             idle = self.settings.idle_timeout_s if self.settings.stream else None
             self._poster = (DirectPoster(self._openai(), self._api_key, timeout_s=self.settings.timeout_s,
-                                         connections=self.settings.concurrency, idle_timeout_s=idle)
-                            if self.settings.client == "direct" else OpenAIPoster(self._openai(), idle))
+                                         connections=self.settings.concurrency, idle_timeout_s=idle,
+                                         pulse=self.pulse)
+                            if self.settings.client == "direct" else OpenAIPoster(self._openai(), idle, self.pulse))
         return self._poster
 
     async def aclose(self) -> None:

@@ -25,6 +25,7 @@ import openai
 import orjson
 
 from memsynth.llm.retry import EmptyResponse
+from memsynth.llm.silence import Pulse, Silence
 from memsynth.llm.stream import StreamAssembler
 
 Client = Literal["openai", "direct"]
@@ -56,35 +57,46 @@ class Poster(Protocol):
 class OpenAIPoster:
     """The openai client's generic POST: its HTTP stack, auth and errors, no typed models."""
 
-    def __init__(self, client: openai.AsyncOpenAI, idle_timeout_s: float | None = None):
+    def __init__(self, client: openai.AsyncOpenAI, idle_timeout_s: float | None = None,
+                 pulse: Pulse | None = None):
         self.client = client
-        # A streamed answer waits at most this for each next token, however long it is in all.
-        self._stream_options: dict[str, Any] = {"timeout": idle_timeout_s} if idle_timeout_s else {}
+        whole = client.timeout if isinstance(client.timeout, int | float) else None
+        # A streamed answer: silence is timed by memsynth.llm.silence (a request queued behind
+        # others is not silent), so the transport's read timeout must not fire first.
+        self._idle = idle_timeout_s or whole or 60.0
+        self._stream_options: dict[str, Any] = {"timeout": httpx.Timeout(whole, read=None)}
+        self.pulse = pulse or Pulse()
 
     async def post(self, path: str, content: bytes, *, stream: bool = False) -> Any:
         # Bytes go as they are: no per-field transform of the body (a JSON schema made that
         # most of our CPU per call) and no typed response model.
         if stream:
             assembler = StreamAssembler()
-            events = await self.client.post(path, content=content, cast_to=object, stream=True,
-                                            stream_cls=openai.AsyncStream[object],
-                                            options=self._stream_options)  # type: ignore[arg-type]
             try:
-                async for event in events:
-                    assembler.feed(event)  # type: ignore[arg-type]
-            except httpx.TimeoutException as exc:  # silence mid-answer: raised as the client's own
-                raise openai.APITimeoutError(request=exc.request) from exc
+                async with Silence(self.pulse, self._idle) as watch:
+                    events = await self.client.post(path, content=content, cast_to=object, stream=True,
+                                                    stream_cls=openai.AsyncStream[object],
+                                                    options=self._stream_options)  # type: ignore[arg-type]
+                    try:
+                        async for event in events:
+                            watch.heard()
+                            assembler.feed(event)  # type: ignore[arg-type]
+                    finally:
+                        await events.close()
+            except (TimeoutError, httpx.TimeoutException) as exc:  # silence: raised as the client's own
+                raise openai.APITimeoutError(request=httpx.Request("POST", self._url(path))) from exc
             except httpx.TransportError as exc:
                 raise openai.APIConnectionError(request=exc.request) from exc
             except openai.APIError as exc:
-                if isinstance(exc, openai.APIStatusError):
-                    raise
+                if isinstance(exc, openai.APIStatusError | openai.APIConnectionError):
+                    raise  # a timeout in connecting is an APIConnectionError's subclass
                 raise EmptyResponse(f"the endpoint sent an error mid-answer: {str(exc)[:200]}") from exc
-            finally:
-                await events.close()
             return assembler.completion()
         response = await self.client.post(path, content=content, cast_to=httpx.Response)
         return response.json()
+
+    def _url(self, path: str) -> str:
+        return str(self.client.base_url).rstrip("/") + path
 
     async def aclose(self) -> None:
         """The engine closes the openai client itself (batch mode uses it too)."""
@@ -94,7 +106,7 @@ class DirectPoster:
     """Plain POSTs on one aiohttp session, sized to the engine's in-flight ceiling."""
 
     def __init__(self, client: openai.AsyncOpenAI, api_key: str, *, timeout_s: float, connections: int,
-                 idle_timeout_s: float | None = None):
+                 idle_timeout_s: float | None = None, pulse: Pulse | None = None):
         self.base_url = str(client.base_url).rstrip("/")
         # The openai client's own default headers (user agent, organization, project), so an
         # endpoint sees the same request either way; Omit placeholders are headers unset.
@@ -103,9 +115,11 @@ class DirectPoster:
         self._headers["Authorization"] = f"Bearer {api_key}"
         # As the openai client's timeout: on connecting and on each read, not on the whole call.
         self._timeout = aiohttp.ClientTimeout(total=None, sock_connect=timeout_s, sock_read=timeout_s)
-        # A streamed answer waits at most this for each next token, however long it is in all.
-        self._stream_timeout = aiohttp.ClientTimeout(total=None, sock_connect=timeout_s,
-                                                     sock_read=idle_timeout_s or timeout_s)
+        # A streamed answer: silence is timed by memsynth.llm.silence (a request queued behind
+        # others is not silent), so the socket's read timeout must not fire first.
+        self._stream_timeout = aiohttp.ClientTimeout(total=None, sock_connect=timeout_s, sock_read=None)
+        self._idle = idle_timeout_s or timeout_s
+        self.pulse = pulse or Pulse()
         self._connections = connections
         self._session: aiohttp.ClientSession | None = None
 
@@ -122,23 +136,34 @@ class DirectPoster:
         session = self._session or self._open()
         url = self.base_url + path
         try:
-            async with session.post(url, data=content, headers=self._headers,
-                                    timeout=self._stream_timeout if stream else self._timeout) as response:
+            if stream:
+                async with Silence(self.pulse, self._idle) as watch:
+                    return await self._streamed(session, url, content, watch)
+            async with session.post(url, data=content, headers=self._headers, timeout=self._timeout) as response:
                 if response.status >= 400:
                     raise status_error(url, response.status, response.headers, await response.read())
-                if stream and response.content_type == "text/event-stream":
-                    assembler = StreamAssembler()
-                    async for line in response.content:  # each read waits at most the idle timeout
-                        assembler.feed_line(line)
-                        if assembler.done:
-                            break
-                    return assembler.completion()
                 raw = await response.read()
         except TimeoutError as exc:  # aiohttp's socket timeouts are TimeoutErrors too
             raise openai.APITimeoutError(request=httpx.Request("POST", url)) from exc
         except aiohttp.ClientError as exc:
             raise openai.APIConnectionError(request=httpx.Request("POST", url)) from exc
         return orjson.loads(raw)
+
+    async def _streamed(self, session: aiohttp.ClientSession, url: str, content: bytes, watch: Silence) -> Any:
+        async with session.post(url, data=content, headers=self._headers, timeout=self._stream_timeout) as response:
+            if response.status >= 400:
+                raise status_error(url, response.status, response.headers, await response.read())
+            if response.content_type != "text/event-stream":  # a server that answers whole
+                raw = await response.read()
+                watch.heard()
+                return orjson.loads(raw)
+            assembler = StreamAssembler()
+            async for line in response.content:  # a keep-alive comment is a sign of life too
+                watch.heard()
+                assembler.feed_line(line)
+                if assembler.done:
+                    break
+            return assembler.completion()
 
     async def aclose(self) -> None:
         if self._session is not None:

@@ -2,7 +2,8 @@
 non-streamed call would have had: the cache, the counts and the parser see no difference.
 
 Streaming is how a slow server that is working is told from one that went silent: a
-timeout then means no token for `llm.idle_timeout_s`, not a long answer.
+timeout then means no token for `llm.idle_timeout_s`, not a long answer (nor, for a request
+still queued, a long queue: memsynth.llm.silence).
 """
 
 from __future__ import annotations
