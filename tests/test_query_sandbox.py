@@ -280,7 +280,11 @@ def test_a_query_past_its_time_limit_or_interrupted_stops_in_one_line(warehouse,
     exe = Path(sys.executable).parent / "memsynth"
     spills = tmp_path / "tmp"
     spills.mkdir()
-    proc = subprocess.Popen([str(exe), "query", endless, "--dataset", "d", "--warehouse", str(root)],
+    # A sort far past its memory limit: it spills (the folder shows the query is running) and
+    # runs for minutes unless stopped.
+    spilling = "SELECT count(*) FROM (SELECT i FROM range(400000000) t(i) ORDER BY hash(i))"
+    proc = subprocess.Popen([str(exe), "query", spilling, "--dataset", "d", "--warehouse", str(root),
+                             "--memory-limit", "64MB"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "TMPDIR": str(spills)})
     try:
@@ -294,7 +298,7 @@ def test_a_query_past_its_time_limit_or_interrupted_stops_in_one_line(warehouse,
 
 
 def _wait_for_spill_folder(proc: subprocess.Popen, spills: Path) -> None:
-    """Until the query runs: its spill folder exists once the sandbox is set up."""
+    """Until the query runs: DuckDB makes its spill folder when it first spills."""
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
         if any(p.name.startswith("memsynth-query-") for p in spills.iterdir()):

@@ -75,27 +75,28 @@ def test_regenerating_a_persona_changes_only_its_rows_and_sends_only_its_calls(t
     for table, rows in changed.items():  # every row that differs is the target's
         assert all(target in row and other not in row for row in rows), table
 
-    # A plain rebuild keeps the regeneration (it is in force for later versions) and sends nothing.
+    # A plain rebuild keeps the regeneration (it is in force for later versions) and sends
+    # nothing: every table equals version 2's, so nothing is published.
     third = _build(wh, 2)
     assert third["llm"]["requests"] == 0 and third["row_counts"] == second["row_counts"]
-    assert _changed(wh, 2, 3) == {}
+    assert third["unchanged"] and third["version"] == 2
 
     # --where picks personas with a query; --add-personas grows the dataset and leaves its rows.
     fourth = _build(wh, where=f"SELECT persona_id FROM personas WHERE persona_id = '{other}'",
                     from_stage="blri")
-    assert fourth["derivation"]["regenerated"] == [other]
-    assert set(_changed(wh, 3, 4)) <= {"quality_checks", "benchmark", "llm_calls", "stage_failures"}
+    assert fourth["derivation"]["regenerated"] == [other] and fourth["version"] == 3
+    assert set(_changed(wh, 2, 3)) <= {"quality_checks", "benchmark", "llm_calls", "stage_failures"}
     fifth = _build(wh, add_personas=1)
     assert fifth["row_counts"]["personas"] == 3 and fifth["derivation"]["added_personas"] == 1
-    before, after = _snapshot(wh, 4), _snapshot(wh, 5)
+    before, after = _snapshot(wh, 3), _snapshot(wh, 4)
     assert all(before[t] <= after[t] for t in TABLES)
 
     listed = cli_json("versions", "quickstart", "--warehouse", str(wh), "--format", "json")
     assert listed[1]["derivation"]["regenerated"] == [target]
-    assert listed[4]["regenerations"].keys() == {target, other}
+    assert listed[3]["regenerations"].keys() == {target, other}
     table = memsynth_cli("versions", "quickstart", "--warehouse", str(wh), env={"COLUMNS": "400"})
     assert f"v1 + 1 regenerated from support_dialogue ({target})" in table.stdout
-    assert "v4 + 1 personas added" in table.stdout
+    assert "v3 + 1 personas added" in table.stdout
 
 
 def test_regenerating_unknown_personas_or_stages_is_one_line(tmp_path):

@@ -27,6 +27,7 @@ from memsynth.generation.emotion_scoring import annotate_shard
 from memsynth.generation.prompts import DEFAULT_PROMPTS_DIR, PromptLibrary
 from memsynth.generation.recipe import PersonaContext, Recipe, ShardOutput, persona_rng
 from memsynth.generation.session import (
+    SIMULATOR_API_KEY,
     Endpoint,
     engine_settings,
     generation_settings,
@@ -87,7 +88,7 @@ class ShardPlan:
         """The simulator this build runs on (every model alias answered there), or None."""
         if not self.simulated or self.base_url is None:
             return None
-        return Endpoint(base_url=self.base_url, api_key="simulator", model=self.model, stop=lambda: None)
+        return Endpoint(base_url=self.base_url, api_key=SIMULATOR_API_KEY, model=self.model, stop=lambda: None)
 
 
 def complete_personas(recipe: Recipe, output: ShardOutput) -> set[str]:

@@ -25,7 +25,9 @@ _SECRET_ENV = re.compile(r"(api[_-]?key|(^|_)key$|token|secret|passw(or)?d|crede
 # Bearer tokens only: "Basic" is a word too, and basic-auth credentials come from a URL's
 # user:password (masked below) or a known secret.
 _SCHEME_CREDENTIAL = re.compile(r"(?i)\b(bearer)(\s+)[A-Za-z0-9._~+/=-]{8,}")
-_URL_CREDENTIALS = re.compile(r"(?<=://)[^/@\s\"']+@")
+# The password of user:password@ only: a bare user name (postgres://postgres@host) is how
+# the URL is told apart from another, and errors that compare two URLs must show it.
+_URL_CREDENTIALS = re.compile(r"(?<=://)([^/@:\s\"']*):[^/@\s\"']+@")
 _PAIR = re.compile(r"(?i)\b(api[_-]?key|x-api-key|authorization|password|passwd|secret|access[_-]?token)"
                    r"(\"?'?\s*[:=]\s*\"?'?)([^\s\"',;&}]+)")
 
@@ -61,7 +63,7 @@ def mask(text: str) -> str:
             if form in text:
                 text = text.replace(form, MASK)
     text = _SCHEME_CREDENTIAL.sub(rf"\1\2{MASK}", text)
-    text = _URL_CREDENTIALS.sub(f"{MASK}@", text)
+    text = _URL_CREDENTIALS.sub(rf"\1:{MASK}@", text)
     return _PAIR.sub(rf"\1\2{MASK}", text)
 
 

@@ -12,10 +12,12 @@ stays in front as a second line, so that a refusal is one clear line.
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import threading
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -82,7 +84,9 @@ class Sandbox:
     def __init__(self, contents: Contents, limits: QueryLimits | None = None):
         self.limits = limits or QueryLimits()
         self.label, self.dataset = contents.label, contents.dataset
-        self._spill = tempfile.mkdtemp(prefix="memsynth-query-")
+        # Named, not made: DuckDB makes the folder only when a query spills, so a process killed
+        # mid-query (the review app's server, say) leaves nothing behind unless it had spilled.
+        self._spill = os.path.join(tempfile.gettempdir(), f"memsynth-query-{uuid.uuid4().hex[:12]}")
         self.con = duckdb.connect(config={
             "autoload_known_extensions": False, "autoinstall_known_extensions": False,
             "allow_community_extensions": False})

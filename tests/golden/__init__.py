@@ -188,7 +188,7 @@ def recorded_evaluation_variables(language: str) -> dict[tuple[str, str], dict[s
                     recipe_options={**_options(recipe, language), "emotions": True})
                 run_build(config, BuildOptions(llm="openai", progress=False))
                 for task in evaluation_tasks(recipe):
-                    evaluate(task, warehouse, dataset, None, EvalOptions(llm="openai", limit=2, progress=False))
+                    evaluate(task, warehouse, dataset, None, EvalOptions(limit=2, progress=False))
         finally:
             for key, value in saved.items():
                 os.environ.pop(key, None) if value is None else os.environ.__setitem__(key, value)
