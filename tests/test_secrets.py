@@ -169,6 +169,6 @@ def test_a_table_s_columns_are_masked_lists_too_and_clean_ones_kept():
                       "note": ["postgres://bob:pw123456@db/x", "好", ""]})
     masked = masked_table(table, patterns=True).to_pylist()
     assert KEY not in json.dumps(masked) and "pw123456" not in json.dumps(masked)
-    assert masked[0] == {"error": "ok", "problems": [], "n": 1, "note": "postgres://***@db/x"}
+    assert masked[0] == {"error": "ok", "problems": [], "n": 1, "note": "postgres://bob:***@db/x"}
     assert masked[2] == {"error": None, "problems": ["fine"], "n": 3, "note": ""}
     assert masked_table(table, patterns=False).column("note").to_pylist()[0].endswith("pw123456@db/x")
