@@ -25,6 +25,7 @@ import openai
 import orjson
 
 from memsynth.llm.retry import EmptyResponse
+from memsynth.llm.runaway import Runaway
 from memsynth.llm.stream import StreamAssembler
 
 Client = Literal["openai", "direct"]
@@ -56,8 +57,10 @@ class Poster(Protocol):
 class OpenAIPoster:
     """The openai client's generic POST: its HTTP stack, auth and errors, no typed models."""
 
-    def __init__(self, client: openai.AsyncOpenAI, idle_timeout_s: float | None = None):
+    def __init__(self, client: openai.AsyncOpenAI, idle_timeout_s: float | None = None,
+                 runaway_tokens: int | None = None):
         self.client = client
+        self.runaway_tokens = runaway_tokens
         # A streamed answer waits at most this for each next token, however long it is in all.
         self._stream_options: dict[str, Any] = {"timeout": idle_timeout_s} if idle_timeout_s else {}
 
@@ -65,7 +68,7 @@ class OpenAIPoster:
         # Bytes go as they are: no per-field transform of the body (a JSON schema made that
         # most of our CPU per call) and no typed response model.
         if stream:
-            assembler = StreamAssembler()
+            assembler = StreamAssembler(self.runaway_tokens)
             events = await self.client.post(path, content=content, cast_to=object, stream=True,
                                             stream_cls=openai.AsyncStream[object],
                                             options=self._stream_options)  # type: ignore[arg-type]
@@ -94,8 +97,9 @@ class DirectPoster:
     """Plain POSTs on one aiohttp session, sized to the engine's in-flight ceiling."""
 
     def __init__(self, client: openai.AsyncOpenAI, api_key: str, *, timeout_s: float, connections: int,
-                 idle_timeout_s: float | None = None):
+                 idle_timeout_s: float | None = None, runaway_tokens: int | None = None):
         self.base_url = str(client.base_url).rstrip("/")
+        self.runaway_tokens = runaway_tokens
         # The openai client's own default headers (user agent, organization, project), so an
         # endpoint sees the same request either way; Omit placeholders are headers unset.
         self._headers = {name: value for name, value in client.default_headers.items()
@@ -127,11 +131,15 @@ class DirectPoster:
                 if response.status >= 400:
                     raise status_error(url, response.status, response.headers, await response.read())
                 if stream and response.content_type == "text/event-stream":
-                    assembler = StreamAssembler()
-                    async for line in response.content:  # each read waits at most the idle timeout
-                        assembler.feed_line(line)
-                        if assembler.done:
-                            break
+                    assembler = StreamAssembler(self.runaway_tokens)
+                    try:
+                        async for line in response.content:  # each read waits at most the idle timeout
+                            assembler.feed_line(line)
+                            if assembler.done:
+                                break
+                    except Runaway:
+                        response.close()  # the connection, not back to the pool: the server stops
+                        raise
                     return assembler.completion()
                 raw = await response.read()
         except TimeoutError as exc:  # aiohttp's socket timeouts are TimeoutErrors too
