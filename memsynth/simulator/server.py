@@ -24,7 +24,7 @@ from aiohttp import web
 from memsynth.simulator.answers import StageAnswer
 from memsynth.simulator.batches import BatchDesk, BatchFaults, DeskCounters
 from memsynth.simulator.fake import SchemaFaker
-from memsynth.simulator.profiles import PROFILES
+from memsynth.simulator.profiles import PROFILES, Runaways
 from memsynth.simulator.prompt_cache import PrefixCache
 from memsynth.simulator.stages import recipe_answers
 from memsynth.simulator.text import TextMaker
@@ -102,7 +102,7 @@ class Simulator:
                  batch_faults: BatchFaults | None = None, prompt_cache: PrefixCache | None = None,
                  profile: str = "openai", models: tuple[str, ...] | None = None,
                  token_rate: float | None = None, capacity: int | None = None, ignores_seed: bool = False,
-                 batch_slowdown: float = 0.0):
+                 batch_slowdown: float = 0.0, runaway_rate: float = 0.0):
         if profile not in PROFILES:
             raise ValueError(f"unknown server profile {profile!r} (known: {', '.join(PROFILES)})")
         self.profile = PROFILES[profile]
@@ -136,6 +136,7 @@ class Simulator:
         self._session: aiohttp.ClientSession | None = None
         self.desk = BatchDesk(self.complete, batch_faults)
         self.prompt_cache = prompt_cache or PrefixCache()
+        self.runaways = Runaways(runaway_rate, self.faults.seed)  # answers that run on in whitespace
 
     def script(self, schema_name: str, contents: list[Any]) -> None:
         """Answer the next requests for `schema_name` with these contents, in order (tests).
@@ -258,6 +259,8 @@ class Simulator:
                 c.count("no_stage_variables")
                 return _error(412, missing)
             payload = self.complete(body)
+            if self.runaways.apply(payload, body):
+                c.count("runaway")
         c.count(fault)
         if fault == "malformed" and not body.get("stream"):
             # Cut mid-body: a broken proxy, or a gateway's HTML error page sent as a 200.
