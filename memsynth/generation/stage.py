@@ -74,9 +74,9 @@ class Stage:
     checks: tuple[Check, ...] = ()
     policy: Policy = "drop"
     temperature: float | None = None  # None: the build's default
-    # The stage's token budget where its schema bounds no length (memsynth.llm.budget):
-    # about twice the largest answer a strong model wrote to its prompt. None: from the
-    # schema's bounds, else the build's llm.max_tokens.
+    # The stage's token budget, declared (memsynth.llm.budget): about twice the largest answer
+    # a strong model wrote to its prompt. None: from the schema's bounds when it bounds every
+    # length, else the build's llm.max_tokens.
     max_tokens: int | None = None
     # Asked after the checks pass; a verdict against the answer is re-asked with its reasons,
     # then handled by the policy, like a failed check.
