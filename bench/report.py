@@ -331,16 +331,23 @@ def main() -> None:
         out += throughput_rows(streamed["runs"])
         out.append("")
     real = load("real-server")
-    if real:  # a real server: what a first-time user of a small local model gets
+    if real:  # a real server: what a small local model does at default settings
         m = real["machine"]
         out += ["## A real server (`bench/real_server.py`)", "",
-                f"`{real['command']}` — {real['server']}; 1-persona quickstart, no dialogues, concurrency 1, "
-                f"max_tokens 1024; {m['cores']} cores, {m['when']}.", "",
-                "| response_mode | exit | wall s | calls | completion tokens | tokens/s | failed answers per stage | published | error |",
-                "|---|---|---|---|---|---|---|---|---|"]
-        out += [f"| {r['mode']} | {r['exit']} | {r['wall_s']} | {r.get('calls', '')} | {r.get('completion_tokens', '')} | "
-                f"{r.get('tokens_per_s', '')} | {', '.join(f'{k} {v}' for k, v in (r.get('failures') or {}).items())} | "
-                f"{sum((r.get('published') or {}).values())} rows | {r['error'][:160].replace('|', '/')} |" for r in real["runs"]]
+                f"`{real['command']}` — {real['server']}; default settings (response_mode auto, concurrency "
+                f"auto, stage budgets, runaway cuts); {m['cores']} cores, {m['when']}.", "",
+                "| task | exit | wall s | published | calls | tokens per call by stage (prompt / completion, "
+                "largest, runaways) | failures by check | error |",
+                "|---|---|---|---|---|---|---|---|"]
+        for r in real["runs"]:
+            if "task" not in r:  # a run of the earlier quickstart-per-mode script
+                continue
+            per_stage = "; ".join(f"{name} {u['prompt_per_call']} / {u['completion_per_call']}, {u['largest']}, "
+                                  f"{u['runaways']}" for name, u in (r.get("by_stage") or {}).items())
+            published = ", ".join(f"{k} {v}" for k, v in (r.get("published") or {}).items()) or "nothing"
+            failures = ", ".join(f"{k}: {v}" for k, v in (r.get("failures_by_check") or {}).items()) or "none"
+            out.append(f"| {r['task']} | {r['exit']} | {r.get('wall_s', '')} | {published} | {r.get('calls', '')} | "
+                       f"{per_stage} | {failures} | {r.get('error', '')[:160].replace('|', '/')} |")
         out.append("")
     configs = load("configs")
     if configs:
