@@ -310,6 +310,26 @@ def throughput_rows(runs: list[dict]) -> list[str]:
         lambda r: f"| {r['tool']} | {r['concurrency']} | {r['latency_ms']} | not run: {r['error'][:80]} | | | | |")
 
 
+# What the real-server tables do not say by themselves (2026-11-27, issue 53).
+REAL_SERVER_NOTES = [
+    "- At `--concurrency auto` (memsynth's default) the emotions run was stopped by hand after about 8 "
+    "minutes: about 300 requests sent, one answer kept. llama-cpp-python answers 200 at once and generates "
+    "one request at a time; the streams queued behind it get no token for `llm.idle_timeout_s` (60 s), are "
+    "given up on and sent again. Hence the run above at `--concurrency 1`.",
+    "- The machine was shared with other test suites: the server generated 1.8 to 14 tokens a second "
+    "(38 when idle), so the emotions run reached its 12-minute limit after 17 requests; `annotate` keeps "
+    "no run, so nothing was published (and its SIGINT ends on an asyncio `Task pending` line, not one "
+    "clear line).",
+    "- No runaway: under `json_object` with the schema (llama-cpp-python 0.3.36), SmolLM2's answers all "
+    "ended (`stop`) at 100 to 440 tokens; the 4095-token whitespace run of issue 53 (0.3.16) did not recur "
+    "in these 25 calls. Budgets held: emotions.score 768, stratmem.label 1024.",
+    "- stratmem labelling fails `labels_every_memory`: the model labels the first memories of a pool of "
+    "six and stops (missing [5, 6], [3, 4, 5, 6]); two of three items dropped, the instance lost, the build "
+    "refused. Prompt tokens read 0: llama-cpp-python sends no usage in a stream, and completion tokens are "
+    "memsynth's estimate (four characters a token).",
+]
+
+
 def main() -> None:
     out = ["# Benchmark results", "",
            "Written by `python bench/report.py` from `bench/results/*.json`; each section names "
@@ -350,7 +370,7 @@ def main() -> None:
             failures = ", ".join(f"{k}: {v}" for k, v in (r.get("failures_by_check") or {}).items()) or "none"
             out.append(f"| {r['task']} | {r['exit']} | {r.get('wall_s', '')} | {published} | {r.get('calls', '')} | "
                        f"{per_stage} | {failures} | {r.get('error', '')[:160].replace('|', '/')} |")
-        out.append("")
+        out += ["", *REAL_SERVER_NOTES, ""]
     configs = load("configs")
     if configs:
         m = configs["machine"]
