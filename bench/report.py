@@ -310,6 +310,26 @@ def throughput_rows(runs: list[dict]) -> list[str]:
         lambda r: f"| {r['tool']} | {r['concurrency']} | {r['latency_ms']} | not run: {r['error'][:80]} | | | | |")
 
 
+# What the real-server tables do not say by themselves (2026-11-27, issue 53).
+REAL_SERVER_NOTES = [
+    "- At `--concurrency auto` (memsynth's default) the emotions run was stopped by hand after about 8 "
+    "minutes: about 300 requests sent, one answer kept. llama-cpp-python answers 200 at once and generates "
+    "one request at a time; the streams queued behind it get no token for `llm.idle_timeout_s` (60 s), are "
+    "given up on and sent again. Hence the run above at `--concurrency 1`.",
+    "- The machine was shared with other test suites: the server generated 1.8 to 14 tokens a second "
+    "(38 when idle), so the emotions run reached its 12-minute limit after 17 requests; `annotate` keeps "
+    "no run, so nothing was published (and its SIGINT ends on an asyncio `Task pending` line, not one "
+    "clear line).",
+    "- No runaway: under `json_object` with the schema (llama-cpp-python 0.3.36), SmolLM2's answers all "
+    "ended (`stop`) at 100 to 440 tokens; the 4095-token whitespace run of issue 53 (0.3.16) did not recur "
+    "in these 25 calls. Budgets held: emotions.score 768, stratmem.label 1024.",
+    "- stratmem labelling fails `labels_every_memory`: the model labels the first memories of a pool of "
+    "six and stops (missing [5, 6], [3, 4, 5, 6]); two of three items dropped, the instance lost, the build "
+    "refused. Prompt tokens read 0: llama-cpp-python sends no usage in a stream, and completion tokens are "
+    "memsynth's estimate (four characters a token).",
+]
+
+
 def main() -> None:
     out = ["# Benchmark results", "",
            "Written by `python bench/report.py` from `bench/results/*.json`; each section names "
@@ -330,18 +350,27 @@ def main() -> None:
                 *THROUGHPUT_HEAD]
         out += throughput_rows(streamed["runs"])
         out.append("")
-    real = load("real-server")
-    if real:  # a real server: what a first-time user of a small local model gets
+    for real in (load("real-server-auto"), load("real-server-1")):  # a small local model through memsynth
+        if not real:
+            continue
         m = real["machine"]
         out += ["## A real server (`bench/real_server.py`)", "",
-                f"`{real['command']}` — {real['server']}; 1-persona quickstart, no dialogues, concurrency 1, "
-                f"max_tokens 1024; {m['cores']} cores, {m['when']}.", "",
-                "| response_mode | exit | wall s | calls | completion tokens | tokens/s | failed answers per stage | published | error |",
-                "|---|---|---|---|---|---|---|---|---|"]
-        out += [f"| {r['mode']} | {r['exit']} | {r['wall_s']} | {r.get('calls', '')} | {r.get('completion_tokens', '')} | "
-                f"{r.get('tokens_per_s', '')} | {', '.join(f'{k} {v}' for k, v in (r.get('failures') or {}).items())} | "
-                f"{sum((r.get('published') or {}).values())} rows | {r['error'][:160].replace('|', '/')} |" for r in real["runs"]]
-        out.append("")
+                f"`{real['command']}` — {real['server']}; response_mode auto, concurrency "
+                f"{real['runs'][0].get('concurrency', 'auto')}, stage budgets, runaway cuts; {m['cores']} cores, "
+                f"{m['when']}.", "",
+                "| task | exit | wall s | published | calls | tokens per call by stage (prompt / completion, "
+                "largest, runaways) | failures by check | error |",
+                "|---|---|---|---|---|---|---|---|"]
+        for r in real["runs"]:
+            if "task" not in r:  # a run of the earlier quickstart-per-mode script
+                continue
+            per_stage = "; ".join(f"{name} {u['prompt_per_call']} / {u['completion_per_call']}, {u['largest']}, "
+                                  f"{u['runaways']}" for name, u in (r.get("by_stage") or {}).items())
+            published = ", ".join(f"{k} {v}" for k, v in (r.get("published") or {}).items()) or "nothing"
+            failures = ", ".join(f"{k}: {v}" for k, v in (r.get("failures_by_check") or {}).items()) or "none"
+            out.append(f"| {r['task']} | {r['exit']} | {r.get('wall_s', '')} | {published} | {r.get('calls', '')} | "
+                       f"{per_stage} | {failures} | {r.get('error', '')[:160].replace('|', '/')} |")
+        out += ["", *REAL_SERVER_NOTES, ""]
     configs = load("configs")
     if configs:
         m = configs["machine"]

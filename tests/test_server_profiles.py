@@ -227,9 +227,10 @@ def test_the_probe_learns_whether_the_seed_makes_an_answer_repeat(tmp_path, igno
 
 
 def test_a_request_longer_than_the_context_is_a_setting_to_change_not_an_outage(tmp_path):
-    """vLLM refuses max_tokens past its context with a 400: one line naming the setting, at once."""
+    """vLLM refuses max_tokens past its context with a 400: one line naming the setting, at once.
+    (Sent each stage's budget, as by default, enpmr's requests stay well inside the context.)"""
     with SimulatorThread(Simulator(profile="vllm", models=("m",))) as sim:
-        line = _refused_line(tmp_path, sim, model="m", max_tokens=9000)
+        line = _refused_line(tmp_path, sim, model="m", max_tokens=9000, budgets=False)
         assert "maximum context length is 8192 tokens" in line and "lower llm.max_tokens" in line, line
         assert sim.simulator.counters.by_outcome == {"ok": 1, "too_long": 1}  # the probe, then one refusal
 

@@ -22,26 +22,31 @@ from schemas.pal import (
 )
 
 
+# max_tokens: the stage's budget (memsynth.llm.budget), about twice the largest answer a
+# strong model wrote to its prompt (../shared/model-answers, indented JSON): tests/test_budgets.py.
+# A stage whose answer grows with an option (pal's profile batch, logs, dialogue) has none.
 def _stage(name: str, output: type[BaseModel], *checks: Check, policy: Policy = "drop",
-           judge: Judge | None = None) -> Stage:
-    return Stage("pal", name, output, checks=checks, policy=policy, judge=judge)
+           judge: Judge | None = None, max_tokens: int | None = None) -> Stage:
+    return Stage("pal", name, output, checks=checks, policy=policy, judge=judge,
+                 max_tokens=max_tokens)
 
 
 # Flagged, not dropped: the recipe keeps each valid profile of the batch on its own.
 PROFILE = _stage("profile", PalProfiles, c.batch_size, c.profile_fields, c.varied_batch, policy="flag")
-TIMELINE = _stage("timeline", Timeline, c.months_in_order, c.month_sentences)
-REQUIREMENT_TYPES = _stage("requirement_types", RequirementTypes, c.distinct_requirement_types)
+TIMELINE = _stage("timeline", Timeline, c.months_in_order, c.month_sentences, max_tokens=1024)
+REQUIREMENT_TYPES = _stage("requirement_types", RequirementTypes, c.distinct_requirement_types, max_tokens=512)
 PREFERENCES = _stage("preferences", AspectPreferences, c.covers_requirement_types, c.preference_sentences,
-                     judge=j.PREFERENCES)
+                     judge=j.PREFERENCES, max_tokens=2560)
 SITUATIONS = _stage("situations", MonthSituations, c.situation_count, c.spans_consecutive,
-                    c.valid_requirement_ids, c.situation_sentences)
-EXPERIENCE = _stage("experience", Experience, c.ends_before_session)
+                    c.valid_requirement_ids, c.situation_sentences, max_tokens=2560)
+EXPERIENCE = _stage("experience", Experience, c.ends_before_session, max_tokens=1024)
 LOGS = _stage("logs", Logs, c.enough_logs, c.log_times, c.log_format)
 REQUIREMENTS = _stage("requirements", SessionRequirements, c.one_framework_per_topic, c.distinct_needs,
-                      c.brief_query, judge=j.REQUIREMENTS)
-CANDIDATES = _stage("candidates", Candidates, c.candidates_per_topic, c.distinct_candidates)
+                      c.brief_query, judge=j.REQUIREMENTS, max_tokens=1536)
+CANDIDATES = _stage("candidates", Candidates, c.candidates_per_topic, c.distinct_candidates,
+                    max_tokens=1280)
 SOLUTION_PREFERENCES = _stage("solution_preferences", SolutionPreferences, c.verbatim_choices,
-                              c.one_sentence_reasons, judge=j.SOLUTION_PREFERENCES)
+                              c.one_sentence_reasons, judge=j.SOLUTION_PREFERENCES, max_tokens=1024)
 DIALOGUE = _stage("dialogue", Dialogue, c.follows_skeleton, c.direct_rejection, c.response_offers_nothing_new,
                   c.preferences_not_presumed)
 

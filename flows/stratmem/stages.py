@@ -9,16 +9,20 @@ from memsynth.generation.stage import Check, Stage
 from schemas.stratmem import ExtractedMemories, MergedMemories, RoleLabels, UserQuery, VirtualPersona
 
 
-def _stage(name: str, output: type[BaseModel], *checks: Check, temperature: float | None = None) -> Stage:
-    return Stage("stratmem", name, output, checks=checks, temperature=temperature)
+# max_tokens: the stage's budget (memsynth.llm.budget), about twice the largest answer a
+# strong model wrote to its prompt (../shared/model-answers, indented JSON): tests/test_budgets.py.
+def _stage(name: str, output: type[BaseModel], *checks: Check, temperature: float | None = None,
+           max_tokens: int | None = None) -> Stage:
+    return Stage("stratmem", name, output, checks=checks, temperature=temperature,
+                 max_tokens=max_tokens)
 
 
-EXTRACT = _stage("extract", ExtractedMemories, c.memory_facts, c.known_speakers, c.names_the_person)
-MERGE = _stage("merge", MergedMemories, c.covers_candidates, c.memory_facts, c.names_the_person)
-QUERY = _stage("query", UserQuery, c.a_question, c.valid_targets, c.does_not_quote_memories)
-PERSONA = _stage("persona", VirtualPersona, c.persona_fields, c.persona_from_sessions)
+EXTRACT = _stage("extract", ExtractedMemories, c.memory_facts, c.known_speakers, c.names_the_person, max_tokens=1024)
+MERGE = _stage("merge", MergedMemories, c.covers_candidates, c.memory_facts, c.names_the_person, max_tokens=1792)
+QUERY = _stage("query", UserQuery, c.a_question, c.valid_targets, c.does_not_quote_memories, max_tokens=256)
+PERSONA = _stage("persona", VirtualPersona, c.persona_fields, c.persona_from_sessions, max_tokens=1024)
 # Three independent labellers are three samples of this prompt: at the build's temperature
 # they can disagree, as the seed's experts did.
-LABEL = _stage("label", RoleLabels, c.labels_every_memory)
+LABEL = _stage("label", RoleLabels, c.labels_every_memory, max_tokens=1024)
 
 STAGES = (EXTRACT, MERGE, QUERY, PERSONA, LABEL)

@@ -24,9 +24,12 @@ def report_markdown(s: dict[str, Any]) -> str:
               f"| prompt tokens | {llm['prompt_tokens']:,} |",
               f"| completion tokens | {llm['completion_tokens']:,} |",
               f"| estimated cost | ${llm['estimated_cost_usd']:.4f} |"]
-    lines += ["", "| stage | items | ok | repaired | flagged | dropped |", "|---|---:|---:|---:|---:|---:|"]
-    lines += [f"| {name} | " + " | ".join(str(c.get(k, 0)) for k in ("items", "ok", "repaired", "flagged", "dropped"))
-              + " |" for name, c in s["stages"].items()]
+    lines += ["", "| stage | items | ok | repaired | flagged | dropped | runaways | budget | largest answer |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines += [f"| {name} | " + " | ".join(str(c.get(k, 0)) for k in ("items", "ok", "repaired", "flagged", "dropped",
+                                                                      "runaways"))
+              + f" | {'limit' if c.get('budget') is None else c['budget']} | {c.get('largest_answer', 0)} |"
+              for name, c in s["stages"].items()]
     if s.get("checks"):
         lines += ["", "| check | passed | total | pass rate |", "|---|---:|---:|---:|"]
         lines += [f"| {name} | {c.get('passed', 0)} | {c.get('total', 0)} | "

@@ -18,7 +18,12 @@ def merge_stats(shard_stats: list[dict[str, Any]]) -> dict[str, Any]:
     persona_items: Counter[str] = Counter()
     complete: set[str] = set()
     problems: list[str] = []
+    largest: dict[str, int] = {}
+    budgets: dict[str, int | None] = {}
     for s in shard_stats:
+        budgets.update(s.get("budgets", {}))
+        for stage, tokens in s.get("largest_answer", {}).items():
+            largest[stage] = max(tokens, largest.get(stage, 0))
         rows.update(s["rows"])
         persona_items.update(s.get("persona_items", {}))
         complete.update(s.get("complete", ()))
@@ -29,7 +34,10 @@ def merge_stats(shard_stats: list[dict[str, Any]]) -> dict[str, Any]:
             checks.setdefault(name, Counter()).update(counts)
     return {
         "rows": dict(rows),
-        "stages": {k: dict(v) for k, v in stages.items()},
+        # Each stage's counts, its budget (None: sent the build's limit), the largest answer
+        # one of its calls took and the answers stopped as runaways.
+        "stages": {k: {**v, "runaways": v.get("runaways", 0), "budget": budgets.get(k),
+                       "largest_answer": largest.get(k, 0)} for k, v in stages.items()},
         "checks": {k: {**v, "pass_rate": round(v["passed"] / v["total"], 4) if v["total"] else None}
                    for k, v in checks.items()},
         "calls": sum(s["calls"] for s in shard_stats),

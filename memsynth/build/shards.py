@@ -223,6 +223,8 @@ class ShardRuntime:
             "rows": {t.name: len(output.rows.get(t.name, [])) for t in self.tables},
             "stage_stats": {k: dict(v) for k, v in output.stage_stats.items()},
             "check_stats": {k: dict(v) for k, v in output.check_stats.items()},
+            "largest_answer": dict(output.largest_answer),
+            "budgets": dict(output.budgets),
             "calls": len(calls),
             "cache_hits": sum(1 for c in calls if c.cache_hit),
             "integrity_drops": len(left),

@@ -189,9 +189,11 @@ def _print_details(s: dict[str, Any], llm: dict[str, Any]) -> None:
     for name, n in sorted(s["row_counts"].items()):
         rows.add_row(name, str(n))
     out.print(rows)
-    stages = RichTable("stage", "items", "ok", "repaired", "flagged", "dropped")
+    stages = RichTable("stage", "items", "ok", "repaired", "flagged", "dropped", "runaways", "budget",
+                       "largest answer")
     for name, c in s["stages"].items():
-        stages.add_row(name, *(str(c.get(k, 0)) for k in ("items", "ok", "repaired", "flagged", "dropped")))
+        stages.add_row(name, *(str(c.get(k, 0)) for k in ("items", "ok", "repaired", "flagged", "dropped", "runaways")),
+                       "limit" if c.get("budget") is None else str(c["budget"]), str(c.get("largest_answer", 0)))
     out.print(stages)
     if s.get("checks"):
         checks = RichTable("check", "passed", "total", "pass rate")

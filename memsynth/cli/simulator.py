@@ -56,12 +56,16 @@ def simulator() -> None:
 @click.option("--ignores-seed", is_flag=True,
               help="sample afresh on every request, whatever its `seed` (as DeepSeek does), when "
                    "the temperature is above 0")
+@click.option("--runaway-rate", type=click.FloatRange(0, 1), default=0.0,
+              help="share of a stage's answers that run on in whitespace until max_tokens, as a small "
+                   "model under llama.cpp's JSON grammar does (streamed at --token-rate: set it to feel it)")
 def simulator_serve(host: str, port: int, latency_ms: float, rate_429: float, rate_500: float,
                     rate_dropped: float, rate_malformed: float, rate_truncated: float,
                     rate_slow: float, slow_ms: float, seed: int, upstream: str | None,
                     batch_delay_s: float, batch_failed_rate: float, profile: str,
                     models: tuple[str, ...], token_rate: float | None, per_token_ms: float | None,
-                    capacity: int | None, batch_slowdown: float, ignores_seed: bool) -> None:
+                    capacity: int | None, batch_slowdown: float, ignores_seed: bool,
+                    runaway_rate: float) -> None:
     """Serve POST /v1/chat/completions, the Files and Batch API (/v1/files, /v1/batches),
     GET /v1/models and GET /stats until interrupted."""
     import asyncio
@@ -80,7 +84,7 @@ def simulator_serve(host: str, port: int, latency_ms: float, rate_429: float, ra
         slow_ms=slow_ms, seed=seed),
         batch_faults=BatchFaults(delay_s=batch_delay_s, failed_line_rate=batch_failed_rate, seed=seed),
         profile=profile, models=models or None, token_rate=token_rate or (1000 / per_token_ms if per_token_ms else None),
-        capacity=capacity, batch_slowdown=batch_slowdown, ignores_seed=ignores_seed)
+        capacity=capacity, batch_slowdown=batch_slowdown, ignores_seed=ignores_seed, runaway_rate=runaway_rate)
     try:
         asyncio.run(serve_forever(sim, host, port))
     except OSError as exc:

@@ -20,7 +20,8 @@ from memsynth.core.prices import with_defaults
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 # How and where a build runs rather than what it builds: left out of the config's hash.
 EXECUTION_FIELDS = {"runner", "dask", "catalog_dir", "catalog", "s3"}
-LLM_EXECUTION_FIELDS = {"mode", "batch", "client", "stream", "idle_timeout_s", "concurrency_auto", "learnt"}
+LLM_EXECUTION_FIELDS = {"mode", "batch", "client", "stream", "idle_timeout_s", "concurrency_auto", "learnt",
+                        "budgets", "runaway_tokens"}
 SEED_PERSONAS = PROJECT_ROOT / "data" / "personas" / "seed_personas.jsonl"
 # The dates a build may be set at: recipes count years and months back from it (enpmr's five
 # years of life themes, pal's timelines), and prompts show them as the calendar people use.
@@ -154,6 +155,14 @@ class LLMConfig(_Strict):
     # A cut-off answer is asked again with max_tokens doubled up to this; unset: up to the
     # model's context when the endpoint's /models says it, else asked again unchanged.
     max_tokens_ceiling: int | None = Field(None, ge=16)
+    # Each stage is first sent its own budget (what its answers need, with room to spare),
+    # not max_tokens, which stays the most a first ask gets and, with no ceiling, what a
+    # cut-off answer grows back to. false: every stage is sent max_tokens. Not hashed (nor
+    # in any request's key: an answer that finished is valid under any budget).
+    budgets: bool = True
+    # A streamed answer that has produced only whitespace, or one fragment repeated, for this
+    # many tokens is stopped and repaired, not read to its limit; 0: never. Not hashed.
+    runaway_tokens: int = Field(256, ge=0, le=100_000)
     seed: int | None = None  # sent to endpoints that honour it
     # Requests in flight. `auto`: found while building, from how the server's answers slow
     # (memsynth.llm.limits.AutoConcurrency), for servers that queue instead of answering

@@ -43,7 +43,10 @@ def every_emotion_once(out: EmotionScores, v: Mapping[str, Any]) -> Iterator[str
         yield say(v, f"{', '.join(doubled)} scored more than once", f"这些情绪打了不止一次分：{'、'.join(doubled)}")
 
 
-SCORE = Stage("emotions", "score", EmotionScores, checks=(every_emotion_once,), policy="drop", temperature=0.0)
+# Eight one-sentence analyses and scores: a strong model writes under 400 tokens (the
+# model answers' largest, indented); the schema bounds no sentence, so the budget is declared.
+SCORE = Stage("emotions", "score", EmotionScores, checks=(every_emotion_once,), policy="drop", temperature=0.0,
+              max_tokens=768)
 
 
 @dataclass(frozen=True)

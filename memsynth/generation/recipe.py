@@ -184,6 +184,10 @@ class ShardOutput:
     stage_stats: dict[str, Counter[str]] = field(default_factory=dict)
     check_stats: dict[str, Counter[str]] = field(default_factory=dict)
     persona_items: Counter[str] = field(default_factory=Counter)  # items asked, per persona
+    # stage -> the most completion tokens one of its calls took (cached ones too): what its
+    # answers need, beside the budget they were sent with.
+    largest_answer: dict[str, int] = field(default_factory=dict)
+    budgets: dict[str, int | None] = field(default_factory=dict)  # stage -> its budget
 
     def tally_check(self, name: str, passed: bool) -> None:
         """Count one verdict of a quality check (for pass rates in the summary)."""
@@ -203,6 +207,13 @@ class ShardOutput:
         if result.persona_id:
             self.persona_items[result.persona_id] += 1
         stats[result.status] += 1
+        self.budgets[result.stage] = result.budget
+        for c in result.calls:
+            if c.get("outcome") == "runaway":
+                stats["runaways"] += 1
+            tokens = c.get("completion_tokens") or 0
+            if tokens > self.largest_answer.get(result.stage, -1):
+                self.largest_answer[result.stage] = tokens
         # Trusted: these rows are assembled by the runner, not read from outside.
         self.emit(LLM_CALLS, [trusted_row(LLMCallRow, {**c, "started_at": datetime.fromtimestamp(
             c["started_at"], UTC)}) for c in result.calls])
@@ -220,6 +231,9 @@ class ShardOutput:
         for name, stats in other.check_stats.items():
             self.check_stats.setdefault(name, Counter()).update(stats)
         self.persona_items.update(other.persona_items)
+        for stage, tokens in other.largest_answer.items():
+            self.largest_answer[stage] = max(tokens, self.largest_answer.get(stage, 0))
+        self.budgets.update(other.budgets)
 
 
 @dataclass

@@ -56,6 +56,7 @@ def engine_settings(config: BuildConfig, base_url: str | None, *, concurrency: i
         base_url=base_url, api_key_env=llm.api_key_env,
         concurrency=concurrency or llm.concurrency, concurrency_auto=llm.concurrency_auto,
         rpm=rpm or llm.rpm, tpm=tpm or llm.tpm, timeout_s=llm.timeout_s, stream=llm.stream, idle_timeout_s=llm.idle_timeout_s,
+        runaway_tokens=llm.runaway_tokens,
         max_attempts=llm.max_attempts,
         backoff_base_s=llm.retry_base_s, outage_wait_s=llm.outage_wait_s,
         rate_limit_wait_s=llm.rate_limit_wait_s, max_tokens_ceiling=llm.max_tokens_ceiling,
@@ -72,7 +73,7 @@ def generation_settings(config: BuildConfig, model: str, *, simulated: bool,
     llm = config.llm
     return GenerationSettings(
         model=model, response_mode=llm.response_mode, temperature=llm.temperature,
-        max_tokens=llm.max_tokens, repairs=llm.repairs, seed=llm.seed,
+        max_tokens=llm.max_tokens, budgets=llm.budgets, repairs=llm.repairs, seed=llm.seed,
         stage_variables=llm.stage_variables or simulated, regenerate=regenerate or {})
 
 

@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ValidationError
 
 from memsynth.generation.prompts import PromptLibrary
+from memsynth.llm.budget import schema_budget
 from memsynth.llm.parse import UnparsableOutput, extract_json
 from memsynth.llm.request import LLMRequest, TransportFailure
+from memsynth.llm.runaway import RUNAWAY
 
 if TYPE_CHECKING:  # the engine (openai and its HTTP stack) is not needed to know a recipe's stages
     from memsynth.llm.engine import LLMEngine
@@ -72,6 +74,9 @@ class Stage:
     checks: tuple[Check, ...] = ()
     policy: Policy = "drop"
     temperature: float | None = None  # None: the build's default
+    # The stage's token budget, declared (memsynth.llm.budget): about twice the largest answer
+    # a strong model wrote to its prompt. None: from the schema's bounds when it bounds every
+    # length, else the build's llm.max_tokens.
     max_tokens: int | None = None
     # Asked after the checks pass; a verdict against the answer is re-asked with its reasons,
     # then handled by the policy, like a failed check.
@@ -106,7 +111,8 @@ class GenerationSettings:
     # Resolved: never "auto" here (the engine's probe chose before any prompt was rendered).
     response_mode: Literal["json_schema", "json_object_schema", "json_object", "text"] = "json_schema"
     temperature: float = 0.8
-    max_tokens: int = 4096
+    max_tokens: int = 4096  # the limit: hashed in each request, and what budgets grow back to
+    budgets: bool = True  # send each stage its budget first (False: the limit, as before budgets)
     repairs: int = 2
     seed: int | None = None
     # Send each request's stage and variables in the body (field `memsynth`), so memsynth's
@@ -129,6 +135,7 @@ class ItemResult:
     calls: list[dict[str, Any]] = field(default_factory=list)
     rejected_answer: str | None = None  # the last answer refused (flagged or dropped items)
     reviews: list[ItemResult] = field(default_factory=list)  # the judge's items, one per judged answer
+    budget: int | None = None  # the max_tokens its calls were first sent with (None: the limit)
 
     @property
     def usable(self) -> bool:
@@ -158,6 +165,7 @@ class StageRunner:
         self._alias_of = alias_of  # which alias a stage uses (llm.stages); None: the default
         self._default = Route(engine, settings.model, settings.response_mode)
         self._schemas: dict[type[BaseModel], dict[str, Any]] = {}
+        self._budgets: dict[Stage, int | None] = {}
         # Admission: only so many items are being prepared or awaited at once. A fan-out
         # of thousands otherwise renders every prompt before the first request leaves,
         # which idles the endpoint at the start and holds every prompt in memory.
@@ -177,6 +185,16 @@ class StageRunner:
             await route.engine.aclose()
         await self.engine.aclose()
 
+    def budget(self, stage: Stage) -> int | None:
+        """The max_tokens `stage` is first sent with: declared by the recipe, else from its
+        schema's bounds, never above the build's limit; None when budgets are off."""
+        if not self.settings.budgets:
+            return None
+        if stage not in self._budgets:
+            own = stage.max_tokens or schema_budget(self._schema(stage.output))
+            self._budgets[stage] = min(own, self.settings.max_tokens) if own else None
+        return self._budgets[stage]
+
     def route(self, stage: Stage) -> Route:
         """The engine and model `stage` is answered by."""
         alias = self._alias_of(stage) if self._alias_of is not None and self.routes else None
@@ -188,7 +206,7 @@ class StageRunner:
         route = self.route(stage)
         params: dict[str, Any] = {
             "temperature": stage.temperature if stage.temperature is not None else s.temperature,
-            "max_tokens": stage.max_tokens or s.max_tokens,
+            "max_tokens": s.max_tokens,  # the limit: the key names it, as before budgets
         }
         if s.seed is not None:
             # Each sample its own seed: under one seed OpenAI and vLLM answer the same body the
@@ -204,6 +222,7 @@ class StageRunner:
             sample_index=sample,
             salt=salt,
             hints=hints,
+            budget=self.budget(stage),
         )
 
     def _base_messages(self, stage: Stage, variables: Mapping[str, Any]) -> list[dict[str, str]]:
@@ -280,7 +299,7 @@ class StageRunner:
             else:
                 status = "ok" if attempt == 0 else "repaired"
                 return ItemResult(stage.qualified_name, item_key, persona_id, output, status,
-                                  [], calls, reviews=reviews)
+                                  [], calls, reviews=reviews, budget=request.budget)
             if attempt < self.settings.repairs:
                 repair = self.prompts.render_text(localized("_repair.j2", language),
                                                   {"problems": problems})
@@ -289,9 +308,9 @@ class StageRunner:
                                        {"role": "user", "content": repair}]
         if stage.policy == "flag" and last_valid is not None:
             return ItemResult(stage.qualified_name, item_key, persona_id, last_valid, "flagged",
-                              problems, calls, rejected, reviews)
+                              problems, calls, rejected, reviews, self.budget(stage))
         return ItemResult(stage.qualified_name, item_key, persona_id, None, "dropped",
-                          problems, calls, rejected, reviews)
+                          problems, calls, rejected, reviews, self.budget(stage))
 
     async def _judge(self, judge: Judge, answer: Any, variables: Mapping[str, Any], item_key: str,
                      persona_id: str | None) -> tuple[list[str], ItemResult]:
@@ -317,8 +336,14 @@ def evaluate(stage: Stage, content: str, finish_reason: str | None,
     """Judge one answer as a build does: (output, problems, outcome).
 
     The outcome is `ok`, `check_failed` (valid output, failed checks), `invalid_schema`,
-    `invalid_json` or `truncated`; the problems are worded in the variables' language.
+    `invalid_json`, `truncated` or `runaway` (stopped while it ran on in whitespace or one
+    repeated fragment); the problems are worded in the variables' language.
     """
+    if finish_reason == RUNAWAY:
+        return None, ["[runaway] " + say(
+            variables, "the answer ran on with whitespace or one repeated fragment and was stopped; "
+                       "write the JSON compactly, without padding, and end it when every field is given",
+            "回答不断重复空白或同一片段，已被中止；请紧凑地写出 JSON，不要填充空白，所有字段写完即结束")], "runaway"
     if finish_reason == "length":
         return None, ["[truncated] " + say(variables, "the answer was cut off at the token limit; "
                                            "answer more concisely", "回答超出长度上限被截断；请写得更简洁")], "truncated"

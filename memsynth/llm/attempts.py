@@ -106,10 +106,12 @@ class CallBudget:
 
 def ceiling_for(request: LLMRequest, settings: EngineSettings) -> int | None:
     """The most max_tokens a cut-off answer of `request` may be asked again with: the
-    configured ceiling, or the model's context, either way leaving room for the prompt."""
+    configured ceiling, or the model's context, either way leaving room for the prompt; with
+    neither, a request sent under its stage's budget grows to the build's limit."""
+    limit = request.params.get("max_tokens")
     context = settings.context_tokens
     if context is None:
-        return settings.max_tokens_ceiling
+        return settings.max_tokens_ceiling or (int(limit) if request.budget is not None and limit else None)
     # An upper bound on the prompt's tokens: a CJK character is about one, ASCII about a quarter.
     chars = "".join(m.get("content", "") for m in request.messages)
     wide = sum(1 for ch in chars if ord(ch) > 0x2E7F)
@@ -120,7 +122,7 @@ def ceiling_for(request: LLMRequest, settings: EngineSettings) -> int | None:
 def longer_max_tokens(request: LLMRequest, ceiling: int | None, truncated: int) -> int | None:
     """max_tokens after `truncated` cut-off answers: doubled each time, up to the ceiling
     (None: the request's own)."""
-    asked = request.params.get("max_tokens")
+    asked = request.first_max_tokens
     if not truncated or asked is None or ceiling is None or ceiling <= asked:
         return None
     return min(ceiling, int(asked) * 2 ** truncated)

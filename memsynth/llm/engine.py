@@ -35,6 +35,7 @@ from memsynth.llm.retry import (
     is_rate_limit,
     is_retryable,
 )
+from memsynth.llm.runaway import RUNAWAY, Runaway
 from memsynth.llm.settings import EngineCounters, EngineSettings, Spend
 from memsynth.llm.silence import Pulse
 
@@ -110,10 +111,12 @@ class LLMEngine:
     def _http(self) -> Poster:
         if self._poster is None:
             idle = self.settings.idle_timeout_s if self.settings.stream else None
+            runaway = self.settings.runaway_tokens or None
             self._poster = (DirectPoster(self._openai(), self._api_key, timeout_s=self.settings.timeout_s,
                                          connections=self.settings.concurrency, idle_timeout_s=idle,
-                                         pulse=self.pulse)
-                            if self.settings.client == "direct" else OpenAIPoster(self._openai(), idle, self.pulse))
+                                         pulse=self.pulse, runaway_tokens=runaway)
+                            if self.settings.client == "direct"
+                            else OpenAIPoster(self._openai(), idle, self.pulse, runaway))
         return self._poster
 
     async def aclose(self) -> None:
@@ -279,10 +282,18 @@ class LLMEngine:
                 self.counters.retries += 1
             try:
                 max_tokens = budget.max_tokens(request)
-                raw = await send(request, estimate, max_tokens)
+                try:
+                    raw = await send(request, estimate, max_tokens)
+                except Runaway as stopped:
+                    # An answer, stopped: the stage runner re-asks it with a repair (not a retry
+                    # here, which would ask the same prompt to run on the same way).
+                    self.counters.runaways += 1
+                    raw = Completion(content=stopped.content, finish_reason=RUNAWAY,
+                                     prompt_tokens=_prompt_tokens(request), completion_tokens=stopped.tokens,
+                                     model=stopped.model or request.model)
                 if raw.finish_reason == "length":
                     cut.append(raw)  # paid for, even if thrown away
-                    raise Truncated(raw, max_tokens or request.params.get("max_tokens"))
+                    raise Truncated(raw, max_tokens or request.first_max_tokens)
             except Exception as exc:
                 self._never_answered(exc)
                 budget.failed(exc)
@@ -396,8 +407,9 @@ class LLMEngine:
         """The chat completions body for `request` (max_tokens raised when given)."""
         body: dict[str, Any] = {"model": request.model, "messages": list(request.messages),
                                 **request.params}
-        if max_tokens is not None:
-            body["max_tokens"] = max_tokens
+        first = max_tokens or request.first_max_tokens
+        if first is not None:
+            body["max_tokens"] = first
         fmt = request.response_format()
         if fmt is not None:
             body["response_format"] = fmt
@@ -444,8 +456,13 @@ class LLMEngine:
             self.limits.release(estimate, actual)
 
 
+def _prompt_tokens(request: LLMRequest) -> int:
+    """About the prompt's tokens, for an answer stopped before the server said (a runaway)."""
+    return sum(len(m.get("content", "")) for m in request.messages) // 4
+
+
 def _estimate_tokens(request: LLMRequest | EmbeddingRequest) -> int:
     if isinstance(request, EmbeddingRequest):
         return len(request.text) // 4 + 1
     chars = sum(len(m.get("content", "")) for m in request.messages)
-    return chars // 4 + min(int(request.params.get("max_tokens", 1000)), 1000)
+    return chars // 4 + min(request.first_max_tokens or 1000, 1000)

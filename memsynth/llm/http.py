@@ -25,6 +25,7 @@ import openai
 import orjson
 
 from memsynth.llm.retry import EmptyResponse
+from memsynth.llm.runaway import Runaway
 from memsynth.llm.silence import Pulse, Silence
 from memsynth.llm.stream import StreamAssembler
 
@@ -58,8 +59,9 @@ class OpenAIPoster:
     """The openai client's generic POST: its HTTP stack, auth and errors, no typed models."""
 
     def __init__(self, client: openai.AsyncOpenAI, idle_timeout_s: float | None = None,
-                 pulse: Pulse | None = None):
+                 pulse: Pulse | None = None, runaway_tokens: int | None = None):
         self.client = client
+        self.runaway_tokens = runaway_tokens
         whole = client.timeout if isinstance(client.timeout, int | float) else None
         # A streamed answer: silence is timed by memsynth.llm.silence (a request queued behind
         # others is not silent), so the transport's read timeout must not fire first.
@@ -71,7 +73,7 @@ class OpenAIPoster:
         # Bytes go as they are: no per-field transform of the body (a JSON schema made that
         # most of our CPU per call) and no typed response model.
         if stream:
-            assembler = StreamAssembler()
+            assembler = StreamAssembler(self.runaway_tokens)
             try:
                 async with Silence(self.pulse, self._idle) as watch:
                     events = await self.client.post(path, content=content, cast_to=object, stream=True,
@@ -106,8 +108,10 @@ class DirectPoster:
     """Plain POSTs on one aiohttp session, sized to the engine's in-flight ceiling."""
 
     def __init__(self, client: openai.AsyncOpenAI, api_key: str, *, timeout_s: float, connections: int,
-                 idle_timeout_s: float | None = None, pulse: Pulse | None = None):
+                 idle_timeout_s: float | None = None, pulse: Pulse | None = None,
+                 runaway_tokens: int | None = None):
         self.base_url = str(client.base_url).rstrip("/")
+        self.runaway_tokens = runaway_tokens
         # The openai client's own default headers (user agent, organization, project), so an
         # endpoint sees the same request either way; Omit placeholders are headers unset.
         self._headers = {name: value for name, value in client.default_headers.items()
@@ -157,12 +161,16 @@ class DirectPoster:
                 raw = await response.read()
                 watch.heard()
                 return orjson.loads(raw)
-            assembler = StreamAssembler()
-            async for line in response.content:  # a keep-alive comment is a sign of life too
-                watch.heard()
-                assembler.feed_line(line)
-                if assembler.done:
-                    break
+            assembler = StreamAssembler(self.runaway_tokens)
+            try:
+                async for line in response.content:  # a keep-alive comment is a sign of life too
+                    watch.heard()
+                    assembler.feed_line(line)
+                    if assembler.done:
+                        break
+            except Runaway:
+                response.close()  # the connection, not back to the pool: the server stops
+                raise
             return assembler.completion()
 
     async def aclose(self) -> None:

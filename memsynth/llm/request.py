@@ -35,7 +35,16 @@ def schema_digest(schema: dict[str, Any] | None) -> str | None:
 
 @dataclass(frozen=True)
 class LLMRequest:
-    """Everything that determines an answer: what is hashed is what is sent."""
+    """Everything that determines an answer: what is hashed is what is sent, but the budget.
+
+    `params["max_tokens"]` is the build's limit (llm.max_tokens) and is hashed as it always
+    was; `budget` is the max_tokens the request is first sent with (a stage's budget,
+    memsynth.llm.budget) and is not hashed. max_tokens only decides where an answer is cut,
+    not what it says, and a cut-off answer is asked again with more room up to the ceiling
+    (the limit when none is set): an answer kept under this key is one the request, sent
+    under any budget, ends with. So a changed budget re-asks nothing, and the caches of
+    builds before budgets existed stay valid.
+    """
 
     model: str
     messages: tuple[dict[str, str], ...]
@@ -50,6 +59,16 @@ class LLMRequest:
     # The stage and its variables, sent only to memsynth's simulator (`llm.stage_variables`).
     # Not hashed: the variables are what the messages were rendered from.
     hints: dict[str, Any] | None = field(default=None, compare=False)
+    # The max_tokens first sent (None: params' max_tokens). Not hashed: see above.
+    budget: int | None = field(default=None, compare=False)
+
+    @property
+    def first_max_tokens(self) -> int | None:
+        """The max_tokens the request is first sent with: its budget, never above its limit."""
+        limit = self.params.get("max_tokens")
+        if self.budget is None:
+            return None if limit is None else int(limit)
+        return self.budget if limit is None else min(self.budget, int(limit))
 
     def canonical(self) -> str:
         """Stable JSON text of the request (sorted keys, no whitespace); the schema by its hash."""
@@ -110,6 +129,9 @@ class EmbeddingRequest:
     @property
     def params(self) -> dict[str, Any]:
         return {}
+
+    budget = None  # an embedding has no answer to cut
+    first_max_tokens = None
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,9 @@ class EngineSettings:
     # long), never on its length.
     stream: bool = True
     idle_timeout_s: float = 60.0
+    # A streamed answer that has produced only whitespace, or one fragment repeated, for this
+    # many tokens is stopped (memsynth.llm.runaway); 0: read to its limit.
+    runaway_tokens: int = 256
     max_attempts: int = 6
     backoff_base_s: float = 0.5
     backoff_cap_s: float = 30.0
@@ -61,6 +64,7 @@ class EngineCounters:
     in_flight: int = 0
     probe_requests: int = 0  # the capability probe's small chat requests (not in `requests`)
     abandoned: int = 0  # requests given up on after a timeout, their connection closed
+    runaways: int = 0  # streamed answers stopped as runaways (memsynth.llm.runaway)
     # model -> [prompt, completion, cached prompt] tokens
     by_model: dict[str, list[int]] = field(default_factory=dict)
 

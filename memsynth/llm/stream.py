@@ -13,15 +13,19 @@ from typing import Any
 import orjson
 
 from memsynth.llm.retry import EmptyResponse
+from memsynth.llm.runaway import Runaway, RunawayWatch
 
 DONE = b"[DONE]"
 
 
 class StreamAssembler:
-    """Collects a chat.completion.chunk stream into a chat.completion body."""
+    """Collects a chat.completion.chunk stream into a chat.completion body; with
+    `runaway_tokens`, raises `Runaway` as soon as the answer has run on that long with
+    whitespace or one repeated fragment (the poster then closes the stream)."""
 
-    def __init__(self) -> None:
+    def __init__(self, runaway_tokens: int | None = None) -> None:
         self.parts: list[str] = []
+        self.watch = RunawayWatch(runaway_tokens) if runaway_tokens else None
         self.finish_reason: str | None = None
         self.usage: dict[str, Any] | None = None
         self.model = ""
@@ -56,6 +60,8 @@ class StreamAssembler:
             text = (choice.get("delta") or {}).get("content")
             if text:
                 self.parts.append(text)
+                if self.watch is not None and (kind := self.watch.feed(text)) is not None:
+                    raise Runaway("".join(self.parts), self.watch.tokens, self.model, kind)
             if choice.get("finish_reason"):
                 self.finish_reason = choice["finish_reason"]
         if event.get("usage"):

@@ -1,9 +1,10 @@
 """How real OpenAI-compatible servers differ, as far as a build notices: which structured
 output they take and enforce, how they answer a model name they do not serve, what /models
-says, and how they refuse a request too long for the model."""
+says, how they refuse a request too long for the model, and how a small model runs on."""
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,3 +59,31 @@ PROFILES: dict[str, ServerProfile] = {
     # Ollama (0.5 and later): json_schema enforced by grammar; an unpulled model is a 404.
     "ollama": ServerProfile("ollama", not_found='model "{model}" not found, try pulling it first'),
 }
+
+
+class Runaways:
+    """A share of answers that run on in whitespace to max_tokens, as a small model under
+    llama.cpp's JSON grammar does (issue 53: SmolLM2-135M emitted whitespace inside the object
+    for 4095 tokens). Only a recipe stage's requests (those carrying `memsynth` hints) run on,
+    never the endpoint probe's; drawn from their own seeded stream."""
+
+    def __init__(self, rate: float = 0.0, seed: int = 0):
+        if not 0 <= rate <= 1:
+            raise ValueError(f"the runaway rate is a share between 0 and 1, not {rate}")
+        self.rate = rate
+        self._rng = random.Random(f"runaway|{seed}")
+
+    def apply(self, payload: dict[str, Any], body: dict[str, Any]) -> bool:
+        """Turn `payload` into a runaway when drawn: the answer's start, then whitespace until
+        max_tokens (about four characters a token, as the simulator counts), cut there."""
+        if not self.rate or "memsynth" not in body or self._rng.random() >= self.rate:
+            return False
+        limit = int(body.get("max_tokens") or 4096)
+        choice = payload["choices"][0]
+        start = (choice["message"]["content"] or "")[:40]
+        choice["message"]["content"] = start + (" " * 7 + "\n") * ((limit * 4 - len(start)) // 8)
+        choice["finish_reason"] = "length"
+        usage = payload.setdefault("usage", {})
+        usage["completion_tokens"] = limit
+        usage["total_tokens"] = usage.get("prompt_tokens", 0) + limit
+        return True

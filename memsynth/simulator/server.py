@@ -23,7 +23,7 @@ from memsynth.simulator.completion import MODEL_ID, AnswerMaker, format_name
 from memsynth.simulator.counters import Counters
 from memsynth.simulator.embeddings import embedding_of
 from memsynth.simulator.faults import Faults, draw_fault, truncate
-from memsynth.simulator.profiles import PROFILES
+from memsynth.simulator.profiles import PROFILES, Runaways
 from memsynth.simulator.prompt_cache import PrefixCache
 from memsynth.simulator.serving import SimulatorThread, serve_forever
 from memsynth.simulator.stages import recipe_answers
@@ -39,7 +39,7 @@ class Simulator:
                  batch_faults: BatchFaults | None = None, prompt_cache: PrefixCache | None = None,
                  profile: str = "openai", models: tuple[str, ...] | None = None,
                  token_rate: float | None = None, capacity: int | None = None, ignores_seed: bool = False,
-                 batch_slowdown: float = 0.0):
+                 batch_slowdown: float = 0.0, runaway_rate: float = 0.0):
         if profile not in PROFILES:
             raise ValueError(f"unknown server profile {profile!r} (known: {', '.join(PROFILES)})")
         self.profile = PROFILES[profile]
@@ -69,6 +69,7 @@ class Simulator:
         self._rng = random.Random(self.faults.seed)
         self._session: aiohttp.ClientSession | None = None
         self.desk = BatchDesk(self.complete, batch_faults)
+        self.runaways = Runaways(runaway_rate, self.faults.seed)  # answers that run on in whitespace
 
     @property
     def prompt_cache(self) -> PrefixCache:
@@ -196,6 +197,8 @@ class Simulator:
                 c.count("no_stage_variables")
                 return _error(412, missing)
             payload = self.complete(body)
+            if self.runaways.apply(payload, body):
+                c.count("runaway")
         c.count(fault)
         if fault == "malformed" and not body.get("stream"):
             # Cut mid-body: a broken proxy, or a gateway's HTML error page sent as a 200.
