@@ -17,19 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from memsynth.core.processes import alive
+
 PREFIX = "memsynth-suite-"  # then the controller's pid: a killed run's folder is swept by the next
 _folder: Path | None = None
 _own: list[Path] = []  # this process's scratch, removed before the check (see scratch())
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _start() -> None:
@@ -39,7 +31,7 @@ def _start() -> None:
     real = Path(tempfile.gettempdir())
     for left in real.glob(f"{PREFIX}*"):  # runs killed before their end (no hook ran)
         pid = left.name.removeprefix(PREFIX).split("-")[0]
-        if pid.isdigit() and not _alive(int(pid)):
+        if pid.isdigit() and not alive(int(pid)):
             shutil.rmtree(left, ignore_errors=True)
     _folder = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=real))
     # The PostgreSQL cluster runs as `postgres` when the tests run as root: it must pass
