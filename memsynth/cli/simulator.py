@@ -59,13 +59,17 @@ def simulator() -> None:
 @click.option("--runaway-rate", type=click.FloatRange(0, 1), default=0.0,
               help="share of a stage's answers that run on in whitespace until max_tokens, as a small "
                    "model under llama.cpp's JSON grammar does (streamed at --token-rate: set it to feel it)")
+@click.option("--interrupts", is_flag=True,
+              help="with --capacity: end a streamed answer early ([DONE], no finish_reason) when another "
+                   "request waits for the slot, as llama-cpp-python's server does by default "
+                   "(its interrupt_requests)")
 def simulator_serve(host: str, port: int, latency_ms: float, rate_429: float, rate_500: float,
                     rate_dropped: float, rate_malformed: float, rate_truncated: float,
                     rate_slow: float, slow_ms: float, seed: int, upstream: str | None,
                     batch_delay_s: float, batch_failed_rate: float, profile: str,
                     models: tuple[str, ...], token_rate: float | None, per_token_ms: float | None,
                     capacity: int | None, batch_slowdown: float, ignores_seed: bool,
-                    runaway_rate: float) -> None:
+                    runaway_rate: float, interrupts: bool) -> None:
     """Serve POST /v1/chat/completions, the Files and Batch API (/v1/files, /v1/batches),
     GET /v1/models and GET /stats until interrupted."""
     import asyncio
@@ -73,6 +77,8 @@ def simulator_serve(host: str, port: int, latency_ms: float, rate_429: float, ra
     from memsynth.simulator.batches import BatchFaults
     from memsynth.simulator.server import Faults, Simulator, serve_forever
 
+    if interrupts and not capacity:
+        raise click.UsageError("--interrupts needs --capacity: a request is interrupted when another waits for a slot")
     if token_rate and per_token_ms:
         raise click.UsageError("give --token-rate or --per-token-ms, not both")
     if rate_429 + rate_500 + rate_dropped > 1 or rate_malformed + rate_truncated + rate_slow > 1:
@@ -84,7 +90,8 @@ def simulator_serve(host: str, port: int, latency_ms: float, rate_429: float, ra
         slow_ms=slow_ms, seed=seed),
         batch_faults=BatchFaults(delay_s=batch_delay_s, failed_line_rate=batch_failed_rate, seed=seed),
         profile=profile, models=models or None, token_rate=token_rate or (1000 / per_token_ms if per_token_ms else None),
-        capacity=capacity, batch_slowdown=batch_slowdown, ignores_seed=ignores_seed, runaway_rate=runaway_rate)
+        capacity=capacity, batch_slowdown=batch_slowdown, ignores_seed=ignores_seed, runaway_rate=runaway_rate,
+        interrupts=interrupts)
     try:
         asyncio.run(serve_forever(sim, host, port))
     except OSError as exc:

@@ -28,6 +28,7 @@ from memsynth.llm.request import EmbeddingRequest, LLMRequest, LLMResponse, Tran
 from memsynth.llm.retry import (
     EmptyResponse,
     FailureRate,
+    StreamCut,
     Truncated,
     invalid_request,
     is_connect_failure,
@@ -446,6 +447,8 @@ class LLMEngine:
         except Exception as exc:
             if is_rate_limit(exc):
                 self.limits.concurrency.on_rate_limited()
+            elif isinstance(exc, StreamCut) and self.counters.in_flight > 1:
+                self.limits.concurrency.on_cut()
             elif isinstance(exc, openai.APITimeoutError):
                 # Given up on, its connection closed: a server that stops on a disconnect (a
                 # streamed answer's does) is not still writing it when it is sent again.

@@ -24,6 +24,8 @@ class AdaptiveConcurrency:
         self.in_flight = 0
         self.peak = 0
         self.backoffs = 0
+        self.cuts = 0  # streams ended early while others were in flight
+        self.preempts = False  # the server gives its slot to the next request: one at a time
         self._cooldown_s = cooldown_s
         self._last_backoff = float("-inf")
         self._waiters: deque[asyncio.Future[None]] = deque()
@@ -63,6 +65,20 @@ class AdaptiveConcurrency:
         if self._halve() and self.on_backoff is not None:
             self.on_backoff()
 
+    def on_cut(self) -> None:
+        """A streamed answer ended early while others were in flight. Twice, and the server is
+        one that hands its slot to the next request mid-answer (llama-cpp-python's default):
+        every request beyond one would be cut, so one at a time from now on. Once may be a
+        glitch, and pinning a batching server to one request would cost the build dearly."""
+        self.cuts += 1
+        if self.cuts >= 2 and not self.preempts:
+            self.preempts = True
+            self.maximum = 1
+            self._pin()
+
+    def _pin(self) -> None:
+        self.ceiling = 1.0
+
     def peer_backed_off(self) -> None:
         """Another process sending to the same endpoint was told 429: halve with it, or the
         others' full ceilings would undo this one's back-off."""
@@ -76,6 +92,13 @@ class AdaptiveConcurrency:
         self.ceiling = max(1.0, self.ceiling / 2)
         self.backoffs += 1
         return True
+
+    def report(self) -> dict[str, float | int | str | None]:
+        """The ceiling it holds, and why (for a command's summary)."""
+        why = ("the server ends one answer's stream when another request arrives (llama-cpp-python's "
+               "interrupt_requests): one request at a time") if self.preempts else "llm.concurrency, backing off on 429s"
+        return {"mode": "fixed", "concurrency": int(self.ceiling), "peak": self.peak, "maximum": self.maximum,
+                "backoffs": self.backoffs, "why": why}
 
     def _wake(self) -> None:
         free = int(self.ceiling) - self.in_flight
@@ -216,6 +239,10 @@ class AutoConcurrency(AdaptiveConcurrency):
             else:
                 self._restart()
 
+    def _pin(self) -> None:
+        self.best, self.phase, self._rechecking = None, "hold", False
+        self._begin(1.0)
+
     def _halve(self) -> bool:
         halved = super()._halve()
         if halved:  # told to slow down: measure again from the halved ceiling
@@ -225,7 +252,10 @@ class AutoConcurrency(AdaptiveConcurrency):
 
     def report(self) -> dict[str, float | int | str | None]:
         """The ceiling it holds, and why (for the build summary)."""
-        if self.best is None or self.windows < 2:
+        if self.preempts:
+            why = ("the server ends one answer's stream when another request arrives (llama-cpp-python's "
+                   "interrupt_requests): one request at a time")
+        elif self.best is None or self.windows < 2:
             why = "too few answers to measure the server's throughput"
         elif self.phase == "hold":
             why = (f"the fewest in flight that kept {self.best[1]:.0f} tokens/s: more added latency, "

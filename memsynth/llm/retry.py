@@ -19,6 +19,12 @@ class EmptyResponse(Exception):
     """A 200 answer that carried no choice to read."""
 
 
+class StreamCut(EmptyResponse):
+    """A streamed answer that ended with no finish_reason. With other requests in flight it is
+    how llama-cpp-python's server (`interrupt_requests`, on by default) gives its one slot to
+    the next request: `[DONE]` after the first chunk of the answer it was writing."""
+
+
 class Truncated(Exception):
     """An answer cut off at max_tokens (`finish_reason: length`): asked again, never parsed."""
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from memsynth.llm.retry import EmptyResponse
+from memsynth.llm.retry import EmptyResponse, StreamCut
 from memsynth.llm.runaway import Runaway, RunawayWatch
 
 DONE = b"[DONE]"
@@ -70,7 +70,7 @@ class StreamAssembler:
     def completion(self) -> dict[str, Any]:
         """The chat.completion body; a stream cut before its end is no answer."""
         if self.finish_reason is None:
-            raise EmptyResponse("the answer's stream ended before the answer did")
+            raise StreamCut("the answer's stream ended before the answer did")
         content = "".join(self.parts)
         # A server that sends no usage with its stream: about four characters a token, so the
         # counts, the cost and the budget still see the answer.

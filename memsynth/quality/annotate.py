@@ -97,7 +97,8 @@ def annotate_version(warehouse: Path, dataset: str, version: int | None, *, endp
                                     free_models=(session.model,) if session.simulated else ())
                 # What was sent and to where, as a build's summary says it.
                 totals.update(response_mode=config.llm.response_mode, probe_requests=session.engine.counters.probe_requests,
-                              endpoint=config.llm.learnt.endpoint if config.llm.learnt else None)
+                              endpoint=config.llm.learnt.endpoint if config.llm.learnt else None,
+                              concurrency=session.engine.limits.concurrency.report())
                 used_model = session.model
             table = emotions_table(source.refs)
             staging.write(table, "annotate", rows)

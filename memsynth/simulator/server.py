@@ -39,7 +39,7 @@ class Simulator:
                  batch_faults: BatchFaults | None = None, prompt_cache: PrefixCache | None = None,
                  profile: str = "openai", models: tuple[str, ...] | None = None,
                  token_rate: float | None = None, capacity: int | None = None, ignores_seed: bool = False,
-                 batch_slowdown: float = 0.0, runaway_rate: float = 0.0):
+                 batch_slowdown: float = 0.0, runaway_rate: float = 0.0, interrupts: bool = False):
         if profile not in PROFILES:
             raise ValueError(f"unknown server profile {profile!r} (known: {', '.join(PROFILES)})")
         self.profile = PROFILES[profile]
@@ -57,6 +57,11 @@ class Simulator:
         # with b up to `capacity` and stays flat past it, while the queue adds latency.
         self.batch_slowdown = batch_slowdown
         self.generating = 0
+        # llama-cpp-python's `interrupt_requests` (its default): while a request waits for the
+        # slot, the answer being streamed ends after its next chunk with `[DONE]` and no
+        # finish_reason, and the slot goes to the waiting one.
+        self.interrupts = interrupts
+        self.waiting = 0
         self.latency_s = latency_ms / 1000.0
         self.faults = faults or Faults()
         self.upstream = upstream.rstrip("/") if upstream else None
@@ -174,12 +179,17 @@ class Simulator:
                 await asyncio.sleep(self.faults.slow_ms / 1000)
             if self._slots is None:
                 return await self._answer(request, body, fault)
-            async with self._slots:
+            self.waiting += 1
+            try:
+                await self._slots.acquire()
+            finally:
+                self.waiting -= 1
+            try:
                 self.generating += 1
-                try:
-                    return await self._answer(request, body, fault)
-                finally:
-                    self.generating -= 1
+                return await self._answer(request, body, fault)
+            finally:
+                self.generating -= 1
+                self._slots.release()
         finally:
             c.ended()
 
@@ -268,6 +278,12 @@ class Simulator:
             except ConnectionResetError:  # what was generated before the client left
                 self.counters.completion_tokens += tokens * start // max(1, len(content))
                 raise
+            if self.interrupts and self.waiting:  # the slot goes to the next request
+                self.counters.completion_tokens += tokens * (start + step) // max(1, len(content))
+                self.counters.count("interrupted")
+                await send("[DONE]")
+                await response.write_eof(b"".join(pending or ()))
+                return response
             if broken:  # a proxy that cuts the stream: half an event, then nothing
                 self.counters.completion_tokens += tokens  # the server made it all
                 await response.write(b'data: {"id": "chatcmpl-')
