@@ -31,7 +31,7 @@ def _zh(v: Mapping[str, Any]) -> bool:
     return v.get("language") == "zh"
 
 
-def _pronouns(v: Mapping[str, Any], language: str) -> list[tuple[str, dict[str, str]]]:
+def _pronouns(answer: Any, v: Mapping[str, Any], language: str) -> list[tuple[str, dict[str, str]]]:
     """Each speaker's name made 'she' / 'I' (她 / 我): the fact no longer names its person."""
     out = []
     for name in v.get("speakers", []):

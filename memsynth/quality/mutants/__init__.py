@@ -37,6 +37,7 @@ from memsynth.quality.mutants.mutators import (
     Replace,
     Reword,
     Sentences,
+    Set,
     Soften,
     Voice,
     get,
@@ -56,6 +57,6 @@ from memsynth.quality.mutants.run import (
 __all__ = [
     "SCHEMA_RULE", "Aim", "Case", "Context", "Count", "DropOne", "Duplicate", "Fields", "InsertPerson",
     "InsertText", "Join", "Longer", "Moved", "Mutant", "Mutator", "Outcome", "PairDuplicate",
-    "ProseMoment", "Replace", "Reword", "RuleTally", "Runner", "Sentences", "Soften", "Voice",
+    "ProseMoment", "Replace", "Reword", "RuleTally", "Runner", "Sentences", "Set", "Soften", "Voice",
     "corpus_cases", "format_table", "get", "locate", "tally"
 ]

@@ -387,13 +387,14 @@ class Soften(Mutator):
             yield Mutant(put(answer, path, new), "soften_refusal", f"{_show(path)} opens {softener.strip()!r}")
 
 
-Swaps = Callable[[Mapping[str, Any], str], list[tuple[str, dict[str, str]]]]
+Swaps = Callable[[Any, Mapping[str, Any], str], list[tuple[str, dict[str, str]]]]
 
 
 @dataclass(frozen=True)
 class Voice(Mutator):
     """Person or voice switched: `swaps` gives (label, {old: new}) word tables from the
-    variables (the user named where the prompt says "the user"; a named fact in "I" or "she")."""
+    answer and the variables (the user named where the prompt says "the user"; a named fact in
+    "I" or "she")."""
 
     where: Where
     swaps: Swaps
@@ -403,7 +404,7 @@ class Voice(Mutator):
     def __call__(self, answer: Any, ctx: Context) -> Iterator[Mutant]:
         rng = ctx.rng(f"voice/{self.where}")
         paths = _texts(answer, self.where, ctx)
-        for label, table in self.swaps(ctx.variables, ctx.language):
+        for label, table in self.swaps(answer, ctx.variables, ctx.language):
             if not table:
                 continue
             changed = [p for p in paths if tx.replace_words(get(answer, p), table) != get(answer, p)]
@@ -529,3 +530,23 @@ def _item_required(schema: Mapping[str, Any], key: str) -> set[str]:
 
 def _show(path: Path) -> str:
     return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".") or "answer"
+
+
+@dataclass(frozen=True)
+class Set(Mutator):
+    """A field set to `value` where `when` (of the answer) says that breaks the rule: a judge's
+    flag turned against a high score, a score off the scale."""
+
+    where: Where
+    value: Any
+    label: str = "set"
+    when: Callable[[Any, Mapping[str, Any]], bool] | None = None
+    kind = "set"
+
+    def __call__(self, answer: Any, ctx: Context) -> Iterator[Mutant]:
+        if self.when is not None and not self.when(answer, ctx.variables):
+            return
+        for path in locate(answer, self.where, ctx.variables)[:1]:
+            value = self.value(ctx.variables) if callable(self.value) else self.value
+            if get(answer, path) != value:
+                yield Mutant(put(answer, path, value), self.label, f"{_show(path)} = {value!r}")

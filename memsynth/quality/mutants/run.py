@@ -4,8 +4,8 @@ An original is a good answer with its stage and variables (`Case`): an acceptabl
 an answer file (shared/model-answers' layout) or any other source (the golden fixtures' values
 that stand for a stage's answer). Every aim of the recipe (flows/<recipe>/mutants.py) whose
 stages include the case's turns it into mutants; each goes through the stage's schema and
-checks as a build would. A mutant counts as killed when a check the rule names (or the
-schema, when the rule names `<stage>.schema`) rejects it; the ones no check rejects at all
+checks as a build would. A mutant counts as killed when a check the rule names, or the
+stage's schema, rejects it; the ones no check rejects at all
 are the rule's judge work.
 """
 
@@ -133,10 +133,12 @@ class Runner:
         return problems
 
     def killed_by(self, case: Case, rule_id: str, problems: list[str]) -> bool:
+        # The schema enforces every rule's bounds it can express (a list's length, a field's
+        # presence) before any check runs: its rejection kills a mutant of any rule.
         tags = _tags(problems)
-        if rule_id == SCHEMA_RULE:
-            return bool(tags & {"schema", "json"})
-        return bool(tags & _own_checks(self.rules(case.recipe)[rule_id], case.stage))
+        if tags & {"schema", "json"}:
+            return True
+        return rule_id != SCHEMA_RULE and bool(tags & _own_checks(self.rules(case.recipe)[rule_id], case.stage))
 
     def mutants(self, case: Case) -> Iterator[tuple[str, Mutant]]:
         stage = self.stage(case.recipe, case.stage)

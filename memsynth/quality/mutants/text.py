@@ -217,6 +217,31 @@ def person_forms(name: str, language: str, relation: str = "") -> dict[str, str]
     return forms
 
 
+_EN_NAME = re.compile(r"\b(?:(Mr|Mrs|Ms|Miss|Dr|Prof)\.? )?([A-Z][a-z'’-]+(?: [A-Z][a-z'’-]+)*)")
+_ZH_TITLED = re.compile(r"(主任|经理|老师|医生|院长|校长|教练|护士长|科长|处长)([\u4e00-\u9fff]{2,3})$")
+
+
+def names_in(phrase: str, language: str) -> list[str]:
+    """The people named in a phrase ("Mr Okafor's daughter" → "Mr Okafor"; "科室主任刘卫东" → "刘卫东主任")."""
+    if language == "zh" or is_zh(phrase):
+        out = []
+        for part in re.split(r"[和与、及]", phrase):
+            part = re.sub(r"(的)?(女儿|儿子|妻子|丈夫|家属|家人|孙子|孙女)$", "", part.strip()).removesuffix("的")
+            if m := _ZH_TITLED.search(part):
+                out.append(m.group(2) + m.group(1))
+            elif 2 <= len(part) <= 5 and "的" not in part and all(_CJK.match(c) for c in part):
+                out.append(part)
+        return out
+    found = []
+    for m in _EN_NAME.finditer(phrase):
+        name = re.sub(r"['’]s$", "", m.group(2))
+        if name in ("The", "A", "An", "His", "Her", "Their", "My") or (not m.group(1) and " " not in name
+                                                                       and m.start() == 0):
+            continue
+        found.append(f"{m.group(1)} {name}" if m.group(1) else name)
+    return found
+
+
 def mention(language: str, person: str, voice: str) -> str:
     """A sentence naming `person`, in the user's voice or the narrator's."""
     if language == "zh":
