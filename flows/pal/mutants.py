@@ -26,6 +26,7 @@ from memsynth.quality.mutants import (
     Replace,
     Reword,
     Sentences,
+    Set,
     Soften,
     Voice,
 )
@@ -131,5 +132,6 @@ AIMS = (
     Aim("eval-proposal", ("eval_propose",), Join("solution")),
     Aim("eval-proposal", ("eval_propose",), Sentences("solution", high=1)),
     Aim("eval-selection", ("eval_select",), Count("selected_solutions", low=2, high=2)),
+    Aim("eval-restatement-grade", ("eval_judge_restatement",), Set("score", 3, "off_scale")),
     Aim(SCHEMA_RULE, tuple(s.name for s in (*STAGES, *EVAL_STAGES)), Fields()),
 )

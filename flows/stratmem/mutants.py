@@ -21,6 +21,7 @@ from memsynth.quality.mutants import (
     Replace,
     Reword,
     Sentences,
+    Set,
     Voice,
 )
 
@@ -80,5 +81,6 @@ AIMS = (
     Aim("eval-detect", ("eval_detect",), DropOne("verdicts")),
     Aim("eval-detect", ("eval_detect",), Reword(lambda a, v: [("verdicts", i, "evidence") for i, x in
                                                               enumerate(a.get("verdicts", [])) if x.get("used")])),
+    Aim("eval-miq", ("eval_miq",), Set("score", 6, "off_scale")),
     Aim(SCHEMA_RULE, tuple(s.name for s in (*STAGES, *EVAL_STAGES)), Fields()),
 )

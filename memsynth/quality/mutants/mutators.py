@@ -140,19 +140,22 @@ class Sentences(Mutator):
 
     def __call__(self, answer: Any, ctx: Context) -> Iterator[Mutant]:
         low, high = _bound(self.low, ctx.variables), _bound(self.high, ctx.variables)
-        rng = ctx.rng(f"sentences/{self.where}")
+        rng = ctx.rng(f"sentences/{_key(self.where)}")
         for path in _pick(_texts(answer, self.where, ctx), rng, self.places):
             text = get(answer, path)
             parts = tx.statements(text) if self.clauses else tx.split_sentences(text)
+            count = tx.statements if self.clauses else tx.split_sentences
             if high is not None and len(parts) <= high:
                 new = tx.add_sentences(text, ctx.language, high + 1 - len(parts), rng)
-                yield Mutant(put(answer, path, new), "add_sentence", f"{_show(path)}: {high + 1} sentences, "
-                             f"at most {high}")
+                if len(count(new)) > high:
+                    yield Mutant(put(answer, path, new), "add_sentence",
+                                 f"{_show(path)}: {high + 1} sentences, at most {high}")
             if low is not None and low >= 2 and len(parts) >= low:
                 kept = parts[: low - 1]
                 new = tx.joined(ctx.language, kept)
-                yield Mutant(put(answer, path, new), "drop_sentence", f"{_show(path)}: {low - 1} sentences, "
-                             f"at least {low}")
+                if len(count(new)) < low:
+                    yield Mutant(put(answer, path, new), "drop_sentence",
+                                 f"{_show(path)}: {low - 1} sentences, at least {low}")
 
 
 @dataclass(frozen=True)
@@ -168,7 +171,7 @@ class Longer(Mutator):
         limit = _bound(self.limit, ctx.variables)
         if limit is None:
             return
-        rng = ctx.rng(f"longer/{self.where}")
+        rng = ctx.rng(f"longer/{_key(self.where)}")
         for path in _pick(_texts(answer, self.where, ctx), rng, self.places):
             target = tx.exceeding(limit, rng)
             new = tx.stretch(get(answer, path), ctx.language, target)
@@ -188,7 +191,7 @@ class Count(Mutator):
 
     def __call__(self, answer: Any, ctx: Context) -> Iterator[Mutant]:
         low, high = _bound(self.low, ctx.variables), _bound(self.high, ctx.variables)
-        rng = ctx.rng(f"count/{self.where}")
+        rng = ctx.rng(f"count/{_key(self.where)}")
         for path in locate(answer, self.where, ctx.variables)[:2]:
             items = get(answer, path)
             if not isinstance(items, list) or not items:
@@ -215,7 +218,7 @@ class Moved(Mutator):
     kind = "move_date"
 
     def __call__(self, answer: Any, ctx: Context) -> Iterator[Mutant]:
-        rng = ctx.rng(f"moved/{self.where}")
+        rng = ctx.rng(f"moved/{_key(self.where)}")
         paths = [p for p in locate(answer, self.where, ctx.variables) if isinstance(get(answer, p), str)]
         if not paths:
             return
@@ -241,7 +244,7 @@ class ProseMoment(Mutator):
     kind = "prose_time"
 
     def __call__(self, answer: Any, ctx: Context) -> Iterator[Mutant]:
-        rng = ctx.rng(f"prose/{self.where}")
+        rng = ctx.rng(f"prose/{_key(self.where)}")
         paths = _texts(answer, self.where, ctx)
         if not paths:
             return
@@ -283,7 +286,7 @@ class InsertPerson(Mutator):
     kind = "insert_person"
 
     def __call__(self, answer: Any, ctx: Context) -> Iterator[Mutant]:
-        rng = ctx.rng(f"person/{self.where}/{self.voice}")
+        rng = ctx.rng(f"person/{_key(self.where)}/{self.voice}")
         paths = _texts(answer, self.where, ctx)
         if not paths:
             return
@@ -311,7 +314,7 @@ class Duplicate(Mutator):
     kind = "duplicate"
 
     def __call__(self, answer: Any, ctx: Context) -> Iterator[Mutant]:
-        rng = ctx.rng(f"duplicate/{self.where}")
+        rng = ctx.rng(f"duplicate/{_key(self.where)}")
         for path in locate(answer, self.where, ctx.variables)[:2]:
             items = get(answer, path)
             if not isinstance(items, list) or len(items) < 2:
@@ -354,7 +357,7 @@ class Join(Mutator):
     kind = "join"
 
     def __call__(self, answer: Any, ctx: Context) -> Iterator[Mutant]:
-        rng = ctx.rng(f"join/{self.where}")
+        rng = ctx.rng(f"join/{_key(self.where)}")
         paths = _texts(answer, self.where, ctx)
         if not paths:
             return
@@ -377,7 +380,7 @@ class Soften(Mutator):
     kind = "soften"
 
     def __call__(self, answer: Any, ctx: Context) -> Iterator[Mutant]:
-        rng = ctx.rng(f"soften/{self.where}")
+        rng = ctx.rng(f"soften/{_key(self.where)}")
         paths = _texts(answer, self.where, ctx)
         if not paths:
             return
@@ -402,7 +405,7 @@ class Voice(Mutator):
     kind = "voice"
 
     def __call__(self, answer: Any, ctx: Context) -> Iterator[Mutant]:
-        rng = ctx.rng(f"voice/{self.where}")
+        rng = ctx.rng(f"voice/{_key(self.where)}")
         paths = _texts(answer, self.where, ctx)
         for label, table in self.swaps(answer, ctx.variables, ctx.language):
             if not table:
@@ -429,7 +432,7 @@ class Replace(Mutator):
     kind = "replace"
 
     def __call__(self, answer: Any, ctx: Context) -> Iterator[Mutant]:
-        rng = ctx.rng(f"replace/{self.where}/{self.label}")
+        rng = ctx.rng(f"replace/{_key(self.where)}/{self.label}")
         pattern = re.compile(self.pattern[ctx.language])
         paths = [p for p in _texts(answer, self.where, ctx) if pattern.search(get(answer, p))]
         for path in _pick(paths, rng, self.places):
@@ -448,7 +451,7 @@ class InsertText(Mutator):
     kind = "insert_text"
 
     def __call__(self, answer: Any, ctx: Context) -> Iterator[Mutant]:
-        rng = ctx.rng(f"insert/{self.where}/{self.label}")
+        rng = ctx.rng(f"insert/{_key(self.where)}/{self.label}")
         paths = _texts(answer, self.where, ctx)
         if not paths:
             return
@@ -468,7 +471,7 @@ class Reword(Mutator):
     kind = "reword"
 
     def __call__(self, answer: Any, ctx: Context) -> Iterator[Mutant]:
-        rng = ctx.rng(f"reword/{self.where}")
+        rng = ctx.rng(f"reword/{_key(self.where)}")
         for path in _pick(_texts(answer, self.where, ctx), rng, self.places):
             new = tx.paraphrase(get(answer, path), ctx.language, rng)
             yield Mutant(put(answer, path, new), "reword", f"{_show(path)} reworded")
@@ -483,7 +486,7 @@ class DropOne(Mutator):
     kind = "drop_one"
 
     def __call__(self, answer: Any, ctx: Context) -> Iterator[Mutant]:
-        rng = ctx.rng(f"drop-one/{self.where}")
+        rng = ctx.rng(f"drop-one/{_key(self.where)}")
         for path in locate(answer, self.where, ctx.variables)[:1]:
             items = get(answer, path)
             if isinstance(items, list) and items:
@@ -526,6 +529,11 @@ def _item_required(schema: Mapping[str, Any], key: str) -> set[str]:
     ref = prop.get("items", {}).get("$ref", "")
     target = schema.get("$defs", {}).get(ref.rsplit("/", 1)[-1], prop.get("items", {}))
     return set(target.get("required", []))
+
+
+def _key(where: Where) -> str:
+    """A stable name for `where` (a function's repr holds its address, which varies by run)."""
+    return where if isinstance(where, str) else f"{where.__module__}.{where.__qualname__}"
 
 
 def _show(path: Path) -> str:

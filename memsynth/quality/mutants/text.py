@@ -64,22 +64,25 @@ def add_sentences(text: str, language: str, count: int, rng: random.Random) -> s
     pool = list(lx.SENTENCES[language])
     rng.shuffle(pool)
     extra = [pool[i % len(pool)] for i in range(count)]
-    return joined(language, [text.strip(), *extra])
+    body = text.strip()
+    if not re.search(r"[.!?。！？…][\"”’')）」』]*$", body):  # a text with no end of its own gets one
+        body += "。" if language == "zh" else "."
+    return joined(language, [body, *extra])
 
 
 def stretch(text: str, language: str, target: int) -> str:
     """`text` lengthened to `target` words (characters in Chinese) inside its last sentence."""
-    missing = target - size(text)
-    if missing <= 0:
-        return text
     body, end = _split_end(text)
     clause = lx.CLAUSE[language]
-    if language == "zh":
-        filler = (clause * (missing // len(clause) + 1))[:missing]
-        return f"{body}，{filler}{end or '。'}"
-    words = clause.split()
-    filler = " ".join(words[i % len(words)] for i in range(missing))
-    return f"{body}, {filler}{end or '.'}"
+    out, extra = text, max(0, target - size(text))
+    while size(out) < target:  # the filler's script can count differently from the text's
+        extra += max(1, target - size(out))
+        if language == "zh":
+            out = f"{body}，{(clause * (extra // len(clause) + 1))[:extra]}{end or '。'}"
+        else:
+            words = clause.split()
+            out = f"{body}, {' '.join(words[i % len(words)] for i in range(extra))}{end or '.'}"
+    return out
 
 
 def exceeding(limit: int, rng: random.Random) -> int:
@@ -203,7 +206,7 @@ def person_forms(name: str, language: str, relation: str = "") -> dict[str, str]
             forms["given_name"] = given if len(given) >= 2 else f"小{given}"
         forms["surname_title"] = surname + (title or "老师")
         if title:
-            forms["surname_title_other"] = "老" + surname if len(surname) == 1 else surname + "老师"
+            forms["surname_title_other"] = "老" + surname
         return forms
     words = name.replace(".", "").split()
     title = words[0] if words and words[0] in lx.EN_TITLES else ""
@@ -218,6 +221,8 @@ def person_forms(name: str, language: str, relation: str = "") -> dict[str, str]
 
 
 _EN_NAME = re.compile(r"\b(?:(Mr|Mrs|Ms|Miss|Dr|Prof)\.? )?([A-Z][a-z'’-]+(?: [A-Z][a-z'’-]+)*)")
+# A role, not a name: 护士长, 考核组, 居委会.
+_ZH_ROLE = re.compile(r"(长|组|会|处|科|部|团|队|员|方|们)$")
 _ZH_TITLED = re.compile(r"(主任|经理|老师|医生|院长|校长|教练|护士长|科长|处长)([\u4e00-\u9fff]{2,3})$")
 
 
@@ -229,7 +234,8 @@ def names_in(phrase: str, language: str) -> list[str]:
             part = re.sub(r"(的)?(女儿|儿子|妻子|丈夫|家属|家人|孙子|孙女)$", "", part.strip()).removesuffix("的")
             if m := _ZH_TITLED.search(part):
                 out.append(m.group(2) + m.group(1))
-            elif 2 <= len(part) <= 5 and "的" not in part and all(_CJK.match(c) for c in part):
+            elif (2 <= len(part) <= 5 and "的" not in part and all(_CJK.match(c) for c in part)
+                  and not _ZH_ROLE.search(part)):
                 out.append(part)
         return out
     found = []
