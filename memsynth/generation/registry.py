@@ -127,6 +127,12 @@ def evaluation_tasks(name: str) -> dict[str, Any]:
     return dict(module.TASKS) if module is not None else {}
 
 
+def mutant_aims(name: str) -> tuple[Any, ...]:
+    """The mutators the recipe aims at its rules (`mutants` module, `AIMS`); () when it has none."""
+    module = _optional_module(name, "mutants")
+    return tuple(getattr(module, "AIMS", ())) if module is not None else ()
+
+
 def evaluation_stages(name: str) -> tuple[Any, ...]:
     """The prompted stages of the recipe's evaluation tasks (`STAGES`); () when it has none."""
     module = _optional_module(name, "evaluation")

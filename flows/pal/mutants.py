@@ -1,0 +1,137 @@
+"""pal's mutants: each rule of rules.py broken on purpose in good answers
+(memsynth.quality.mutants; `python -m memsynth.quality.mutants` prints the table)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from flows.pal.checks import PROFILE_FIELDS, QUERY_LIMIT
+from flows.pal.evaluation import STAGES as EVAL_STAGES
+from flows.pal.plan import ACTION_LABELS
+from flows.pal.stages import STAGES
+from memsynth.quality.mutants import (
+    SCHEMA_RULE,
+    Aim,
+    Count,
+    DropOne,
+    Duplicate,
+    Fields,
+    InsertText,
+    Join,
+    Longer,
+    Moved,
+    PairDuplicate,
+    ProseMoment,
+    Replace,
+    Reword,
+    Sentences,
+    Set,
+    Soften,
+    Voice,
+)
+from schemas.pal import ASPECTS
+
+MINUTE = "%Y-%m-%d %H:%M"
+
+
+def _profile_fields(answer: Any, v: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+    return [("profiles", i, f) for i, p in enumerate(answer.get("profiles", [])) for f in PROFILE_FIELDS if f in p]
+
+
+def _named(answer: Any, v: Mapping[str, Any], language: str) -> list[tuple[str, dict[str, str]]]:
+    """"the user" (用户) replaced by the user's name: the prompt says to call them "the user"."""
+    profile = v.get("profile") or next(iter(answer.get("profiles", [])), {})
+    name = str(profile.get("name", "")).strip()
+    if not name:
+        return []
+    if language == "zh":
+        return [("named_user", {"用户": name})]
+    return [("named_user", {"the user": name, "The user": name})]
+
+
+def _said(action: str, feedback: str | None = None, speaker: str = "user"):
+    """Paths of `speaker`'s utterances with `action`, on a framework solution with that feedback."""
+    def where(answer: Any, v: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+        labels = {labels[action] for labels in ACTION_LABELS.values()}
+        refs = {e["label"] for e in v.get("framework", []) if e.get("kind") == "solution"
+                and (feedback is None or e.get("feedback") == feedback)}
+        return [("turns", i, speaker, "content") for i, t in enumerate(answer.get("turns", []))
+                if t[speaker]["action"] in labels and (feedback is None or t[speaker]["reference"] in refs)]
+    return where
+
+
+def _before_feedback(answer: Any, v: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+    """The assistant's utterances up to the first feedback the user gives (preferences unknown)."""
+    feedback = {labels["solution_feedback"] for labels in ACTION_LABELS.values()}
+    out = []
+    for i, t in enumerate(answer.get("turns", [])):
+        out.append(("turns", i, "assistant", "content"))
+        if t["user"]["action"] in feedback:
+            break
+    return out[:-1] if len(out) > 1 else out
+
+
+_PRESUMING = {
+    "en": ("I know you like plans you can reuse every year.", "You've always hated paying for apps, so let's avoid that.",
+           "Since you never enjoy group classes, I'll skip those."),
+    "zh": ("我知道你一向喜欢能反复用的办法。", "你平时就不太愿意花钱买课，这个我们先不考虑。", "我知道你不喜欢跟一群人一起练。"),
+}
+_RETIRED = {"en": ("The user retired last year after thirty years as a bus driver. ",
+                   "The user is a university student in her final year. "),
+            "zh": ("用户去年从公交公司退休，之前开了三十年车。", "用户是一名在读的大学本科生。")}
+
+
+def _needs(answer: Any, v: Mapping[str, Any]) -> list[tuple[tuple[Any, ...], tuple[Any, ...]]]:
+    return [(("topics", i, "implicit_needs", 0, "need"), ("topics", i, "implicit_needs", 1, "need"))
+            for i, t in enumerate(answer.get("topics", [])) if len(t.get("implicit_needs", [])) >= 2]
+
+
+AIMS = (
+    # profile: 2-3 sentences a field, calling the person "the user", nobody retired or studying.
+    Aim("profiles", ("profile",), Sentences(_profile_fields, low=2, high=3, places=2)),
+    Aim("profiles", ("profile",), Voice(_profile_fields, _named, places=2)),
+    Aim("profiles", ("profile",), Replace("profiles[*].occupation", {"en": r"^", "zh": r"^"}, _RETIRED,
+                                          "student_or_retired")),
+    Aim("profiles", ("profile",), Count("profiles", low=lambda v: v["batch_size"], high=lambda v: v["batch_size"])),
+    Aim("timeline", ("timeline",), Sentences("months[*].summary", low=5)),
+    Aim("timeline", ("timeline",), Count("months", low=lambda v: len(v["months"]), high=lambda v: len(v["months"]))),
+    *(Aim("requirement-types", ("requirement_types",), Count(aspect, low=4, high=5)) for aspect in ASPECTS[:2]),
+    Aim("requirement-types", ("requirement_types",), Duplicate(lambda a, v: [(x,) for x in ASPECTS if x in a],
+                                                               times=1)),
+    Aim("preference-form", ("preferences",), Sentences("items[*].pos", low=4, high=5, clauses=True)),
+    Aim("preference-form", ("preferences",), Sentences("items[*].neg", low=4, high=5, clauses=True)),
+    Aim("preference-form", ("preferences",), Count("items", low=lambda v: len(v["requirements"]),
+                                                   high=lambda v: len(v["requirements"]))),
+    Aim("situations", ("situations",), Count("situations", low=lambda v: v["min_situations"],
+                                             high=lambda v: v["max_situations"])),
+    Aim("situations", ("situations",), Sentences("situations[*].situation", low=5, places=2)),
+    Aim("situations", ("situations",), Voice("situations[*].situation", _named, places=2)),
+    Aim("situations", ("situations",), Replace("situations[*].requirement_ids[*]", {"en": r"^.+$", "zh": r"^.+$"},
+                                               {"en": ("work-9",), "zh": ("work-9",)}, "unknown_requirement")),
+    Aim("experience-ends", ("experience",), ProseMoment("experience", lambda v: v["span_end"])),
+    Aim("logs", ("logs",), Count("logs", low=lambda v: v["min_logs"])),
+    Aim("logs", ("logs",), Moved("logs[*].timestamp", after=lambda v: v["span_end"], before=lambda v: v["span_start"],
+                                 fmt=MINUTE)),
+    Aim("frameworks", ("requirements",), PairDuplicate(_needs)),
+    Aim("frameworks", ("requirements",), DropOne("topics")),
+    Aim("vague-query", ("requirements",), Longer("topics[*].user_query",
+                                                 lambda v: QUERY_LIMIT["zh" if v.get("language") == "zh" else "en"])),
+    Aim("candidates", ("candidates",), Count("topics[*].solutions", low=8, high=8)),
+    Aim("candidates", ("candidates",), Duplicate("topics[*].solutions")),
+    Aim("choices-verbatim", ("solution_preferences",), Reword("liked[*].solution", places=1)),
+    Aim("choices-verbatim", ("solution_preferences",), Reword("disliked[*].solution", places=1)),
+    Aim("choices-verbatim", ("solution_preferences",), Sentences("liked[*].reason", high=1)),
+    Aim("choices-verbatim", ("solution_preferences",), Sentences("disliked[*].reason", high=1)),
+    Aim("dialogue-skeleton", ("dialogue",), DropOne("turns")),
+    Aim("direct-rejection", ("dialogue",), Soften(_said("solution_feedback", "neg"))),
+    Aim("response-adds-nothing", ("dialogue",), Join(_said("feedback_response", "neg", "assistant"))),
+    Aim("preferences-hidden", ("dialogue",), InsertText(_before_feedback, lambda v, lang: _PRESUMING[lang],
+                                                        "presume_preference")),
+    Aim("eval-restatement", ("eval_restate",), Sentences("requirement", high=1)),
+    Aim("eval-proposal", ("eval_propose",), Join("solution")),
+    Aim("eval-proposal", ("eval_propose",), Sentences("solution", high=1)),
+    Aim("eval-selection", ("eval_select",), Count("selected_solutions", low=2, high=2)),
+    Aim("eval-restatement-grade", ("eval_judge_restatement",), Set("score", 3, "off_scale")),
+    Aim(SCHEMA_RULE, tuple(s.name for s in (*STAGES, *EVAL_STAGES)), Fields()),
+)

@@ -1,0 +1,86 @@
+"""stratmem's mutants: each rule of rules.py with a check, broken on purpose in good answers
+(memsynth.quality.mutants; `python -m memsynth.quality.mutants` prints the table)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from flows.stratmem.checks import FACT_CHARS_ZH, FACT_WORDS, PERSONA_ITEMS, QUERY_CHARS_ZH, QUERY_WORDS
+from flows.stratmem.evaluation import STAGES as EVAL_STAGES
+from flows.stratmem.stages import STAGES
+from memsynth.quality.mutants import (
+    SCHEMA_RULE,
+    Aim,
+    Count,
+    DropOne,
+    Duplicate,
+    Fields,
+    InsertText,
+    Longer,
+    Replace,
+    Reword,
+    Sentences,
+    Set,
+    Voice,
+)
+
+FACTS = ("extract", "merge")
+
+
+def _zh(v: Mapping[str, Any]) -> bool:
+    return v.get("language") == "zh"
+
+
+def _pronouns(answer: Any, v: Mapping[str, Any], language: str) -> list[tuple[str, dict[str, str]]]:
+    """Each speaker's name made 'she' / 'I' (她 / 我): the fact no longer names its person."""
+    out = []
+    for name in v.get("speakers", []):
+        if language == "zh":
+            out += [("third", {name: "她"}), ("first", {name: "我"})]
+        else:
+            out += [("third", {f"{name}'s": "her", f"{name}’s": "her", name: "she"}),
+                    ("first", {f"{name}'s": "my", f"{name}’s": "my", name: "I"})]
+    return out
+
+
+# Dates as facts write them, and the relative words the rule forbids instead.
+_DATE = {"en": r"\b(on |in )?(\d{1,2} )?(January|February|March|April|May|June|July|August|September|October|"
+               r"November|December)( \d{1,2})?,? \d{4}\b|\b\d{4}-\d{2}-\d{2}\b",
+         "zh": r"\d{4}年(\d{1,2}月)?(\d{1,2}日)?|\d{4}-\d{2}-\d{2}"}
+_RELATIVE = {"en": ("yesterday", "last week"), "zh": ("昨天", "上周")}
+_OTHER = {"en": ("Ana",), "zh": ("王芳",)}
+
+
+def _quoted_memory(v: Mapping[str, Any], language: str) -> list[str]:
+    memories = [m["fact"] for m in v.get("memories", [])]
+    return [f"({memories[0]})" if language == "en" else f"（{memories[0]}）"] if memories else []
+
+
+def _unsaid(v: Mapping[str, Any], language: str) -> list[str]:
+    """A place and a number the sessions never mention."""
+    return (["他在青岛长大，已经跑过14次马拉松。"] if language == "zh"
+            else ["They grew up in Valparaiso and have run 14 marathons."])
+
+
+AIMS = (
+    Aim("fact-form", FACTS, Longer("memories[*].fact", lambda v: FACT_CHARS_ZH[1] if _zh(v) else FACT_WORDS[1],
+                                   places=2)),
+    Aim("fact-form", FACTS, Sentences("memories[*].fact", high=1, places=2)),
+    Aim("fact-form", FACTS, Replace("memories[*].fact", _DATE, _RELATIVE, "relative_date", places=2)),
+    Aim("fact-names-person", FACTS, Voice("memories[*].fact", _pronouns, places=2)),
+    Aim("fact-speakers", ("extract",), Replace("memories[*].about", {"en": r"^.+$", "zh": r"^.+$"}, _OTHER,
+                                               "unknown_speaker")),
+    Aim("merge-keeps-all", ("merge",), DropOne("memories")),
+    Aim("merge-keeps-all", ("merge",), Duplicate("memories", keys=("fact",))),
+    Aim("query-form", ("query",), Longer("query", lambda v: QUERY_CHARS_ZH[1] if _zh(v) else QUERY_WORDS[1])),
+    Aim("query-no-quote", ("query",), InsertText("query", _quoted_memory, "quote_memory")),
+    *(Aim("persona-form", ("persona",), Count(field, low=low, high=high)) for field, (low, high) in PERSONA_ITEMS.items()),
+    Aim("persona-from-sessions", ("persona",), InsertText("summary", _unsaid, "unsaid_place_number")),
+    Aim("roles", ("label",), DropOne("labels")),
+    Aim("eval-detect", ("eval_detect",), DropOne("verdicts")),
+    Aim("eval-detect", ("eval_detect",), Reword(lambda a, v: [("verdicts", i, "evidence") for i, x in
+                                                              enumerate(a.get("verdicts", [])) if x.get("used")])),
+    Aim("eval-miq", ("eval_miq",), Set("score", 6, "off_scale")),
+    Aim(SCHEMA_RULE, tuple(s.name for s in (*STAGES, *EVAL_STAGES)), Fields()),
+)

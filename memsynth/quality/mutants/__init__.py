@@ -1,0 +1,62 @@
+"""Mutants: good answers turned into answers that break one rule, to measure the checks.
+
+    from memsynth.quality.mutants import Aim, Sentences, Longer, InsertPerson, ...
+    AIMS = (Aim("scene-form", ("scene",), Sentences("scene", low=2, high=4)), ...)
+
+A recipe declares its aims in `flows/<recipe>/mutants.py` (`AIMS`): each names a rule id of
+the recipe's rules table, the stages it applies to and a mutator (mutators.py) saying where
+in the answer it works and which bound it breaks. `python -m memsynth.quality.mutants PATH...`
+runs them over the acceptable answers of answer files and prints, per rule, how many mutants
+the rule's checks reject; the ones no check rejects are the rule's judge work.
+
+Mutators: Sentences (add or drop sentences past a bound), Longer (10-30 % past a length),
+Count (items past a bound), Moved (a date or minute field past a bound), ProseMoment (prose
+dated after an end: "17:15", "5:30 pm", "下午五点半", "10月16日"), InsertPerson (full name,
+surname + title, given name, kinship term), Duplicate / PairDuplicate (an item reworded
+from another), Join (two solutions as one: or / alternatively / 或者 / 也可以), Soften (a
+refusal that agrees first), Voice (person or voice switched), Fields (a field dropped or
+invented). The word tables (lexicon.py) are small and hand-made.
+"""
+
+from memsynth.quality.mutants.mutators import (
+    Aim,
+    Context,
+    Count,
+    DropOne,
+    Duplicate,
+    Fields,
+    InsertPerson,
+    InsertText,
+    Join,
+    Longer,
+    Moved,
+    Mutant,
+    Mutator,
+    PairDuplicate,
+    ProseMoment,
+    Replace,
+    Reword,
+    Sentences,
+    Set,
+    Soften,
+    Voice,
+    get,
+    locate,
+)
+from memsynth.quality.mutants.run import (
+    SCHEMA_RULE,
+    Case,
+    Outcome,
+    RuleTally,
+    Runner,
+    corpus_cases,
+    format_table,
+    tally,
+)
+
+__all__ = [
+    "SCHEMA_RULE", "Aim", "Case", "Context", "Count", "DropOne", "Duplicate", "Fields", "InsertPerson",
+    "InsertText", "Join", "Longer", "Moved", "Mutant", "Mutator", "Outcome", "PairDuplicate",
+    "ProseMoment", "Replace", "Reword", "RuleTally", "Runner", "Sentences", "Set", "Soften", "Voice",
+    "corpus_cases", "format_table", "get", "locate", "tally"
+]

@@ -1,0 +1,193 @@
+"""Run the recipes' mutants over good answers and tally, per rule, how many its checks reject.
+
+An original is a good answer with its stage and variables (`Case`): an acceptable answer of
+an answer file (shared/model-answers' layout) or any other source (the golden fixtures' values
+that stand for a stage's answer). Every aim of the recipe (flows/<recipe>/mutants.py) whose
+stages include the case's turns it into mutants; each goes through the stage's schema and
+checks as a build would. A mutant counts as killed when a check the rule names, or the
+stage's schema, rejects it; the ones no check rejects at all
+are the rule's judge work.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memsynth.quality.mutants.mutators import Aim, Context, Mutant
+
+# Not a rule of the recipes' tables: the stage's output model itself (dropped or invented fields).
+SCHEMA_RULE = "schema"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One good answer to mutate."""
+
+    recipe: str
+    stage: str
+    language: str
+    id: str
+    answer: Any
+    variables: Mapping[str, Any]
+    source: str = "corpus"  # corpus, golden, …
+
+
+@dataclass
+class Outcome:
+    """One mutant and what the checks made of it."""
+
+    case: Case
+    rule: str
+    mutant: Mutant
+    problems: list[str]
+    killed: bool  # rejected by a check the rule names
+
+    @property
+    def rejected(self) -> bool:
+        return bool(self.problems)
+
+
+@dataclass
+class RuleTally:
+    recipe: str
+    rule: str
+    checked: bool  # the rule names a check (the schema counts)
+    mutants: int = 0
+    killed: int = 0
+    rejected: int = 0  # by any check
+    survivors: list[Outcome] = field(default_factory=list)  # no check rejects them: judge work
+
+    @property
+    def rate(self) -> float:
+        return self.killed / self.mutants if self.mutants else 0.0
+
+
+def corpus_cases(paths: Iterable[str | Path]) -> list[Case]:
+    """The acceptable answers of answer files (folders searched for *.json)."""
+    from memsynth.quality.answer_check import answer_files
+
+    cases = []
+    for path in answer_files(paths):
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        variables = {**data["variables"], "language": data.get("language", data["variables"].get("language", "en"))}
+        for entry in data["answers"]:
+            if entry.get("label") == "acceptable" and not isinstance(entry["answer"], str):
+                cases.append(Case(data["recipe"], data["stage"], variables["language"], str(entry["id"]),
+                                  entry["answer"], variables, "corpus"))
+    return cases
+
+
+def _tags(problems: list[str]) -> set[str]:
+    return {m.group(1) for p in problems if (m := re.match(r"\[([\w]+)\]", p))}
+
+
+def _own_checks(rule: Any, stage: str) -> set[str]:
+    """The check names (and `schema`) `rule` names on `stage`."""
+    own = set()
+    for ref in rule.checks:
+        s, _, name = ref.partition(".")
+        if s == stage:
+            own.add(name)
+    return own
+
+
+class Runner:
+    """Evaluates answers of every recipe's stages (the stages and rules looked up once)."""
+
+    def __init__(self) -> None:
+        self._stages: dict[tuple[str, str], Any] = {}
+        self._rules: dict[str, dict[str, Any]] = {}
+        self._aims: dict[str, tuple[Aim, ...]] = {}
+
+    def stage(self, recipe: str, name: str) -> Any:
+        from memsynth.quality.answer_check import find_stage
+
+        if (recipe, name) not in self._stages:
+            self._stages[recipe, name] = find_stage(recipe, name)
+        return self._stages[recipe, name]
+
+    def rules(self, recipe: str) -> dict[str, Any]:
+        from memsynth.generation.registry import names, recipe_class
+
+        if recipe not in self._rules:
+            self._rules[recipe] = {r.id: r for r in recipe_class(recipe).rules} if recipe in names() else {}
+        return self._rules[recipe]
+
+    def aims(self, recipe: str) -> tuple[Aim, ...]:
+        from memsynth.generation.registry import mutant_aims, names
+
+        if recipe not in self._aims:
+            self._aims[recipe] = mutant_aims(recipe) if recipe in names() else ()
+        return self._aims[recipe]
+
+    def problems(self, case: Case, answer: Any) -> list[str]:
+        from memsynth.generation.stage import evaluate
+
+        content = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
+        _out, problems, _outcome = evaluate(self.stage(case.recipe, case.stage), content, "stop", case.variables)
+        return problems
+
+    def killed_by(self, case: Case, rule_id: str, problems: list[str]) -> bool:
+        # The schema enforces every rule's bounds it can express (a list's length, a field's
+        # presence) before any check runs: its rejection kills a mutant of any rule.
+        tags = _tags(problems)
+        if tags & {"schema", "json"}:
+            return True
+        return rule_id != SCHEMA_RULE and bool(tags & _own_checks(self.rules(case.recipe)[rule_id], case.stage))
+
+    def mutants(self, case: Case) -> Iterator[tuple[str, Mutant]]:
+        stage = self.stage(case.recipe, case.stage)
+        ctx = Context(case.recipe, case.stage, case.language, case.variables, case.id,
+                      stage.output.model_json_schema())
+        for aim in self.aims(case.recipe):
+            if case.stage in aim.stages:
+                for mutant in aim.mutator(case.answer, ctx):
+                    yield aim.rule, mutant
+
+    def outcomes(self, cases: Iterable[Case]) -> Iterator[Outcome]:
+        for case in cases:
+            for rule, mutant in self.mutants(case):
+                problems = self.problems(case, mutant.answer)
+                yield Outcome(case, rule, mutant, problems, self.killed_by(case, rule, problems))
+
+    def checked(self, recipe: str, rule_id: str) -> bool:
+        return rule_id == SCHEMA_RULE or bool(self.rules(recipe)[rule_id].checks)
+
+
+def tally(runner: Runner, outcomes: Iterable[Outcome]) -> dict[tuple[str, str], RuleTally]:
+    rows: dict[tuple[str, str], RuleTally] = {}
+    for o in outcomes:
+        key = (o.case.recipe, o.rule)
+        row = rows.setdefault(key, RuleTally(o.case.recipe, o.rule, runner.checked(*key)))
+        row.mutants += 1
+        row.killed += o.killed
+        row.rejected += o.rejected
+        if not o.rejected:
+            row.survivors.append(o)
+    return dict(sorted(rows.items()))
+
+
+def format_table(rows: Mapping[tuple[str, str], RuleTally], target: float = 0.95) -> str:
+    """The per-rule table: mutants, killed by the rule's checks, rate, and the judge work."""
+    lines = [f"{'recipe':<9}{'rule':<32}{'mutants':>8}{'killed':>8}{'rate':>8}{'any':>6}  judge work "
+             "(mutants no check rejects, by mutator)"]
+    for row in rows.values():
+        kinds: dict[str, int] = {}
+        for o in row.survivors:
+            kinds[o.mutant.mutator] = kinds.get(o.mutant.mutator, 0) + 1
+        work = ", ".join(f"{k} ×{n}" for k, n in sorted(kinds.items())) or "-"
+        mark = "" if not row.checked else ("  " if row.rate >= target else " <")
+        enforcer = "" if row.checked else " (no check)"
+        lines.append(f"{row.recipe:<9}{(row.rule + enforcer):<32}{row.mutants:>8}{row.killed:>8}"
+                     f"{row.rate:>7.0%}{mark:<2}{row.rejected:>4}  {work}")
+    killed = sum(r.killed for r in rows.values() if r.checked)
+    total = sum(r.mutants for r in rows.values() if r.checked)
+    if total:
+        lines.append(f"rules with a check: {killed}/{total} mutants killed ({killed / total:.1%}); "
+                     f"'<' marks a rule below {target:.0%}")
+    return "\n".join(lines)
