@@ -10,6 +10,8 @@ What a stage's checks commonly ask, read from structure, never from the prompt's
 - dates: inside the variables' window (`start_date`… `end_date`, else up to `reference_date`),
   and the items of an array in date order;
 - text in the variables' `language`, distinct across the answer, inside min/maxLength;
+- mentions: a variable `mentions` ({field: [text, ...]}) puts each text into a value of a
+  string field so named (a fact a turn must reveal, say), first come first served;
 - numbers inside their (exclusive) bounds and multipleOf; enums and Literals from their
   values, an array of them without repeats while it can.
 """
@@ -74,6 +76,9 @@ class GenericAnswer:
         if self.start > self.end:
             self.start, self.end = self.end, self.start
         self.used: set[str] = set()
+        wanted = variables.get("mentions")
+        self.mentions = {str(k): [str(t) for t in (v if isinstance(v, list) else [v])]
+                         for k, v in wanted.items()} if isinstance(wanted, Mapping) else {}
 
     def generate(self, schema: Mapping[str, Any]) -> Any:
         self.defs = schema.get("$defs", {})
@@ -228,6 +233,10 @@ class GenericAnswer:
                 break
             value = f"{field[:-3]}-{self.rng.randrange(10**6):06d}" if field.endswith("_id") else self._text(field)
         self.used.add(value)
+        pending = self.mentions.get(field)
+        if pending and not field.endswith("_id"):
+            mention = pending.pop(0)
+            value = (f"{mention}，{value}" if self.text.language == "zh" else f"{mention}: {value}")
         return self._fit(value, node)
 
     def _day(self) -> dt.date:
