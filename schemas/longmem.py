@@ -53,3 +53,15 @@ class QuestionRow(BaseModel):
     answer_session_ids: list[str]
     terms: list[str]  # what names the asked attribute (gold checks: filler and abstention)
     haystack_tokens: int  # estimated: a token per 4 characters of alphabetic text, per CJK character
+
+
+class Reply(BaseModel):
+    """The answer of the system under test to a question about the history."""
+
+    answer: str = Field(min_length=1, max_length=2000)
+
+
+class Verdict(BaseModel):
+    """The judge's verdict on one answer, against the gold answer (or rubric)."""
+
+    correct: bool

@@ -22,6 +22,7 @@ from tests.conftest import ROOT, cli_json, memsynth_cli, start_simulator
 LONGMEMEVAL = ROOT.parent / "shared" / "reference-data" / "longmemeval"
 CJK = re.compile(r"[\u4e00-\u9fff]")
 pytestmark = pytest.mark.xdist_group("longmem_build")
+WAREHOUSES: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")
@@ -50,6 +51,7 @@ def released(tmp_path_factory) -> dict[str, tuple[Path, dict, list[dict], dict]]
                                      "values": facts[q["fact_id"]]["values"] if q["fact_id"] else [],
                                      "terms": q["terms"], "abstention": q["fact_id"] is None} for q in questions}
         out[language] = (files[0].parent, summary, instances, truths)
+        WAREHOUSES[language] = wh
     return out
 
 
@@ -150,3 +152,20 @@ def test_longmemeval_evaluate_qa_reads_the_release_unchanged(released, tmp_path)
             assert all(isinstance(e["autoeval_label"]["label"], bool) for e in logged)
     finally:
         sim.stop()
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_eval_longmem_scores_accuracy_per_type_and_session_and_turn_recall(released, language):
+    released[language]  # noqa: B018  (the build)
+    run = cli_json("eval", "longmem", "--dataset", "lm", "--llm", "simulator", "--warehouse", WAREHOUSES[language],
+                   "--format", "json")
+    scores = {(s["system"], s["metric"]): s for s in run["scores"] if s["scope"] == "all"}
+    model = next(system for system, metric in scores if metric == "accuracy")
+    assert scores[model, "accuracy"]["n"] == 14 and 0 <= scores[model, "accuracy"]["value"] <= 100
+    assert scores[model, "abstention accuracy"]["n"] == 2
+    assert all(scores[model, f"accuracy {t}"]["n"] >= 2 for t in ("single-session-user", "temporal-reasoning"))
+    for level in ("session", "turn"):
+        assert scores["bm25", f"{level} recall_any@1"]["n"] == 12
+        # a 6-session haystack holds every answer session in its first 10
+        assert level == "turn" or scores["bm25", "session recall_all@10"]["value"] == 100
+        assert scores["bm25", f"{level} recall_any@1"]["value"] <= scores["bm25", f"{level} recall_any@10"]["value"]
