@@ -187,3 +187,16 @@ def test_a_recipe_with_no_simulated_answers_builds_on_the_simulator(tmp_path: Pa
     stage = summary["stages"]["bare.plan"]
     assert (stage["items"], stage["ok"], stage.get("dropped", 0)) == (3, 3, 0)
     assert summary["row_counts"]["bare_events"] == 12
+
+
+def test_a_mention_the_variables_ask_for_lands_in_a_field_so_named():
+    from schemas.longmem import Chat
+
+    for language, value in (("en", "whippet"), ("zh", "四川绵阳")):
+        for seed in range(20):
+            text = TextMaker(random.Random(seed), language)
+            answer = GenericAnswer(text, {"language": language, "exchanges": 3,
+                                          "mentions": {"assistant": [value], "user": []}}).generate(Chat.model_json_schema())
+            chat = Chat.model_validate(answer)
+            assert len(chat.exchanges) == 3
+            assert sum(value in e.assistant for e in chat.exchanges) == 1 and not any(value in e.user for e in chat.exchanges)

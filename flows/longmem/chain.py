@@ -88,7 +88,7 @@ class LongmemRecipe(Recipe):
         written = await ctx.run_many(EVIDENCE, [(f"{pid}/evidence/{s.session_id}", {
             **base, "date": s.date, "topic": s.topic, "speaker": s.speaker, "value": s.value,
             "statement": s.statement, "question": f.entry["question"], "attribute": f.entry["attribute"],
-            "avoid": absent_terms, "mentions": {s.speaker: [s.value]}}) for s, f in evidence])
+            "avoid": absent_terms, "mentions": {r: [s.value] if r == s.speaker else [] for r in ("user", "assistant")}}) for s, f in evidence])
         fillers = await ctx.run_many(FILLER, [(f"{pid}/filler/{s.session_id}", {
             **base, "date": s.date, "topic": s.topic, "avoid": every_term}) for s in plan.fillers])
         chats: dict[str, list[dict[str, Any]]] = {}

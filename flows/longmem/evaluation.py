@@ -45,7 +45,9 @@ def _haystacks(ctx: EvalContext) -> list[tuple[dict[str, Any], list[dict[str, An
 
 
 async def _one(ctx: EvalContext, q: dict[str, Any], haystack: list[dict[str, Any]]) -> dict[str, Any] | None:
-    reply = await ctx.run(RESPOND, {"sessions": haystack, "question": q["question"],
+    # The reader sees the turns as a user would have written them: no evidence marks.
+    shown = [{**s, "turns": [{"role": t["role"], "content": t["content"]} for t in s["turns"]]} for s in haystack]
+    reply = await ctx.run(RESPOND, {"sessions": shown, "question": q["question"],
                                     "question_date": q["question_date"]}, f"{q['question_id']}/respond",
                           persona_id=q["persona_id"])
     if not reply.usable:
