@@ -11,8 +11,15 @@ from pathlib import Path
 from typing import Any
 
 from flows.longmem import gold
-from flows.longmem.options import SEED_ABSTENTIONS, SEED_COUNTS, SEED_QUESTIONS, SEED_TOKENS_PER_HAYSTACK, TYPES, \
-    TYPE_OF_KIND, LongmemOptions
+from flows.longmem.options import (
+    SEED_ABSTENTIONS,
+    SEED_COUNTS,
+    SEED_QUESTIONS,
+    SEED_TOKENS_PER_HAYSTACK,
+    TYPE_OF_KIND,
+    TYPES,
+    LongmemOptions,
+)
 from flows.longmem.plan import PersonaPlan, PlannedFact, PlannedSession, answer_of, catalog, draw
 from flows.longmem.stages import EVIDENCE, FILLER, STAGES, turns
 from flows.longmem.text import names
