@@ -245,7 +245,7 @@ def test_a_registered_recipe_is_known_to_configs_and_an_unknown_one_is_one_line(
     with pytest.raises(ConfigError, match=r"recipe_options\.replies: Input should be greater than or equal to 1"):
         load_config(tmp_path / "bad.yaml")
     (tmp_path / "unknown.yaml").write_text("dataset: x\nrecipe: nope\n")
-    with pytest.raises(ConfigError, match=r"recipe: unknown recipe 'nope' \(known: characters, enpmr, pal, stratmem, toy\)"):
+    with pytest.raises(ConfigError, match=r"recipe: unknown recipe 'nope' \(known: characters, enpmr, longmem, pal, stratmem, toy\)"):
         load_config(tmp_path / "unknown.yaml")
     with pytest.raises(ConfigError, match="lower-case"):
         registry.register("Toy Two", "toy_recipe")

@@ -24,6 +24,7 @@ from typing import Any
 from memsynth.generation.stage import evaluate
 from memsynth.simulator.answers import StageAnswer
 from memsynth.simulator.fake import SchemaFaker
+from memsynth.simulator.generic import GenericAnswer
 from memsynth.simulator.profiles import ServerProfile
 from memsynth.simulator.prompt_cache import PrefixCache
 from memsynth.simulator.stages import stages_by_schema
@@ -63,7 +64,8 @@ class AnswerMaker:
         """Why a recipe stage's request cannot be answered: it carries no stage variables."""
         fmt = body.get("response_format") or {}
         name = (fmt.get("json_schema") or {}).get("name")
-        if name in self.answers and not self.scripts.get(name) and not body.get("memsynth"):
+        known = name in self.answers or (isinstance(name, str) and name in stages_by_schema())
+        if known and not self.scripts.get(name) and not body.get("memsynth"):
             return (f"memsynth simulator: the request for {name} carries no stage variables; "
                     "set llm.stage_variables: true in the config (or build with --llm simulator)")
         return None
@@ -123,7 +125,12 @@ class AnswerMaker:
         answer = self.answers.get(name or "")
         stage = stages_by_schema().get(name or "") if variables else None
         for attempt in range(REDRAWS + 1):
-            draft = SchemaFaker(text).generate(schema)
+            if answer is None and stage is not None:
+                # A stage its recipe taught the simulator nothing about: answered from its
+                # schema and variables alone (memsynth.simulator.generic).
+                draft = GenericAnswer(text, variables).generate(schema)
+            else:
+                draft = SchemaFaker(text).generate(schema)
             if answer is not None and variables:
                 draft = answer(draft, variables, text)
             content = json.dumps(draft, ensure_ascii=False)

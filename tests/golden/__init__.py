@@ -99,6 +99,7 @@ GOLDEN_OPTIONS: dict[str, dict[str, Any]] = {
     "pal": {"months": [2, 2]},
     "enpmr": {"dialogues_per_persona": 1},
     "stratmem": {"windows": [1], "max_sessions": 2},
+    "longmem": {"haystack_sessions": 3, "exchanges": 2, "per_type": 1, "abstentions": 1},
 }
 # stratmem's test conversations (LoCoMo's format, written for these tests), per language.
 LOCOMO_SAMPLES = {"en": HERE.parent / "data" / "locomo_sample.json", "zh": HERE.parent / "data" / "locomo_sample.zh.json"}
@@ -185,7 +186,8 @@ def recorded_evaluation_variables(language: str) -> dict[tuple[str, str], dict[s
                 config = BuildConfig(
                     dataset=dataset, recipe=recipe, language=language, seed=2, warehouse=str(warehouse),
                     llm=LLMConfig(model="m", stage_variables=True), personas={"count": 1},
-                    recipe_options={**_options(recipe, language), "emotions": True})
+                    recipe_options={**_options(recipe, language),
+                                    **({"emotions": True} if recipe_class(recipe).emotion_source else {})})
                 run_build(config, BuildOptions(llm="openai", progress=False))
                 for task in evaluation_tasks(recipe):
                     evaluate(task, warehouse, dataset, None, EvalOptions(limit=2, progress=False))
