@@ -103,7 +103,7 @@ JSONISH = st.recursive(st.none() | st.booleans() | st.integers() | HOSTILE,
                        max_leaves=12)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(answer=JSONISH | st.just({"query": "你的灰猫最近怎么样？", "targets": [1]}), variables=st.dictionaries(st.sampled_from(["memories", "given_type", "human", "query_time",
                                                                   "history", "language"]), JSONISH, max_size=3))
 def test_property_any_answer_and_variables_are_a_table_or_one_line(tmp_path, answer, variables):
