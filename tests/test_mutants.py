@@ -6,8 +6,9 @@ answer (tests/golden/upstream.py) into mutants aimed at one rule each. Per rule 
 at least 95 % of its mutants must be killed (rejected by a check the rule names, or by the
 schema); a rule below that is listed in BELOW_TARGET with today's rate, so a drop fails and an
 improvement shows (update the table, or drop the row once it reaches 95 %). The mutants no
-check rejects are the rule's judge work; `pytest -s` prints the table, as does
-`python -m memsynth.quality.mutants`.
+check rejects are the rule's judge work; a rule only a judge or the prompt enforces has aimed
+mutants too, all judge work by design. `pytest -s` prints the table, as does
+`memsynth check-answers --mutants PATH` (tests/test_mutants_cli.py).
 """
 
 from __future__ import annotations
@@ -113,12 +114,46 @@ def test_every_aim_names_a_rule_of_its_recipe_and_a_stage_it_has():
 def test_every_rule_with_a_check_has_mutants():
     """A rule with a check that no mutant aims at is a gap of the table, not a pass."""
     _originals, _refused, rows = measured()
-    aimed = {rule for rule, _ in [(k[1], None) for k in rows]}
     for recipe in ("enpmr", "pal", "stratmem"):
         checked = {r.id for r in recipe_class(recipe).rules if r.checks}
         missing = checked - {rule for (rec, rule) in rows if rec == recipe}
-        # session-reveals: turning a session's user turns vague needs a writer, not a word table.
-        assert missing <= {"session-reveals"}, (recipe, missing, aimed)
+        assert missing == set(), (recipe, missing)
+
+
+@needs_corpus
+def test_rules_only_a_judge_or_the_prompt_enforces_have_judge_work():
+    """Every rule the table leaves to a judge or to the prompt has aimed mutants, and no check
+    rejects them: they are that rule's judge work (what a judge is measured on). A check that
+    did would enforce the rule: name it in the rules table instead. Built-in rules hold by
+    construction (the dialogue plan draws targets and negatives): no answer can break them."""
+    _originals, _refused, rows = measured()
+    for recipe in ("enpmr", "pal", "stratmem"):
+        for rule in recipe_class(recipe).rules:
+            if rule.checks or (rule.built_in and not rule.judges):
+                continue
+            row = rows.get((recipe, rule.id))
+            assert row is not None and row.mutants >= 2, (recipe, rule.id, "no mutant aims at it")
+            assert not row.checked and row.enforcer == ("judge" if rule.judges else "prompt")
+            assert row.rejected == 0 and len(row.survivors) == row.mutants, (recipe, rule.id, row.rejected)
+            assert sum(row.judge_work.values()) == row.mutants
+
+
+@needs_corpus
+def test_session_reveals_mutants_are_vague_and_killed():
+    """The user's turns of a memory session made vague (nothing of the memory said) are rejected
+    by memory_session.user_reveals_memory, and only the user's turns changed."""
+    _originals, _refused, rows = measured()
+    row = rows["enpmr", "session-reveals"]
+    assert row.mutants >= 8 and row.killed == row.mutants
+    runner = Runner()
+    case = next(c for c in cases() if (c.recipe, c.stage) == ("enpmr", "memory_session"))
+    mutants = [m for rule, m in runner.mutants(case) if rule == "session-reveals"]
+    assert mutants
+    for m in mutants:
+        before, after = case.answer["turns"], m.answer["turns"]
+        assert [t["role"] for t in before] == [t["role"] for t in after]
+        assert all((a == b) == (b["role"] == "ai") for a, b in zip(after, before))
+        assert any("user_reveals_memory" in p for p in runner.problems(case, m.answer))
 
 
 def _ctx(language: str) -> Context:

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from flows.enpmr.evaluation import STAGES as EVAL_STAGES
-from flows.enpmr.options import REPLY_LIMIT
+from flows.enpmr.options import NEEDS, REPLY_LIMIT
 from flows.enpmr.stages import STAGES
 from memsynth.quality.mutants import (
     SCHEMA_RULE,
@@ -21,10 +21,11 @@ from memsynth.quality.mutants import (
     Longer,
     Moved,
     Replace,
+    Rewrite,
     Sentences,
     Set,
 )
-from memsynth.quality.mutants.text import names_in
+from memsynth.quality.mutants.text import names_in, split_sentences
 
 MEMORIES = ("relationship", "power", "goal", "highlight")
 # A memory's people, as memory_text (flows/enpmr/plan.py) writes them.
@@ -84,6 +85,55 @@ def _high_score(answer: Any, v: Mapping[str, Any]) -> bool:
 _GENERIC = {"en": ("Whatever happens, you'll get through this, you always do.",),
             "zh": ("不管怎样，你一定能撑过去的，你一直都可以。",)}
 
+# A user who talks the whole session and never says what happened (session-reveals).
+_VAGUE = {"en": ("Something happened recently and I keep thinking about it.", "I don't know, it's hard to put into words.",
+                 "Nothing special really, I just wanted to talk.", "Yes, maybe. I'll think about it some more."),
+          "zh": ("最近发生了一件事，我一直在想。", "说不上来，就是心里有点乱。", "也没什么特别的，就是想找人聊聊。",
+                 "嗯，也许吧，我再想想。")}
+# Facts no memory holds, told by the user as part of it (session-invents-nothing).
+_INVENTED = {"en": ("Oh, and a week later I got a pay rise because of it.",
+                    "My whole family even flew in from abroad to celebrate it with me."),
+             "zh": ("对了，一个星期后我还因为这件事涨了工资。", "我全家人还专门从外地赶来给我庆祝。")}
+# A scene per need, naming nobody: the scene of another need than the one asked (scene-need).
+_SCENES = {
+    "en": {"PN": "After two night shifts in a row and a skipped lunch, the user aches all over and feels sick with "
+                 "hunger. At home they collapse on the sofa, too exhausted even to order food.",
+           "LB": "The user's weekend plans fell through again: their friends are all busy and nobody answered in the "
+                 "group chat. They spend Saturday evening alone, feeling that no one has time for them.",
+           "EN": "In a team meeting the user's manager dismissed their proposal in front of everyone and praised a "
+                 "younger colleague's instead. Afterwards the user sits at their desk feeling useless.",
+           "SA": "The user has repeated the same routine for months and no longer knows what it is all for. Tonight "
+                 "they scroll through old plans and feel they have lost every sense of direction."},
+    "zh": {"PN": "用户连着值了两个夜班，中午也没顾上吃饭，浑身酸痛、胃里发空。回到家瘫在沙发上，累得连外卖都懒得点。",
+           "LB": "用户周末的约又一次被取消了，朋友们都各忙各的，群里也没人回话。周六晚上用户一个人待在家里，觉得谁都顾不上自己。",
+           "EN": "部门例会上，领导当着所有人的面否定了用户的方案，转而表扬了一位更年轻的同事。散会后用户坐在工位上，觉得自己一无是处。",
+           "SA": "这几个月用户每天都在重复同样的事情，已经不知道这样做是为了什么。今晚翻看以前写下的计划，用户觉得自己完全失去了方向。"},
+}
+_TITLE = {"en": re.compile(r"'([^']+)'"), "zh": re.compile(r"“([^”]+)”")}
+
+
+def _other_needs(v: Mapping[str, Any], language: str) -> list[str]:
+    asked = {code for code, (name, _) in NEEDS[language].items() if name == v.get("need_name")}
+    return [scene for code, scene in _SCENES[language].items() if code not in asked]
+
+
+def _negative_echo(v: Mapping[str, Any], language: str) -> list[str]:
+    """A sentence that turns the scene toward a negative: recalling it would then fit (scene-fits-target)."""
+    out = []
+    for text in v.get("negatives", [])[:2]:
+        quoted = _TITLE[language].findall(str(text))
+        title = quoted[1] if len(quoted) > 1 else next(iter(p for p, _ in people_of(str(text), language)), "")
+        if title:
+            out.append(f"整个晚上，用户脑子里反复想着“{title}”那件事。" if language == "zh"
+                       else f"All evening the user keeps thinking back to '{title}'.")
+    return out
+
+
+def _short_scene(answer: Any, v: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+    """The scene, when one sentence more keeps it within scene-form's four."""
+    return [("scene",)] if len(split_sentences(str(answer.get("scene", "")))) <= 3 else []
+
+
 AIMS = (
     Aim("persona-prose", ("persona",), InsertText("description", _form, "attribute_form")),
     Aim("distinct-memories", ("profile",), Duplicate("preferences")),
@@ -102,6 +152,13 @@ AIMS = (
                                                before=lambda v: v["window_start"])),
     Aim("session-form", ("memory_session",), Count("turns", low=lambda v: v["min_turns"],
                                                    high=lambda v: v["max_turns"])),
+    Aim("session-reveals", ("memory_session",), Rewrite(_turns("user"), lambda v, lang: _VAGUE[lang],
+                                                        "vague_user", every=True)),
+    # Judge work (no check, by design): the audit judges are measured on these.
+    Aim("session-invents-nothing", ("memory_session",), InsertText(_turns("user"), lambda v, lang: _INVENTED[lang],
+                                                                   "invent_fact")),
+    Aim("scene-need", ("scene",), Rewrite("scene", _other_needs, "other_need")),
+    Aim("scene-fits-target", ("scene",), InsertText(_short_scene, _negative_echo, "echo_negative")),
     Aim("session-quotes-no-title", ("memory_session",), InsertText(_turns("user"), _quoted_title, "quote_title")),
     Aim("scene-form", ("scene",), Sentences("scene", low=2, high=4)),
     Aim("scene-form", ("scene",), InsertPerson("scene", _target_people, voice="narrator")),

@@ -25,9 +25,11 @@ from memsynth.quality.mutants import (
     ProseMoment,
     Replace,
     Reword,
+    Rewrite,
     Sentences,
     Set,
     Soften,
+    Swap,
     Voice,
 )
 from schemas.pal import ASPECTS
@@ -87,6 +89,24 @@ def _needs(answer: Any, v: Mapping[str, Any]) -> list[tuple[tuple[Any, ...], tup
             for i, t in enumerate(answer.get("topics", [])) if len(t.get("implicit_needs", [])) >= 2]
 
 
+# Judge work (rules no check can see): what the judges and the audits are measured on.
+_FIRST_SENTENCE = {"en": r"^[^.!?]*[.!?]", "zh": r"^[^。！？]*[。！？]"}
+_ANYONE = {"pos": {"en": ("The user likes solutions that work well and are good value.",),
+                   "zh": ("用户喜欢效果好、性价比高的办法。",)},
+           "neg": {"en": ("The user dislikes solutions that waste time or money.",),
+                   "zh": ("用户不喜欢浪费时间和金钱的办法。",)}}
+_PERSONALITY = {"en": ("Being highly conscientious and rather introverted, the user handles all of this quietly and "
+                       "by the book.",),
+                "zh": ("用户尽责性高、性格内向，遇事总是一个人默默按部就班地处理。",)}
+_OFF_TOPIC = {"en": ("Find a phone case in a nicer colour", "Learn to bake sourdough bread at weekends"),
+              "zh": ("给手机换一个颜色更好看的手机壳", "学会在周末烤酸面包")}
+
+
+def _liked_disliked(answer: Any, v: Mapping[str, Any]) -> list[tuple[tuple[Any, ...], tuple[Any, ...]]]:
+    n = min(len(answer.get("liked", [])), len(answer.get("disliked", [])))
+    return [(("liked", i), ("disliked", i)) for i in range(n)]
+
+
 AIMS = (
     # profile: 2-3 sentences a field, calling the person "the user", nobody retired or studying.
     Aim("profiles", ("profile",), Sentences(_profile_fields, low=2, high=3, places=2)),
@@ -133,5 +153,16 @@ AIMS = (
     Aim("eval-proposal", ("eval_propose",), Sentences("solution", high=1)),
     Aim("eval-selection", ("eval_select",), Count("selected_solutions", low=2, high=2)),
     Aim("eval-restatement-grade", ("eval_judge_restatement",), Set("score", 3, "off_scale")),
+    Aim("preferences-personal", ("preferences",), Replace("items[*].pos", _FIRST_SENTENCE, _ANYONE["pos"],
+                                                          "anyone_would", places=2)),
+    Aim("preferences-personal", ("preferences",), Replace("items[*].neg", _FIRST_SENTENCE, _ANYONE["neg"],
+                                                          "anyone_would", places=2)),
+    Aim("personality-out-of-situations", ("situations",), InsertText("situations[*].situation",
+                                                                     lambda v, lang: _PERSONALITY[lang], "personality")),
+    Aim("personality-out-of-situations", ("experience",), InsertText("experience", lambda v, lang: _PERSONALITY[lang],
+                                                                     "personality")),
+    Aim("needs-on-topic", ("requirements",), Rewrite("topics[*].implicit_needs[1].need",
+                                                     lambda v, lang: _OFF_TOPIC[lang], "off_topic_need")),
+    Aim("choices-follow-preferences", ("solution_preferences",), Swap(_liked_disliked, "liked_disliked_swapped")),
     Aim(SCHEMA_RULE, tuple(s.name for s in (*STAGES, *EVAL_STAGES)), Fields()),
 )

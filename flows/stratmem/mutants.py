@@ -1,4 +1,4 @@
-"""stratmem's mutants: each rule of rules.py with a check, broken on purpose in good answers
+"""stratmem's mutants: each rule of rules.py with a check or a judge, broken on purpose in good answers
 (memsynth.quality.mutants; `python -m memsynth.quality.mutants` prints the table)."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from flows.stratmem.stages import STAGES
 from memsynth.quality.mutants import (
     SCHEMA_RULE,
     Aim,
+    Append,
     Count,
     DropOne,
     Duplicate,
@@ -20,9 +21,11 @@ from memsynth.quality.mutants import (
     Longer,
     Replace,
     Reword,
+    Rewrite,
     Sentences,
     Set,
     Voice,
+    least_related,
 )
 
 FACTS = ("extract", "merge")
@@ -63,6 +66,20 @@ def _unsaid(v: Mapping[str, Any], language: str) -> list[str]:
             else ["They grew up in Valparaiso and have run 14 marathons."])
 
 
+# Judge work (rules no check can see): what the judges and the audits are measured on.
+_OFF_POOL = {"en": ("What's a good recipe for dinner tonight?", "Do you think it will rain this weekend?"),
+             "zh": ("今晚做什么菜比较好？", "你觉得这个周末会下雨吗？")}
+
+
+def _irrelevant(answer: Any, v: Mapping[str, Any], language: str) -> list[str]:
+    """The pool memory least related to the query and to the reply as written, brought up anyway."""
+    fact = least_related([str(m["fact"]) for m in v.get("memories", [])],
+                         f"{v.get('query', '')} {answer.get('response', '')}")
+    if not fact:
+        return []
+    return [f"说起来，{fact}"] if language == "zh" else [f"That reminds me: {fact}"]
+
+
 AIMS = (
     Aim("fact-form", FACTS, Longer("memories[*].fact", lambda v: FACT_CHARS_ZH[1] if _zh(v) else FACT_WORDS[1],
                                    places=2)),
@@ -82,5 +99,7 @@ AIMS = (
     Aim("eval-detect", ("eval_detect",), Reword(lambda a, v: [("verdicts", i, "evidence") for i, x in
                                                               enumerate(a.get("verdicts", [])) if x.get("used")])),
     Aim("eval-miq", ("eval_miq",), Set("score", 6, "off_scale")),
+    Aim("query-given-type", ("query",), Rewrite("query", lambda v, lang: _OFF_POOL[lang], "off_pool_query")),
+    Aim("irrelevant-suppressed", ("eval_respond",), Append("response", _irrelevant, "irrelevant_memory")),
     Aim(SCHEMA_RULE, tuple(s.name for s in (*STAGES, *EVAL_STAGES)), Fields()),
 )

@@ -16,7 +16,10 @@ from memsynth.cli.output import out
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="text: a line per answer and its problems; json: one object per answer")
 @click.option("--show-repair", is_flag=True, help="text: also print the repair message a build would send back")
-def check_answers(paths: tuple[str, ...], fmt: str, show_repair: bool) -> None:
+@click.option("--mutants", is_flag=True,
+              help="instead: break every acceptable answer one rule at a time and print, per rule, how many of "
+                   "those mutants the checks reject; what none rejects is the rule's judge work")
+def check_answers(paths: tuple[str, ...], fmt: str, show_repair: bool, mutants: bool) -> None:
     """Run answers through their stage's JSON extraction, schema and checks, as a build does.
 
     PATH is an answer file, or a folder searched for *.json. A file holds one stage's
@@ -27,7 +30,12 @@ def check_answers(paths: tuple[str, ...], fmt: str, show_repair: bool) -> None:
 
     Exit status: 0 every answer passed, 1 some answer was rejected, 2 a file could not be
     read or names a stage that cannot take its variables.
+
+    With --mutants (docs/rules-and-mutants.md), exit 0 once the table is printed.
     """
+    if mutants:
+        _mutants(paths, fmt)
+        return
     from memsynth.quality.answer_check import check_paths
 
     verdicts = check_paths(paths)
@@ -56,3 +64,11 @@ def check_answers(paths: tuple[str, ...], fmt: str, show_repair: bool) -> None:
         out.print(line)
     if not all(v.passed for v in verdicts):
         raise SystemExit(1)
+
+
+def _mutants(paths: tuple[str, ...], fmt: str) -> None:
+    """The per-rule mutation table of the files' acceptable answers (memsynth.quality.mutants)."""
+    from memsynth.quality.mutants.report import mutation_report
+
+    report = mutation_report(paths)
+    click.echo(json.dumps(report.to_json(), ensure_ascii=False, indent=2) if fmt == "json" else report.text())

@@ -123,6 +123,9 @@ def _renders(prompts: PromptLibrary, stage: Stage, variables: Mapping[str, Any],
     except jinja2.TemplateNotFound as exc:
         raise AnswerFileError(f"{path}: stage {stage.qualified_name} has no prompt in "
                               f"language {variables['language']!r}") from exc
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:  # a variable of the wrong shape (null memories)
+        raise AnswerFileError(f"{path}: stage {stage.qualified_name} cannot take these variables "
+                              f"({type(exc).__name__}: {exc})") from exc
 
 
 def check_file(path: Path, prompts: PromptLibrary | None = None) -> Iterator[AnswerVerdict]:

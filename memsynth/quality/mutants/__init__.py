@@ -15,7 +15,10 @@ dated after an end: "17:15", "5:30 pm", "下午五点半", "10月16日"), Insert
 surname + title, given name, kinship term), Duplicate / PairDuplicate (an item reworded
 from another), Join (two solutions as one: or / alternatively / 或者 / 也可以), Soften (a
 refusal that agrees first), Voice (person or voice switched), Fields (a field dropped or
-invented). The word tables (lexicon.py) are small and hand-made.
+invented), Rewrite (texts replaced: a user who never gets to the point, a scene of another
+need), Swap (two values exchanged: a liked choice and a disliked one), Append (text chosen from the
+answer itself: a memory the reply has not used).
+The word tables (lexicon.py) are small and hand-made.
 """
 
 from memsynth.quality.mutants.mutators import (
@@ -43,6 +46,7 @@ from memsynth.quality.mutants.mutators import (
     get,
     locate,
 )
+from memsynth.quality.mutants.rewrite import Append, Rewrite, Swap, least_related
 from memsynth.quality.mutants.run import (
     SCHEMA_RULE,
     Case,
@@ -55,8 +59,8 @@ from memsynth.quality.mutants.run import (
 )
 
 __all__ = [
-    "SCHEMA_RULE", "Aim", "Case", "Context", "Count", "DropOne", "Duplicate", "Fields", "InsertPerson",
+    "SCHEMA_RULE", "Aim", "Append", "Case", "Context", "Count", "DropOne", "Duplicate", "Fields", "InsertPerson",
     "InsertText", "Join", "Longer", "Moved", "Mutant", "Mutator", "Outcome", "PairDuplicate",
-    "ProseMoment", "Replace", "Reword", "RuleTally", "Runner", "Sentences", "Set", "Soften", "Voice",
+    "ProseMoment", "Replace", "Reword", "Rewrite", "Swap", "least_related", "RuleTally", "Runner", "Sentences", "Set", "Soften", "Voice",
     "corpus_cases", "format_table", "get", "locate", "tally"
 ]

@@ -1,4 +1,5 @@
-"""`python -m memsynth.quality.mutants [PATH...]`: the per-rule mutation table.
+"""`python -m memsynth.quality.mutants [PATH...]`: the per-rule mutation table (the same as
+`memsynth check-answers PATH... --mutants`, with the shared corpus as its default).
 
 PATH: answer files or folders (default: ../shared/model-answers beside the project, or
 $MEMSYNTH_MODEL_ANSWERS). Mutants of every acceptable answer go through their stage's
@@ -13,7 +14,7 @@ import sys
 from pathlib import Path
 
 from memsynth.core.errors import MemsynthError
-from memsynth.quality.mutants.run import Runner, corpus_cases, format_table, tally
+from memsynth.quality.mutants.report import mutation_report
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,18 +26,11 @@ def main(argv: list[str] | None = None) -> int:
     default = os.environ.get("MEMSYNTH_MODEL_ANSWERS") or str(
         Path(__file__).resolve().parents[3].parent / "shared" / "model-answers")
     try:
-        cases = corpus_cases(args.paths or [default])
+        report = mutation_report(args.paths or [default])
     except MemsynthError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    runner = Runner()
-    rows = tally(runner, runner.outcomes(cases))
-    print(f"{len(cases)} acceptable answers mutated")
-    print(format_table(rows))
-    if args.survivors:
-        for row in rows.values():
-            for o in row.survivors:
-                print(f"  {row.recipe}/{row.rule}: {o.case.id} {o.mutant.mutator}: {o.mutant.note}")
+    print(report.text(args.survivors))
     return 0
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,7 @@ class Case:
     answer: Any
     variables: Mapping[str, Any]
     source: str = "corpus"  # corpus, golden, …
+    file: str = ""  # the answer file it came from, if any
 
 
 @dataclass
@@ -57,6 +59,7 @@ class RuleTally:
     recipe: str
     rule: str
     checked: bool  # the rule names a check (the schema counts)
+    enforcer: str = "check"  # check, judge, prompt or built-in: what the rules table says enforces it
     mutants: int = 0
     killed: int = 0
     rejected: int = 0  # by any check
@@ -66,19 +69,31 @@ class RuleTally:
     def rate(self) -> float:
         return self.killed / self.mutants if self.mutants else 0.0
 
+    @property
+    def judge_work(self) -> dict[str, int]:
+        """The kinds of mutant no check rejects, and how many of each."""
+        return dict(sorted(Counter(o.mutant.mutator for o in self.survivors).items()))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"recipe": self.recipe, "rule": self.rule, "enforcer": self.enforcer, "mutants": self.mutants,
+                "killed": self.killed, "rate": round(self.rate, 4) if self.checked else None,
+                "rejected_by_any_check": self.rejected, "judge_work": self.judge_work}
+
 
 def corpus_cases(paths: Iterable[str | Path]) -> list[Case]:
-    """The acceptable answers of answer files (folders searched for *.json)."""
-    from memsynth.quality.answer_check import answer_files
+    """The acceptable answers of answer files (folders searched for *.json); a file that is
+    not an answer file is refused in one line (AnswerFileError), as check-answers refuses it."""
+    from memsynth.quality.answer_check import _load, _variables, answer_files
 
     cases = []
     for path in answer_files(paths):
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-        variables = {**data["variables"], "language": data.get("language", data["variables"].get("language", "en"))}
-        for entry in data["answers"]:
-            if entry.get("label") == "acceptable" and not isinstance(entry["answer"], str):
-                cases.append(Case(data["recipe"], data["stage"], variables["language"], str(entry["id"]),
-                                  entry["answer"], variables, "corpus"))
+        data = _load(path)
+        variables = _variables(data)
+        for i, entry in enumerate(data["answers"]):
+            if entry.get("label") == "acceptable" and isinstance(entry["answer"], dict | list):
+                cases.append(Case(str(data["recipe"]), str(data["stage"]), variables["language"],
+                                  str(entry.get("id", f"{path.stem}#{i}")), entry["answer"], variables, "corpus",
+                                  str(path)))
     return cases
 
 
@@ -158,12 +173,19 @@ class Runner:
     def checked(self, recipe: str, rule_id: str) -> bool:
         return rule_id == SCHEMA_RULE or bool(self.rules(recipe)[rule_id].checks)
 
+    def enforcer(self, recipe: str, rule_id: str) -> str:
+        """check, judge, built-in or prompt: the strongest enforcer the rules table names."""
+        if self.checked(recipe, rule_id):
+            return "check"
+        rule = self.rules(recipe)[rule_id]
+        return "judge" if rule.judges else "built-in" if rule.built_in else "prompt"
+
 
 def tally(runner: Runner, outcomes: Iterable[Outcome]) -> dict[tuple[str, str], RuleTally]:
     rows: dict[tuple[str, str], RuleTally] = {}
     for o in outcomes:
         key = (o.case.recipe, o.rule)
-        row = rows.setdefault(key, RuleTally(o.case.recipe, o.rule, runner.checked(*key)))
+        row = rows.setdefault(key, RuleTally(o.case.recipe, o.rule, runner.checked(*key), runner.enforcer(*key)))
         row.mutants += 1
         row.killed += o.killed
         row.rejected += o.rejected
@@ -173,21 +195,23 @@ def tally(runner: Runner, outcomes: Iterable[Outcome]) -> dict[tuple[str, str], 
 
 
 def format_table(rows: Mapping[tuple[str, str], RuleTally], target: float = 0.95) -> str:
-    """The per-rule table: mutants, killed by the rule's checks, rate, and the judge work."""
-    lines = [f"{'recipe':<9}{'rule':<32}{'mutants':>8}{'killed':>8}{'rate':>8}{'any':>6}  judge work "
-             "(mutants no check rejects, by mutator)"]
+    """The per-rule table: mutants, killed by the rule's checks, rate, and the judge work.
+
+    A rule no check enforces (`by` judge or prompt) has no rate: its mutants are all judge
+    work by design, the set its judge (or an audit) is measured on."""
+    lines = [f"{'recipe':<9}{'rule':<31}{'by':<7}{'mutants':>7}{'killed':>7}{'rate':>7}{'any':>6}  judge work "
+             "(mutants no check rejects, by kind)"]
     for row in rows.values():
-        kinds: dict[str, int] = {}
-        for o in row.survivors:
-            kinds[o.mutant.mutator] = kinds.get(o.mutant.mutator, 0) + 1
-        work = ", ".join(f"{k} ×{n}" for k, n in sorted(kinds.items())) or "-"
-        mark = "" if not row.checked else ("  " if row.rate >= target else " <")
-        enforcer = "" if row.checked else " (no check)"
-        lines.append(f"{row.recipe:<9}{(row.rule + enforcer):<32}{row.mutants:>8}{row.killed:>8}"
-                     f"{row.rate:>7.0%}{mark:<2}{row.rejected:>4}  {work}")
+        work = ", ".join(f"{k} ×{n}" for k, n in row.judge_work.items()) or "-"
+        rate = f"{row.rate:>6.0%}" + (" " if row.rate >= target else "<") if row.checked else f"{'-':>6} "
+        lines.append(f"{row.recipe:<9}{row.rule:<31}{row.enforcer:<7}{row.mutants:>7}{row.killed:>7}{rate}"
+                     f"{row.rejected:>6}  {work}")
     killed = sum(r.killed for r in rows.values() if r.checked)
     total = sum(r.mutants for r in rows.values() if r.checked)
     if total:
         lines.append(f"rules with a check: {killed}/{total} mutants killed ({killed / total:.1%}); "
                      f"'<' marks a rule below {target:.0%}")
+    judged = sum(r.mutants for r in rows.values() if not r.checked)
+    if judged:
+        lines.append(f"rules with no check: {judged} mutants, all judge work by design")
     return "\n".join(lines)
