@@ -100,3 +100,15 @@ def speaks_to_the_user(out: Dialogue, v: Mapping[str, Any]) -> Iterator[str]:
             yield say(v, f"turn {i} assistant speaks of the user in the third person ({found!r}); talk to them as "
                          "\"you\"",
                       f"第 {i} 轮 assistant 用第三人称称呼用户（“{found}”）；请直接用“你”称呼")
+
+
+@check("one_question_inquiry")
+def one_question_inquiry(out: Dialogue, v: Mapping[str, Any]) -> Iterator[str]:
+    """A topic inquiry asks one short question (none of PAL-Set's 343 asks two)."""
+    from flows.pal.plan import ACTION_LABELS
+
+    inquiry = {labels["topic_inquiry"] for labels in ACTION_LABELS.values()}
+    for i, turn in enumerate(out.turns, start=1):
+        if turn.user.action in inquiry and (n := questions(turn.user.content)) > 1:
+            yield say(v, f"turn {i} user: the topic inquiry asks {n} questions; ask one",
+                      f"第 {i} 轮 user：话题询问问了 {n} 个问题；只问一个")
