@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from flows.pal import checks
+from flows.pal import prose_checks
 from flows.pal.options import END_HOURS, LOG_TYPES
 from flows.pal.plan import ACTION_LABELS, conforms_to_grammar
 from schemas.pal import (
@@ -47,6 +48,15 @@ def _sessions():
     for path in sorted((PAL / "users_zh").glob("*.json")):
         for user in json.loads(path.read_text(encoding="utf-8")).values():
             yield from user["history"] + user["query"]
+
+
+def _sessions_with_names():
+    """(session, its user's name): the names are in background.json under the same user ids."""
+    names = {uid: p["name"] for uid, p in _load("background.json").items()}
+    for path in sorted((PAL / "users_zh").glob("*.json")):
+        for uid, user in json.loads(path.read_text(encoding="utf-8")).items():
+            for session in user["history"] + user["query"]:
+                yield session, names[uid]
 
 
 def _profile(real: dict) -> PalProfile:
@@ -129,6 +139,11 @@ def cases() -> dict[str, tuple[int, int]]:
         "distinct_candidates (topics)": acceptance(topics, lambda t: ok(
             checks.distinct_candidates, Candidates(topics=[{"requirement_id": "x", "solutions": [
                 c["solution"] for c in t["candidate_solutions"]]}]), {})),
+        "one_solution_each (topics)": acceptance(topics, lambda t: ok(
+            prose_checks.one_solution_each, Candidates(topics=[{"requirement_id": "x", "solutions": [
+                c["solution"] for c in t["candidate_solutions"]]}]), {})),
+        "one_question_query (sessions)": acceptance(sessions, lambda s: ok(
+            prose_checks.one_question_query, _topics(s), {"language": "zh"})),
         "verbatim_choices (topics)": acceptance(topics, lambda t: ok(
             checks.verbatim_choices, SolutionPreferences(
                 analysis=NOT_RELEASED, liked=[{"solution": s, "reason": NOT_RELEASED} for s in t["solution"]["pos"]],
@@ -147,6 +162,12 @@ def cases() -> dict[str, tuple[int, int]]:
             checks.response_offers_nothing_new, *_dialogue(s))),
         "preferences_not_presumed (sessions)": acceptance(sessions, lambda s: ok(
             checks.preferences_not_presumed, *_dialogue(s))),
+        "user_not_named (sessions)": acceptance(list(_sessions_with_names()), lambda sn: ok(
+            prose_checks.user_not_named, _dialogue(sn[0])[0], {"profile": {"name": sn[1]}, "language": "zh"})),
+        "speaks_to_the_user (sessions)": acceptance(sessions, lambda s: ok(
+            prose_checks.speaks_to_the_user, *_dialogue(s))),
+        "one_question_inquiry (sessions)": acceptance(sessions, lambda s: ok(
+            prose_checks.one_question_inquiry, *_dialogue(s))),
         "action grammar (sessions)": acceptance(sessions, lambda s: conforms_to_grammar([
             (ZH_CODES[t["user"]["action"]], ZH_CODES[t["assistant"]["action"]]) for t in s["dialogue"].values()])),
     }

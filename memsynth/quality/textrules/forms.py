@@ -44,18 +44,19 @@ def questions(text: str) -> int:
     return marks + bare
 
 
-# A refusal turned into praise first: "I see the logic, but", "我理解你的意思，但".
+# A refusal turned into praise first: "I see the logic, but", "我理解你的意思，但". Not "听上去不错，
+# 但" or "谢谢你的建议，但" in mid-turn: PAL-Set's own feedback says so in 4 of 139 sessions beside
+# the 4 whose turn opens with it (flows/pal/checks._SOFTENED), and the release must pass at 97 %.
 SOFTENED = re.compile(
     r"\bI (can )?(see|understand|get|appreciate) (the|your|why|where|what|how)\b[^.?!]{0,60}\bbut\b"
     r"|\b(that|it|this) (makes sense|is a (nice|good|fair|great|lovely|kind) (thought|idea|point|suggestion))"
     r"[^.?!]{0,40}\bbut\b"
     r"|\b(in theory|on paper|i'm sure it works for some)[^.?!]{0,60}\bbut\b"
     r"|\b(thanks|thank you) for (the|your) (suggestion|idea|thought)[^.?!]{0,30}\bbut\b"
-    r"|我(能|可以|完全|也)?(理解|明白|懂|知道)(你的?|您的?)?(意思|好意|想法|用意|道理|思路|逻辑)?"
+    r"|我(能|可以|完全|也)?(理解|明白|懂)(你的?|您的?)?(意思|好意|想法|用意|道理|思路|逻辑)?"
     r"[^。！？]{0,12}[，,]?\s*(但是?|不过|可是|只是)"
     r"|道理(我)?(都)?(懂|明白|知道)[^。！？]{0,6}(但是?|不过|可是|只是)"
-    r"|(理论上|听上去|想法|主意|出发点|初衷)[^。！？]{0,8}(是好的|不错|挺好|没错|有道理)[^。！？]{0,6}(但是?|不过|可是|只是)"
-    r"|谢谢(你的?)?(建议|好意|提议)[^。！？]{0,6}(但是?|不过|可是|只是)",
+    r"|(理论上|想法|主意|出发点|初衷)[^。！？]{0,8}(是好的|没错|有道理)[^。！？]{0,6}(但是?|不过|可是|只是)",
     re.IGNORECASE)
 
 

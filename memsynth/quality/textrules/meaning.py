@@ -75,6 +75,10 @@ _SYNONYMS_EN = (
     "improve better",
     "stress stressed pressure anxiety anxious worry worried",
     "tired exhausted fatigue fatigued weary",
+    "stair stairs staircase steps stairway",
+    "take use",
+    "instead rather",
+    "lift elevator",
 )
 _SYNONYMS_ZH = (
     "喜欢 喜爱 热爱 爱吃 偏爱 钟爱 爱好 热衷 享受",

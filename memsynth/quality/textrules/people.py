@@ -51,6 +51,11 @@ def kin_words(relation: str) -> set[str]:
     return set()
 
 
+_ROLES = ("patient|client|friend|colleague|neighbour|neighbor|boss|student|customer|child|kid|son|daughter|someone|"
+          "somebody|everyone|nobody|man|woman|boy|girl|family|partner|teacher|doctor|nurse|coach|manager|stranger|"
+          "classmate|roommate|flatmate|other|another|one|team|user")
+
+
 def kin_pattern(words: set[str], owners: tuple[str, ...] = ()) -> re.Pattern[str] | None:
     """Where a text names the user's kin by one of `words`. Chinese: the word (a one-character
     one only after 我/你/她/他: 我妈, not 妈祖); English: after a possessive (her mum, Megan's
@@ -62,7 +67,9 @@ def kin_pattern(words: set[str], owners: tuple[str, ...] = ()) -> re.Pattern[str
         short = sorted(w for w in words if len(w) == 1)
         parts = [*map(re.escape, long)] + ([f"[我你她他]({'|'.join(map(re.escape, short))})"] if short else [])
         return re.compile("|".join(parts))
-    possessive = "|".join(["her", "his", "their", "my", "your", *(re.escape(o.lower()) + "'s" for o in owners if o)])
+    # A name's possessive (Tom's gran) is the user's; a role's (a patient's mother) is someone else's.
+    possessive = "|".join(["her", "his", "their", "my", "your", *(re.escape(o.lower()) + "'s" for o in owners if o),
+                           rf"(?!(?:{_ROLES})'s)[a-z]+'s"])
     kin = "|".join(sorted(map(re.escape, words), key=len, reverse=True))
     return re.compile(rf"\b({possessive})\s+(?:\w+\s+)?({kin})\b", re.IGNORECASE)
 
