@@ -25,7 +25,7 @@ from memsynth.core.textmatch import normal_text
 SAME_MEANING = 0.6
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
-_EN_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+_EN_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?|\d+")
 _STOP_EN = frozenset("""a an the and or of to in on at for with by from as is are was were be been being it its
 this that these those very really quite so too much more most some any all each every their his her my your our
 user user's he she they them him i me we you who which what when where how than then also just only into about
@@ -140,7 +140,7 @@ def _en_units(normal: str) -> frozenset[str]:
     stem, canon = _stemmer().stem, _en_canon()
     units = set()
     for word in _EN_WORD.findall(normal.replace("’", "'")):
-        if word in _STOP_EN or len(word) < 2:
+        if word in _STOP_EN or (len(word) < 2 and not word.isdigit()):
             continue
         s = stem(word)
         units.add(canon.get(s, s))
