@@ -52,8 +52,13 @@ def test_the_checks_accept_the_real_facts_queries_and_personas():
     unquoted = [not list(checks.does_not_quote_memories(UserQuery(query=i["query"], targets=[1]), {
         **v, "memories": [{"number": n, "fact": f["fact"]} for n, f in enumerate(
             (f for r in i["memory"].values() for f in r), 1)]})) for i in real]
+    from flows.stratmem.form_checks import speaks_to_the_character
+
+    to_character = [not list(speaks_to_the_character(UserQuery(query=i["query"], targets=[1]), {
+        **v, "virtual_person": i["roles"]["virtual_person"], "human": i["roles"]["human"]})) for i in real]
     shares = {"facts": _share(facts), "queries": _share(queries), "personas": _share(personas),
-              "facts naming their person": _share(named), "queries quoting no memory": _share(unquoted)}
+              "facts naming their person": _share(named), "queries quoting no memory": _share(unquoted),
+              "queries said to the character": _share(to_character)}
     print(f"accepted: {shares}")
     assert len(facts) == 5778 and all(s >= THRESHOLD for s in shares.values()), shares
 

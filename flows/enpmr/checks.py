@@ -36,10 +36,16 @@ from schemas.enpmr import (
 
 @check("distinct_preferences")
 def distinct_preferences(out: Profile, v: Mapping[str, Any]) -> Iterator[str]:
-    unique = {p.strip().lower() for p in out.preferences}
-    if len(unique) < MIN_PREFERENCES:
-        yield say(v, f"preferences must hold at least {MIN_PREFERENCES} distinct items, found {len(unique)}",
-                  f"preferences 至少要有 {MIN_PREFERENCES} 条互不相同的内容，实际只有 {len(unique)} 条")
+    """At least the minimum of items that differ in wording and in meaning ("loves spicy food" and
+    "enjoys hot dishes" are one)."""
+    from memsynth.quality.textrules.meaning import same_meaning_pairs
+
+    unique = list(dict.fromkeys(p.strip().lower() for p in out.preferences))
+    repeats = {j for _, j in same_meaning_pairs(unique)}
+    if (n := len(unique) - len(repeats)) < MIN_PREFERENCES:
+        yield say(v, f"preferences must hold at least {MIN_PREFERENCES} distinct items (none the same as another in "
+                     f"other words), found {n}",
+                  f"preferences 至少要有 {MIN_PREFERENCES} 条互不相同的内容（换个说法的同一件事也算重复），实际只有 {n} 条")
 
 
 def _outside(v: Mapping[str, Any], label: str, dates: Sequence[dt.date], start: dt.date, end: dt.date
@@ -153,7 +159,18 @@ def goal_status(out: Goals, v: Mapping[str, Any]) -> Iterator[str]:
 
 @check("distinct_names")
 def distinct_names(out: Any, v: Mapping[str, Any]) -> Iterator[str]:
-    yield from _repeats(v, "items", [i.name for i in out.items])
+    """No item repeats another, word for word or in other words (a relationship's name is a
+    person's: only the same name repeats it)."""
+    from memsynth.quality.textrules.meaning import same_meaning_pairs
+
+    names = [i.name for i in out.items]
+    yield from _repeats(v, "items", names)
+    if isinstance(out, Relationships) or len({n.strip().lower() for n in names}) < len(names):
+        return
+    for i, j in same_meaning_pairs(names):
+        yield say(v, f"items[{j}] {names[j]!r} is items[{i}] {names[i]!r} again in other words; make every item "
+                     "a different one",
+                  f"items[{j}]“{names[j]}”与 items[{i}]“{names[i]}”换了说法说的是同一件事；每一项都要不同")
 
 
 def _alternation(v: Mapping[str, Any], turns: Sequence[Any]) -> Iterator[str]:
@@ -366,7 +383,8 @@ def scene_form(out: Scene, v: Mapping[str, Any]) -> Iterator[str]:
         yield say(v, f"the scene has {n} sentences; tell it in {low} to {high}",
                   f"scene 有 {n} 句；请用 {low} 到 {high} 句话写")
     people = Giveaway.of(v["target"], [str(v.get("profile_summary") or "")], v.get("category"), v["negatives"]).people
-    if named := sorted(p for p in people if Giveaway(frozenset({p}), frozenset()).in_text(out.scene)):
+    if named := sorted(p.removeprefix("kin:") for p in people
+                       if Giveaway(frozenset({p}), frozenset()).in_text(out.scene)):
         yield say(v, f"the scene names the target memory's people ({', '.join(named)}); the user would then "
                      "bring them up: set the scene around other people",
                   f"scene 提到了目标记忆中的人（{'、'.join(named)}），用户就会说起他们；请让场景里是别的人")

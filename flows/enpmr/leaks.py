@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memsynth.core.textmatch import normal_text, zh_words
+from memsynth.quality.textrules.people import kin_pattern, kin_words, person_forms
 
 # Two details of a memory in one turn give it away; one shared word may be chance.
 GIVEAWAY_DETAILS = 2
@@ -32,13 +33,6 @@ little great""".split())
 _STOP_ZH = frozenset("""用户 我们 你们 他们 她们 自己 一个 这个 那个 时候 已经 因为 所以 但是 可以 没有 什么 觉得 现在
 今天 真的 还是 就是 不是 一下 一些 这些 那些 这样 那样 如果 知道 事情 时间 一起 还有 其实 感觉 期间 高光 时刻 认可
 得到 关系 目标 偏好 技能 良好 紧张 完成 尚未 后来 当时 每天 之后 以后 以前 开始 一次 一直""".split())
-# Titles a Chinese speaker puts after a surname, or 老/小 before it.
-_ZH_TITLES = ("老师", "大爷", "大妈", "阿姨", "叔叔", "叔", "姐", "哥", "总", "工", "经理", "医生", "大夫", "主任",
-              "师傅", "老板", "教练", "教授", "奶奶", "爷爷", "婆婆", "伯")
-_ZH_GROUPS = ("组", "会", "中心", "部", "科", "院", "队", "团", "班", "处", "局", "公司", "小组", "委员会", "学校", "医院")
-_EN_TITLES = frozenset({"mr", "mrs", "ms", "miss", "dr", "prof", "professor", "sir", "madam", "coach", "uncle",
-                        "aunt", "auntie", "grandma", "grandpa", "the", "a", "an", "his", "her", "their", "my"})
-_GENERIC = re.compile(r"\b(his|her|their|my|the user's)\b|他的|她的|用户的|他们|她们")
 
 
 def _stem(word: str) -> str:
@@ -68,38 +62,13 @@ def _raw_words(normal: str) -> set[str]:
 
 
 def _found(token: str, text_normal: str, text_tokens: set[str]) -> bool:
+    if token.startswith("kin:"):  # a kinship word: the user's mother is 妈妈 or "her mum", not "a patient's mother"
+        pattern = kin_pattern({token[4:]})
+        return bool(pattern and pattern.search(text_normal))
     return token in text_normal if _CJK.search(token) else token in text_tokens
 
 
-def person_forms(name: str) -> set[str]:
-    """The ways a person is named: the whole name, and surname with a title, or the given name."""
-    original = name.strip()
-    name = normal_text(name).strip()
-    if not name or _GENERIC.search(name):
-        return set()
-    if _CJK.search(name):
-        if name.endswith(_ZH_GROUPS):  # 进修中心考核组: a body, not a person
-            return set()
-        core = name[-3:] if len(name) > 4 else name  # 科室主任刘卫东: the name ends a role
-        name = core
-        for title in _ZH_TITLES:
-            if core.endswith(title) and len(core) > len(title):
-                core = core[: -len(title)]
-                break
-        forms = {name}
-        if 1 <= len(core) <= 4 and all(_CJK.match(c) for c in core):
-            surname = core[0]
-            forms |= {surname + t for t in _ZH_TITLES if len(t) >= 2} | {"老" + surname, "小" + surname}
-            if len(core) >= 3:
-                forms.add(core[1:])  # the given name
-            elif core != name:
-                forms.add(core)
-        return {f for f in forms if len(f) >= 2}
-    # English names are capitalised: "the centre's assessment panel" names nobody.
-    return {w.lower() for w in re.findall(r"[A-Z][a-zA-Z'-]+", original)
-            if len(w) >= 3 and w.lower() not in _EN_TITLES}
-
-
+_KIN = re.compile(r"the user's ([^,()]+)[,)]|（用户的([^，（）]+)[，）]")
 _RECOGNISED = re.compile(r"recogni[sz]ed by (.+?):|得到(.+?)的认可")
 _SPLIT_PEOPLE = re.compile(r",| and |、|和|及|与")
 
@@ -110,6 +79,9 @@ def memory_people(memory: Mapping[str, Any], category: str | None = None) -> set
     people: list[str] = []
     if category == "relationship" or re.search(r"relationship with the user|与用户关系", text):
         people.append(str(memory.get("name", "")))
+        if kin := _KIN.search(text):  # 外婆 王秀英 is also 外婆, 姥姥; Rose, the user's mum, is also "her mum"
+            return {form for p in people for form in person_forms(p)} | {f"kin:{w}" for w in
+                                                                          kin_words(kin.group(1) or kin.group(2))}
     if m := _RECOGNISED.search(text):
         people += _SPLIT_PEOPLE.split(m.group(1) or m.group(2))
     return {form for p in people for form in person_forms(p)}
@@ -142,5 +114,5 @@ class Giveaway:
         people = sorted(p for p in self.people if _found(p, normal, _raw_words(normal)))
         details = sorted(d for d in self.details if _found(d, normal, words))
         if people or len(details) >= GIVEAWAY_DETAILS:
-            return people + details
+            return [p.removeprefix("kin:") for p in people] + details
         return []

@@ -17,7 +17,8 @@ RULES = (
     Rule("memory-dates", "a memory falls between its theme's start and the reference date", "seed 000 §3.1",
          checks=("relationship.dates_in_theme", "power.dates_in_theme", "goal.dates_in_theme",
                  "highlight.dates_in_theme")),
-    Rule("distinct-memories", "no memory or preference repeats another", "prompt",
+    Rule("distinct-memories", "no memory or preference repeats another, word for word or in other words (stems, "
+         "synonyms, reordered; character pairs in Chinese)", "prompt",
          checks=("relationship.distinct_names", "power.distinct_names", "goal.distinct_names",
                  "highlight.distinct_names", "preferences.distinct_names", "profile.distinct_preferences")),
     Rule("preferences", "at least 10 preferences, first mentioned within the five years", "seed 000 §3.1",
@@ -42,7 +43,8 @@ RULES = (
          judges=("scenario_consistency.expresses_need",)),
     Rule("scene-fits-target", "recalling the target is the natural support in the scene, and no negative fits it",
          "seed 000 Fig. 11, A.1", judges=("scenario_consistency.fits_target", "scenario_consistency.fits_a_negative")),
-    Rule("scene-form", "the scene is 2-4 sentences and names none of the target's people (the user would)",
+    Rule("scene-form", "the scene is 2-4 sentences and names none of the target's people in any form: full name, "
+         "surname and title, given name, kinship term (the user would)",
          "prompt", checks=("scene.scene_form",)),
     Rule("dialogue-form", "a support dialogue is 2-6 utterances alternating user / AI, the user first",
          "seed 000 Fig. 11", checks=("support_dialogue.schema", "support_dialogue.dialogue_alternates")),

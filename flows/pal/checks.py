@@ -40,9 +40,11 @@ _ISO_DATE = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
 MINUTE = "%Y-%m-%d %H:%M"
 PROFILE_FIELDS = ("occupation", "health_status", "family_members", "hobbies")
 # Asked for: 2-3 sentences per profile field, 4-5 per preference. Accepted: what real
-# PAL-Set profiles and preferences are (one long sentence; two or three sentences).
+# PAL-Set profiles and preferences are (one long sentence; three statements or more: of the
+# 3,520 released pos/neg texts 2,249 hold 4-5 statements, 1,180 hold 3, and 91 (2.6 %) hold 2,
+# so 3 is the least the release supports at 97 %; 2 was accepted until issue 51).
 PROFILE_SENTENCES = (1, 3)
-PREFERENCE_SENTENCES = (2, 5)
+PREFERENCE_SENTENCES = (3, 5)
 # A statement of a preference: a sentence, or a clause of one joined by "；" (540 of 3,520
 # released preferences write their four statements as one sentence of ；-joined clauses).
 _CLAUSE = re.compile(r"[；;]")
@@ -124,6 +126,10 @@ def distinct_requirement_types(out: RequirementTypes, v: Mapping[str, Any]) -> I
             if key in seen:
                 yield say(v, f"requirement type {phrase!r} appears twice", f"需求类型“{phrase}”重复出现")
             seen.add(key)
+    if len(seen) == sum(len(getattr(out, a)) for a in ASPECTS):  # exact repeats are said above
+        from flows.pal.prose_checks import meaning_repeats
+
+        yield from meaning_repeats(v, "requirement types", [p for a in ASPECTS for p in getattr(out, a)])
 
 
 @check("covers_requirement_types")
@@ -242,10 +248,14 @@ def brief_query(out: SessionRequirements, v: Mapping[str, Any]) -> Iterator[str]
 
 @check("distinct_needs")
 def distinct_needs(out: SessionRequirements, v: Mapping[str, Any]) -> Iterator[str]:
+    from memsynth.quality.textrules.meaning import same_meaning_pairs
+
     for t in out.topics:
-        if t.implicit_needs[0].need.strip().lower() == t.implicit_needs[1].need.strip().lower():
-            yield say(v, f"{t.requirement_id}: the two implicit needs are the same; give two different aspects",
-                      f"{t.requirement_id}：两个隐含需求相同；请给出两个不同的方面")
+        needs = [n.need for n in t.implicit_needs[:2]]
+        if needs[0].strip().lower() == needs[1].strip().lower() or same_meaning_pairs(needs):
+            yield say(v, f"{t.requirement_id}: the two implicit needs are the same, in the same or other words; give "
+                         "two different aspects",
+                      f"{t.requirement_id}：两个隐含需求是同一件事（字面相同或换了说法）；请给出两个不同的方面")
 
 
 @check("candidates_per_topic")
@@ -256,8 +266,10 @@ def candidates_per_topic(out: Candidates, v: Mapping[str, Any]) -> Iterator[str]
 @check("distinct_candidates")
 def distinct_candidates(out: Candidates, v: Mapping[str, Any]) -> Iterator[str]:
     """Eight different solutions: none repeats or rewords another."""
+    from memsynth.quality.textrules.meaning import same_meaning_pairs
+
     for t in out.topics:
-        for i, j in near_duplicates(t.solutions):
+        for i, j in sorted(set(near_duplicates(t.solutions)) | set(same_meaning_pairs(t.solutions))):
             yield say(v, f"{t.requirement_id}: solutions {i + 1} and {j + 1} say the same thing; the 8 solutions must "
                          "all differ",
                       f"{t.requirement_id}：第 {i + 1} 条和第 {j + 1} 条方案说的是同一件事；8 条方案必须互不相同")
@@ -374,8 +386,10 @@ def _on_disliked(out: Dialogue, v: Mapping[str, Any], speaker: str, action: str)
 
 @check("direct_rejection")
 def direct_rejection(out: Dialogue, v: Mapping[str, Any]) -> Iterator[str]:
+    from memsynth.quality.textrules.forms import softened
+
     for i, said in _on_disliked(out, v, "user", "solution_feedback"):
-        if _SOFTENED.search(said.content):
+        if _SOFTENED.search(said.content) or softened(said.content):
             yield say(v, f"turn {i} user: the rejection of {said.reference} is softened into praise "
                          f"({said.content[:40]!r}); turn it down directly",
                       f"第 {i} 轮 user：对 {said.reference} 的拒绝被说成了先夸后转（“{said.content[:40]}”）；请直接拒绝")

@@ -63,7 +63,12 @@ def one_sentence_requirement(out: Restatement, v: Mapping[str, Any]) -> Iterator
 
 @check("one_solution")
 def one_solution(out: ProposedSolution, v: Mapping[str, Any]) -> Iterator[str]:
+    from memsynth.quality.textrules.forms import second_proposal
+
     yield from _one_sentence(v, "solution", out.solution, ("one solution", "一个方案"))
+    if joint := second_proposal(out.solution):
+        yield say(v, f"`solution` offers a second solution ({joint!r}); propose one",
+                  f"`solution` 又提了第二个方案（“{joint}”）；只提一个方案")
 
 
 RESTATE = Stage("pal", "eval_restate", Restatement, checks=(one_sentence_requirement,), policy="drop",

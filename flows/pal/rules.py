@@ -11,7 +11,10 @@ RULES = (
          checks=("timeline.months_in_order", "timeline.month_sentences")),
     Rule("requirement-types", "4-5 distinct requirement types per aspect", "seed 004 Step 2-2",
          checks=("requirement_types.schema", "requirement_types.distinct_requirement_types")),
-    Rule("preference-form", "one pos/neg entry per requirement type, 4-5 statements each", "seed 004 Step 2-3",
+    # distinct_requirement_types also rejects a type said again in other words (textrules.meaning).
+    Rule("preference-form", "one pos/neg entry per requirement type, 4-5 statements each (asked); the check accepts "
+         "3-5 statements (sentences or ；-joined clauses), as 97.4 % of PAL-Set's released texts hold 3 or more",
+         "seed 004 Step 2-3",
          checks=("preferences.covers_requirement_types", "preferences.preference_sentences")),
     Rule("preferences-personal", "preferences are the user's own, not what nearly anyone would accept or reject",
          "seed 004 Step 2-3", judges=("preferences_review.items.personal",)),
@@ -22,18 +25,29 @@ RULES = (
     Rule("personality-out-of-situations", "situations and experiences do not dwell on the user's personality",
          "seed 004 situation.py", prompt_only="the authors' code keeps personality out of the prompt; ours should "
          "too (issue 30), and then nothing is left to check"),
-    Rule("experience-ends", "the experience describes nothing after the span ends", "seed 004 Step 4",
-         checks=("experience.ends_before_session",)),
+    Rule("experience-ends", "the experience describes nothing after the span ends: no later ISO date, prose date "
+         "(11月12日, 'the next day') or clock time on the last day ('17:15', '5:30 pm', '下午五点半'); a day named as a "
+         "deadline ('11月15日前交') is not reached", "seed 004 Step 4",
+         checks=("experience.ends_before_session", "experience.stays_in_span")),
+    Rule("user-unnamed", "the experience, the framework and the dialogue call the user 'the user' (in a dialogue "
+         "'you'), never by full name, surname and title or given name", "prompt",
+         checks=("experience.user_not_named", "requirements.user_not_named", "dialogue.user_not_named")),
+    Rule("speaks-to-user", "the assistant speaks to the user as 'you', never 'the user' / 用户", "prompt",
+         checks=("dialogue.speaks_to_the_user",)),
+    Rule("one-question", "an opening query and a topic inquiry ask one question", "seed 004 Step 5-1, Table 5",
+         checks=("requirements.one_question_query", "dialogue.one_question_inquiry")),
     Rule("logs", "at least 20 logs, strictly increasing minutes inside the span, each in its type's format",
          "seed 004 Step 6-1, Tables 6-7", checks=("logs.enough_logs", "logs.log_times", "logs.log_format")),
-    Rule("frameworks", "one framework per topic in order, two different implicit needs", "seed 004 Step 5-1",
+    Rule("frameworks", "one framework per topic in order, two different implicit needs (in wording and meaning)",
+         "seed 004 Step 5-1",
          checks=("requirements.one_framework_per_topic", "requirements.distinct_needs")),
     Rule("vague-query", "the opening query is brief and vague, without background details", "seed 004 Step 5-1",
          checks=("requirements.brief_query",)),
     Rule("needs-on-topic", "both implicit needs revolve around the topic's requirement type", "seed 004 Step 5-1",
          judges=("requirements_review.topics.needs_on_topic",)),
-    Rule("candidates", "8 different candidate solutions per topic", "seed 004 Step 5-2",
-         checks=("candidates.candidates_per_topic", "candidates.distinct_candidates")),
+    Rule("candidates", "8 different candidate solutions per topic (not the same in other words), each one solution "
+         "(not two joined by 'or alternatively' / 或者 / 也可以)", "seed 004 Step 5-2",
+         checks=("candidates.candidates_per_topic", "candidates.distinct_candidates", "candidates.one_solution_each")),
     Rule("choices-verbatim", "2 liked and 2 disliked candidates, copied verbatim, one-sentence reasons",
          "seed 004 Step 5-3", checks=("solution_preferences.verbatim_choices", "solution_preferences.one_sentence_reasons")),
     Rule("choices-follow-preferences", "a liked solution fits the user's preferences; a disliked one meets what they "
@@ -41,7 +55,8 @@ RULES = (
                                                 "solution_preferences_review.disliked_clash")),
     Rule("dialogue-skeleton", "the dialogue follows the drawn action skeleton turn by turn", "seed 004 Step 6-2",
          checks=("dialogue.follows_skeleton",)),
-    Rule("direct-rejection", "negative feedback is direct, never 'sounds good, but'", "seed 004 Step 6-2 rule 6",
+    Rule("direct-rejection", "negative feedback is direct, never 'sounds good, but', 'I see the logic, but', "
+         "'我理解你的意思，但'", "seed 004 Step 6-2 rule 6",
          checks=("dialogue.direct_rejection",)),
     Rule("response-adds-nothing", "a feedback response to a rejection proposes no new solution",
          "seed 004 Table 5, Step 6-2 rule 8", checks=("dialogue.response_offers_nothing_new",)),
@@ -49,7 +64,8 @@ RULES = (
          "seed 004 Step 6-2 rule 2", checks=("dialogue.preferences_not_presumed",)),
     Rule("eval-restatement", "a restated requirement is one sentence", "seed 004 §5",
          checks=("eval_restate.one_sentence_requirement",)),
-    Rule("eval-proposal", "a proposed solution is one solution in one sentence", "seed 004 §5",
+    Rule("eval-proposal", "a proposed solution is one solution in one sentence (no second one joined by 'or "
+         "alternatively' / 或者 / 也可以)", "seed 004 §5",
          checks=("eval_propose.one_solution",)),
     Rule("eval-selection", "two different listed candidates are selected", "seed 004 §5",
          checks=("eval_select.two_listed_candidates",)),

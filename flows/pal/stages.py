@@ -6,6 +6,7 @@ from pydantic import BaseModel
 
 from flows.pal import checks as c
 from flows.pal import judges as j
+from flows.pal import prose_checks as pc
 from memsynth.generation.stage import Check, Judge, Policy, Stage
 from schemas.pal import (
     AspectPreferences,
@@ -39,16 +40,18 @@ PREFERENCES = _stage("preferences", AspectPreferences, c.covers_requirement_type
                      judge=j.PREFERENCES, max_tokens=2560)
 SITUATIONS = _stage("situations", MonthSituations, c.situation_count, c.spans_consecutive,
                     c.valid_requirement_ids, c.situation_sentences, max_tokens=2560)
-EXPERIENCE = _stage("experience", Experience, c.ends_before_session, max_tokens=1024)
+EXPERIENCE = _stage("experience", Experience, c.ends_before_session, pc.stays_in_span, pc.user_not_named,
+                    max_tokens=1024)
 LOGS = _stage("logs", Logs, c.enough_logs, c.log_times, c.log_format)
 REQUIREMENTS = _stage("requirements", SessionRequirements, c.one_framework_per_topic, c.distinct_needs,
-                      c.brief_query, judge=j.REQUIREMENTS, max_tokens=1536)
+                      c.brief_query, pc.one_question_query, pc.user_not_named, judge=j.REQUIREMENTS,
+                      max_tokens=1536)
 CANDIDATES = _stage("candidates", Candidates, c.candidates_per_topic, c.distinct_candidates,
-                    max_tokens=1280)
+                    pc.one_solution_each, max_tokens=1280)
 SOLUTION_PREFERENCES = _stage("solution_preferences", SolutionPreferences, c.verbatim_choices,
                               c.one_sentence_reasons, judge=j.SOLUTION_PREFERENCES, max_tokens=1024)
 DIALOGUE = _stage("dialogue", Dialogue, c.follows_skeleton, c.direct_rejection, c.response_offers_nothing_new,
-                  c.preferences_not_presumed)
+                  c.preferences_not_presumed, pc.user_not_named, pc.speaks_to_the_user, pc.one_question_inquiry)
 
 # Each judge follows the stage it reviews.
 STAGES = (PROFILE, TIMELINE, REQUIREMENT_TYPES, PREFERENCES, j.PREFERENCES.stage, SITUATIONS, EXPERIENCE, LOGS,

@@ -16,6 +16,7 @@ import random
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from flows.stratmem.form_checks import miq_score_agrees, unused_has_no_evidence
 from flows.stratmem.source import spoken_time
 from memsynth.core.errors import MemsynthError
 from memsynth.core.textmatch import mentions_exactly
@@ -59,9 +60,11 @@ def evidence_is_quoted(out: UseJudgment, v: Mapping[str, Any]) -> Iterator[str]:
 
 
 RESPOND = Stage("stratmem", "eval_respond", Reply, policy="drop", temperature=0.6)
-DETECT = Stage("stratmem", "eval_detect", UseJudgment, checks=(judges_every_memory, evidence_is_quoted),
+DETECT = Stage("stratmem", "eval_detect", UseJudgment, checks=(judges_every_memory, evidence_is_quoted,
+                                                                unused_has_no_evidence),
                policy="drop", temperature=1.0)
-MIQ = Stage("stratmem", "eval_miq", IntegrationScore, policy="drop", temperature=0.1, kind="judge")
+MIQ = Stage("stratmem", "eval_miq", IntegrationScore, checks=(miq_score_agrees,), policy="drop", temperature=0.1,
+            kind="judge")
 STAGES = (RESPOND, DETECT, MIQ)
 
 

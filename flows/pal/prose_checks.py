@@ -1,0 +1,114 @@
+"""pal's checks on what the prose says: when it happens, whom it names, how it proposes and asks.
+
+Built on memsynth.quality.textrules (generic and parameterised); calibrated on the released
+PAL-Set items of each kind (tests/test_calibration.py).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from memsynth.generation.stage import check, say
+from memsynth.quality.textrules.clock import past
+from memsynth.quality.textrules.forms import questions, second_proposal, third_person_user
+from memsynth.quality.textrules.meaning import same_meaning_pairs
+from memsynth.quality.textrules.people import named_in, person_forms
+from schemas.pal import Candidates, Dialogue, Experience, SessionRequirements
+
+MINUTE = "%Y-%m-%d %H:%M"
+
+
+def _span(v: Mapping[str, Any]) -> tuple[dt.datetime, dt.datetime]:
+    start = str(v.get("span_start") or str(v["time_span"]).split("~")[0]).strip()
+    return dt.datetime.strptime(start, MINUTE), dt.datetime.strptime(str(v["span_end"]).strip(), MINUTE)
+
+
+@check("stays_in_span")
+def stays_in_span(out: Experience, v: Mapping[str, Any]) -> Iterator[str]:
+    """No day or clock time in the prose after the span ends (11月12日, 第二天, 17:15, 下午五点半)."""
+    start, end = _span(v)
+    for moment in past(out.experience, start, end)[:1]:
+        yield say(v, f"the experience reaches {moment.said!r} ({moment.at:%Y-%m-%d %H:%M}), after the span ends at "
+                     f"{end:%Y-%m-%d %H:%M}; everything happens before then",
+                  f"经历写到了“{moment.said}”（{moment.at:%Y-%m-%d %H:%M}），晚于时间段的结束时间 {end:%Y-%m-%d %H:%M}；"
+                  "所有事件都要发生在这之前")
+
+
+def _user_forms(v: Mapping[str, Any]) -> set[str]:
+    profile = v.get("profile") or {}
+    return person_forms(str(profile.get("name", ""))) if isinstance(profile, Mapping) else set()
+
+
+def _unnamed(v: Mapping[str, Any], label: str, text: str) -> Iterator[str]:
+    if found := named_in(text, _user_forms(v)):
+        yield say(v, f"{label} names the user ({', '.join(found)}); call them \"the user\" (in a dialogue, "
+                     "\"you\"), never by name, surname and title, or given name",
+                  f"{label} 提到了用户的名字（{'、'.join(found)}）；请称“用户”（对话中称“你”），不要用全名、姓加称呼或名字")
+
+
+@check("user_not_named")
+def user_not_named(out: Any, v: Mapping[str, Any]) -> Iterator[str]:
+    """The prompts say "call the user 'the user'" / "do not use the user's name"; released
+    PAL-Set dialogues name the user in none of 3,856 utterances."""
+    if isinstance(out, Experience):
+        yield from _unnamed(v, "experience", out.experience)
+    elif isinstance(out, SessionRequirements):
+        for t in out.topics:
+            yield from _unnamed(v, f"{t.requirement_id}.requirement", f"{t.user_query} {t.requirement}")
+    elif isinstance(out, Dialogue):
+        for i, turn in enumerate(out.turns, start=1):
+            for speaker in ("user", "assistant"):
+                yield from _unnamed(v, f"turn {i} {speaker}", getattr(turn, speaker).content)
+
+
+@check("one_question_query")
+def one_question_query(out: SessionRequirements, v: Mapping[str, Any]) -> Iterator[str]:
+    """An opening query asks one question (none of PAL-Set's 343 asks two)."""
+    for t in out.topics:
+        if (n := questions(t.user_query)) > 1:
+            yield say(v, f"{t.requirement_id}.user_query asks {n} questions; ask one",
+                      f"{t.requirement_id}.user_query 问了 {n} 个问题；只问一个")
+
+
+@check("one_solution_each")
+def one_solution_each(out: Candidates, v: Mapping[str, Any]) -> Iterator[str]:
+    """A candidate is one solution: not two joined by "or alternatively" / 或者 / 也可以
+    (3 of PAL-Set's 2,744 candidates read so)."""
+    for t in out.topics:
+        for i, solution in enumerate(t.solutions, start=1):
+            if joint := second_proposal(solution):
+                yield say(v, f"{t.requirement_id}: solution {i} offers two solutions joined by {joint!r}; each "
+                             "candidate is one solution (make the other one a candidate of its own)",
+                          f"{t.requirement_id}：第 {i} 条方案用“{joint}”连着提了两个方案；每条候选只写一个方案")
+
+
+def meaning_repeats(v: Mapping[str, Any], label: str, items: list[str]) -> Iterator[str]:
+    """One problem per item that says an earlier one again in other words."""
+    for i, j in same_meaning_pairs(items):
+        yield say(v, f"{label}: {items[j]!r} says {items[i]!r} again in other words; make every item different",
+                  f"{label}：“{items[j]}”和“{items[i]}”换了说法说的是同一件事；每一项都要不同")
+
+
+@check("speaks_to_the_user")
+def speaks_to_the_user(out: Dialogue, v: Mapping[str, Any]) -> Iterator[str]:
+    """The assistant talks to the user: "you", never "the user" / 用户 (2 of PAL-Set's 1,928
+    assistant utterances say 用户)."""
+    for i, turn in enumerate(out.turns, start=1):
+        if found := third_person_user(turn.assistant.content):
+            yield say(v, f"turn {i} assistant speaks of the user in the third person ({found!r}); talk to them as "
+                         "\"you\"",
+                      f"第 {i} 轮 assistant 用第三人称称呼用户（“{found}”）；请直接用“你”称呼")
+
+
+@check("one_question_inquiry")
+def one_question_inquiry(out: Dialogue, v: Mapping[str, Any]) -> Iterator[str]:
+    """A topic inquiry asks one short question (none of PAL-Set's 343 asks two)."""
+    from flows.pal.plan import ACTION_LABELS
+
+    inquiry = {labels["topic_inquiry"] for labels in ACTION_LABELS.values()}
+    for i, turn in enumerate(out.turns, start=1):
+        if turn.user.action in inquiry and (n := questions(turn.user.content)) > 1:
+            yield say(v, f"turn {i} user: the topic inquiry asks {n} questions; ask one",
+                      f"第 {i} 轮 user：话题询问问了 {n} 个问题；只问一个")

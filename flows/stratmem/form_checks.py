@@ -1,0 +1,86 @@
+"""stratmem's checks on the form of a query and the consistency of a judge's verdict.
+
+Built on memsynth.quality.textrules; calibrated on StratMem-Bench's 657 released queries
+(tests/test_stratmem_reference.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from memsynth.generation.stage import check, say
+from memsynth.quality.textrules.forms import third_person_user
+from memsynth.quality.textrules.people import person_forms
+from schemas.stratmem import IntegrationScore, UseJudgment, UserQuery, VirtualPersona
+
+
+@check("speaks_to_the_character")
+def speaks_to_the_character(out: UserQuery, v: Mapping[str, Any]) -> Iterator[str]:
+    """The query is said to the character: "you", never its name in the third person ("Did
+    Melanie …?"); a name said to them ("Melanie, how …") is fine. None of the 657 released
+    queries does it."""
+    if found := third_person_user(out.query, person_forms(str(v["virtual_person"])) | {
+            str(v["virtual_person"]).strip().lower()}):
+        yield say(v, f"the query speaks of {v['virtual_person']} in the third person ({found!r}); {v['human']} is "
+                     f"talking to {v['virtual_person']}: say \"you\"",
+                  f"query 用第三人称说起{v['virtual_person']}（“{found}”）；{v['human']}是在和{v['virtual_person']}说话：请用“你”")
+
+
+# MIQ's scale (the prompt): 5 no failure, 4 mild friction, 3 adds little, 2 at least one failure,
+# 1 several or severe. A listed failure scores at most 2; none listed, at least 3.
+FAILED_MAX_SCORE = 2
+
+
+@check("miq_score_agrees")
+def miq_score_agrees(out: IntegrationScore, v: Mapping[str, Any]) -> Iterator[str]:
+    if out.failures and out.score > FAILED_MAX_SCORE:
+        yield say(v, f"score {out.score} contradicts failures ({', '.join(out.failures)}): a reply with a failure "
+                     f"scores at most {FAILED_MAX_SCORE}",
+                  f"score {out.score} 与 failures（{'、'.join(out.failures)}）矛盾：有失误的回复最多 {FAILED_MAX_SCORE} 分")
+    if not out.failures and out.score <= FAILED_MAX_SCORE:
+        yield say(v, f"score {out.score} says the reply fails, but failures is empty: list the failure, or score "
+                     f"{FAILED_MAX_SCORE + 1} or more",
+                  f"score {out.score} 表示回复有失误，但 failures 为空：请列出失误，或给 {FAILED_MAX_SCORE + 1} 分及以上")
+
+
+@check("unused_has_no_evidence")
+def unused_has_no_evidence(out: UseJudgment, v: Mapping[str, Any]) -> Iterator[str]:
+    """A memory judged unused has no evidence (the prompt: empty when it is not used)."""
+    for x in out.verdicts:
+        if not x.used and x.evidence.strip():
+            yield say(v, f"memory {x.index} is marked not used, yet evidence quotes the reply; leave evidence empty "
+                         "or mark it used",
+                      f"第 {x.index} 条记忆判为未用到，却给了证据；请把证据留空，或判为用到")
+
+
+# Chinese place names the persona may state only when a session does (jieba's part of speech "ns").
+_ZH = re.compile(r"[\u4e00-\u9fff]")
+# Words jieba tags as places that name none (开朗 is one of its mistakes).
+_NOT_PLACES = frozenset("城市 开朗 地方 家乡 老家 国内 国外 全国 中国 本地 外地 海外 市区 郊区 乡下 农村 城里 大陆 南方 北方 "
+                        "东方 西方 世界 各地 当地 附近 周边 社区 小区".split())
+
+
+def zh_places(text: str) -> list[str]:
+    from memsynth.core.textmatch import jieba_module
+
+    jieba_module()  # quiet, its cache under memsynth's folder
+    import jieba.posseg as posseg
+
+    return [p.word for p in posseg.lcut(text) if p.flag == "ns" and len(p.word) >= 2 and p.word not in _NOT_PLACES]
+
+
+@check("persona_places_from_sessions")
+def persona_places_from_sessions(out: VirtualPersona, v: Mapping[str, Any]) -> Iterator[str]:
+    """A Chinese persona names no place its sessions do not (English ones: persona_from_sessions,
+    by capitalised words)."""
+    import json
+
+    said = json.dumps(v["sessions"], ensure_ascii=False)
+    pieces = [out.summary, *out.traits, *out.style, *out.domains, *out.values]
+    new = [w for piece in pieces if _ZH.search(piece) for w in zh_places(piece) if w not in said]
+    if new := list(dict.fromkeys(new)):
+        yield say(v, f"the persona names places no session mentions ({', '.join(new[:6])}); describe "
+                     f"{v['virtual_person']} from the sessions only",
+                  f"角色描述提到了对话里没有的地方（{'、'.join(new[:6])}）；请只依据这些对话描写{v['virtual_person']}")

@@ -1,0 +1,184 @@
+"""Dates and clock times written in prose, placed on the days of a span.
+
+An experience that runs past its span's end is seldom written "2024-11-12": it says
+"11月12日", "the next morning", "17:15", "5:30 pm" or "下午五点半" after naming the last
+day. `moments` reads a text in order, keeping the day it is on (an ISO date, 11月12日, 12日,
+12号, "November 12", "the 12th", a weekday inside the span, 第二天 / "the next day"), and
+yields each day or clock time it reaches; a time on a day it cannot place is not yielded.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+_ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
+              "九": 9, "十": 10}
+_ZH_NUM = r"[零〇一二两三四五六七八九十]{1,3}|\d{1,2}"
+_MONTHS = {m.lower(): i for i, m in enumerate(
+    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+     "november", "december"], start=1)}
+_MONTHS.update({k[:3]: v for k, v in list(_MONTHS.items())})
+_MONTH_RE = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_WEEKDAYS_EN = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+_WEEKDAYS_ZH = "一二三四五六日"
+_AFTERNOON_ZH = ("下午", "傍晚", "晚上", "夜里", "深夜", "晚间", "入夜")
+
+_PATTERNS = [
+    ("iso", r"(?<!\d)(?P<iy>\d{4})-(?P<im>\d{2})-(?P<id>\d{2})(?!\d)"),
+    ("zh_md", rf"(?P<zm>{_ZH_NUM})月(?P<zd>{_ZH_NUM})[日号]"),
+    ("zh_d", r"(?<![月\d零〇一二两三四五六七八九十])(?P<zd2>\d{1,2}|[一二三四五六七八九十]{1,3})[日号](?![子常本])"),
+    ("zh_wd", r"(?:周|星期|礼拜)(?P<zw>[一二三四五六日天])"),
+    ("zh_next", r"第二天|次日|隔天|翌日|第二日"),
+    ("en_md", rf"\b(?P<em>{_MONTH_RE})\.?\s+(?P<ed>\d{{1,2}})(?:st|nd|rd|th)?\b"),
+    ("en_dm", rf"\b(?P<ed2>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<em2>{_MONTH_RE})\b"),
+    ("en_th", r"\bthe\s+(?P<ed3>\d{1,2})(?:st|nd|rd|th)\b"),
+    ("en_wd", r"\b(?P<ew>" + "|".join(_WEEKDAYS_EN) + r")\b"),
+    ("en_next", r"\b(?:the\s+)?(?:next|following)\s+(?:day|morning|afternoon|evening|night)\b"),
+    ("hm", r"(?<![\d:])(?P<hh>[01]?\d|2[0-3])[:：](?P<mm>[0-5]\d)(?![\d:])"
+           r"(?:\s*(?P<hap>a\.?m\.?|p\.?m\.?)(?![a-z]))?"),
+    ("en_h", r"\b(?P<eh>1[0-2]|0?[1-9])(?:\.(?P<emin>[0-5]\d))?\s*(?P<eap>a\.?m\.?|p\.?m\.?|o'clock)(?![a-z])"),
+    ("zh_h", rf"(?P<zp>上午|早上|早晨|清晨|凌晨|中午|午后|下午|傍晚|晚上|夜里|深夜|晚间)?"
+             rf"(?P<zh>{_ZH_NUM})[点时](?P<zq>半|一刻|三刻|(?P<zmin>{_ZH_NUM})分?)?"),
+]
+_SCAN = re.compile("|".join(f"(?P<{name}>{body})" for name, body in _PATTERNS), re.IGNORECASE)
+
+
+def _zh_int(text: str) -> int:
+    if text.isdigit():
+        return int(text)
+    if text.startswith("十"):
+        return 10 + (_ZH_DIGITS[text[1]] if len(text) > 1 else 0)
+    if "十" in text:
+        tens, _, units = text.partition("十")
+        return _ZH_DIGITS[tens] * 10 + (_ZH_DIGITS[units] if units else 0)
+    return _ZH_DIGITS.get(text, -1)
+
+
+@dataclass(frozen=True)
+class Moment:
+    """A point the text reaches: a day, and the clock time on it when the text gives one."""
+
+    day: dt.date
+    time: dt.time | None
+    said: str  # the words that said it
+
+    @property
+    def at(self) -> dt.datetime:
+        return dt.datetime.combine(self.day, self.time or dt.time(0, 0))
+
+
+def _day_in_span(start: dt.date, end: dt.date, month: int | None, day: int) -> dt.date | None:
+    """The date of `day` (in `month`, else in a month the span touches or the next) nearest the span."""
+    months = [month] if month else [start.month, end.month, end.month % 12 + 1]
+    candidates = []
+    for year in (start.year, end.year, end.year + 1):
+        for m in months:
+            try:
+                candidates.append(dt.date(year, m, day))
+            except ValueError:
+                continue
+    if not candidates:
+        return None
+    return min(candidates, key=lambda d: (0 if start <= d <= end else 1, abs((d - end).days)))
+
+
+def _weekday(start: dt.date, end: dt.date, index: int, current: dt.date | None) -> dt.date | None:
+    """The span's day with that weekday (the first after the current day when there are two)."""
+    days = [start + dt.timedelta(days=k) for k in range((end - start).days + 1)]
+    matches = [d for d in days if d.weekday() == index]
+    if not matches:
+        return None
+    later = [d for d in matches if current is None or d >= current]
+    return (later or matches)[0]
+
+
+def _period_before(m: re.Match[str]) -> str:
+    """下午 / 晚上 … said earlier in the same clause (…晚上加班到十点): the period of a bare hour."""
+    before = re.split(r"[。！？；;,，]", m.string[max(0, m.start() - 12):m.start()])[-1]
+    found = re.findall(r"上午|早上|早晨|清晨|凌晨|中午|下午|傍晚|晚上|夜里|深夜|晚间", before)
+    return found[-1] if found else ""
+
+
+def _clock(m: re.Match[str]) -> dt.time | None:
+    if m.group("hm"):
+        hour, minute = int(m.group("hh")), int(m.group("mm"))
+        marker = (m.group("hap") or "").lower().replace(".", "")
+    elif m.group("en_h"):
+        hour, minute = int(m.group("eh")), int(m.group("emin") or 0)
+        marker = m.group("eap").lower().replace(".", "")
+    elif m.group("zh_h"):
+        hour = _zh_int(m.group("zh"))
+        quarter = m.group("zq") or ""
+        minute = {"半": 30, "一刻": 15, "三刻": 45}.get(quarter, _zh_int(m.group("zmin")) if m.group("zmin") else 0)
+        period = m.group("zp") or _period_before(m)
+        marker = "pm" if period in _AFTERNOON_ZH or (period in ("中午", "午后") and hour < 6) else ""
+        if period in ("晚上", "深夜", "夜里") and hour == 12:
+            hour, marker = 23, ""
+            minute = 59
+    else:
+        return None
+    if marker == "pm" and hour < 12:
+        hour += 12
+    elif marker == "am" and hour == 12:
+        hour = 0
+    if not (0 <= hour <= 23 and 0 <= minute <= 59):
+        return None
+    return dt.time(hour, minute)
+
+
+_DEADLINE_AFTER = re.compile(r"\s*(前|之前|以前|截止|到期|为止|交|提交|之内|内)")
+_DEADLINE_BEFORE = re.compile(r"\b(by|before|until|till|due|deadline( of| is)?|no later than)\s*(the\s+)?$", re.IGNORECASE)
+
+
+def _deadline(m: re.Match[str]) -> bool:
+    after = m.string[m.end():m.end() + 3]
+    before = m.string[max(0, m.start() - 20):m.start()]
+    return bool(_DEADLINE_AFTER.match(after) or _DEADLINE_BEFORE.search(before)
+                or re.search(r"(截止|期限|最晚|不晚于|之前要?)[^，。；]{0,4}$", before))
+
+
+def moments(text: str, start: dt.date, end: dt.date) -> Iterator[Moment]:
+    """Each day and clock time the text reaches, in order, placed on the span's days."""
+    current: dt.date | None = start if start == end else None
+    for m in _SCAN.finditer(text):
+        day: dt.date | None = None
+        try:
+            if m.group("iso"):
+                day = dt.date(int(m.group("iy")), int(m.group("im")), int(m.group("id")))
+            elif m.group("zh_md"):
+                day = _day_in_span(start, end, _zh_int(m.group("zm")), _zh_int(m.group("zd")))
+            elif m.group("zh_d"):
+                day = _day_in_span(start, end, None, _zh_int(m.group("zd2")))
+            elif m.group("en_md") or m.group("en_dm"):
+                month = _MONTHS[(m.group("em") or m.group("em2")).lower()]
+                day = _day_in_span(start, end, month, int(m.group("ed") or m.group("ed2")))
+            elif m.group("en_th"):
+                day = _day_in_span(start, end, None, int(m.group("ed3")))
+            elif m.group("zh_wd"):
+                day = _weekday(start, end, _WEEKDAYS_ZH.index(m.group("zw").replace("天", "日")), current)
+            elif m.group("en_wd"):
+                day = _weekday(start, end, _WEEKDAYS_EN.index(m.group("ew").lower()), current)
+            elif m.group("zh_next") or m.group("en_next"):
+                day = current + dt.timedelta(days=1) if current else None
+        except (ValueError, KeyError):
+            day = None
+        if day is not None and _deadline(m):
+            continue  # "11月15日前交报告": a day named as a deadline, not one the text reaches
+        if day is not None:
+            current = day
+            yield Moment(day, None, m.group(0))
+            continue
+        if current is not None and (time := _clock(m)) is not None:
+            yield Moment(current, time, m.group(0))
+
+
+def past(text: str, start: dt.datetime, end: dt.datetime) -> list[Moment]:
+    """The moments of `text` after `end`: a later day, or a later clock time on the last day."""
+    found = []
+    for moment in moments(text, start.date(), end.date()):
+        if moment.day > end.date() or (moment.day == end.date() and moment.time is not None and moment.at > end):
+            found.append(moment)
+    return found

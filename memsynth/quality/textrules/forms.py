@@ -1,0 +1,88 @@
+"""The form of one turn: one proposal, one question, a refusal said plainly, the user as "you".
+
+Each finder returns what it found (the words), or nothing; the recipes word the repairs.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memsynth.core.textmatch import normal_text
+
+# A second proposal joined to the first at a clause: "…, or alternatively …", "…；或者…", "也可以…".
+# "周末或者晚上" joins two times inside one proposal: only an alternative that opens a clause
+# (after a comma, a semicolon or a sentence end) or that says so ("alternatively") is a second one.
+_ALTERNATIVE = re.compile(
+    r"\balternatively\b|\banother (option|idea|possibility|choice) (is|would be)\b|\bor else you\b"
+    r"|[,;.]\s*or(,)?\s+(you|we|maybe|perhaps|if you prefer|instead|else|try|consider|go|get|book|sign|take|ask|join)\b"
+    r"|\bor you (could|can|might)\b|\byou could also\b|\bor, if you prefer\b"
+    r"|[，,；;。]\s*(或者|或是|要不然?|要么|再不然|不然的话|另外也可以|也可以|还可以)(?!者说)"
+    r"|另一个(办法|选择|方案)是|也可以考虑|还可以考虑", re.IGNORECASE)
+
+
+# "即使不能陪伴，也可以视频通话": a concession leads to one proposal, not a second.
+_CONCESSION = re.compile(r"(即使|就算|哪怕|即便|虽然|如果|假如|要是)[^。；;]*$")
+
+
+def second_proposal(text: str) -> str | None:
+    """The words that join a second proposal to the first, or None."""
+    normal = normal_text(text)
+    for m in _ALTERNATIVE.finditer(normal):
+        if not _CONCESSION.search(normal[:m.start()]):
+            return m.group(0).strip(" ,;，；。.")
+    return None
+
+
+_QUESTION_END = re.compile(r"[?？]+|(?<=[吗呢])[～~]?(?=[。，,\s]|$)")
+
+
+def questions(text: str) -> int:
+    """How many questions a turn asks: its runs of ? / ？ (and a 吗/呢 that ends a clause without one)."""
+    normal = normal_text(text)
+    marks = len(re.findall(r"[?？]+", normal))
+    bare = len(re.findall(r"[吗呢][～~]?(?=[。，,]|$)", normal))
+    return marks + bare
+
+
+# A refusal turned into praise first: "I see the logic, but", "我理解你的意思，但". Not "听上去不错，
+# 但" or "谢谢你的建议，但" in mid-turn: PAL-Set's own feedback says so in 4 of 139 sessions beside
+# the 4 whose turn opens with it (flows/pal/checks._SOFTENED), and the release must pass at 97 %.
+SOFTENED = re.compile(
+    r"\bI (can )?(see|understand|get|appreciate) (the|your|why|where|what|how)\b[^.?!]{0,60}\bbut\b"
+    r"|\b(that|it|this) (makes sense|is a (nice|good|fair|great|lovely|kind) (thought|idea|point|suggestion))"
+    r"[^.?!]{0,40}\bbut\b"
+    r"|\b(in theory|on paper|i'm sure it works for some)[^.?!]{0,60}\bbut\b"
+    r"|\b(thanks|thank you) for (the|your) (suggestion|idea|thought)[^.?!]{0,30}\bbut\b"
+    r"|我(能|可以|完全|也)?(理解|明白|懂)(你的?|您的?)?(意思|好意|想法|用意|道理|思路|逻辑)?"
+    r"[^。！？]{0,12}[，,]?\s*(但是?|不过|可是|只是)"
+    r"|道理(我)?(都)?(懂|明白|知道)[^。！？]{0,6}(但是?|不过|可是|只是)"
+    r"|(理论上|想法|主意|出发点|初衷)[^。！？]{0,8}(是好的|没错|有道理)[^。！？]{0,6}(但是?|不过|可是|只是)",
+    re.IGNORECASE)
+
+
+def softened(text: str) -> str | None:
+    """The words that soften a refusal into agreement first, or None."""
+    m = SOFTENED.search(normal_text(text))
+    return m.group(0) if m else None
+
+
+_THIRD_EN = re.compile(r"\bthe user\b|\bthe user's\b", re.IGNORECASE)
+_THIRD_ZH = re.compile(r"用户")
+
+
+def third_person_user(text: str, name_forms: set[str] | frozenset[str] = frozenset()) -> str | None:
+    """Where a turn speaking to the user calls them "the user" / 用户 or by name (not as a vocative
+    "Megan, …" or "晓岚，…" at the turn's start), or None."""
+    normal = normal_text(text)
+    if m := (_THIRD_ZH.search(normal) if re.search(r"[\u4e00-\u9fff]", normal) else _THIRD_EN.search(normal)):
+        return m.group(0)
+    for form in sorted(name_forms, key=len, reverse=True):
+        cjk = bool(re.search(r"[\u4e00-\u9fff]", form))
+        pattern = re.escape(form) if cjk else rf"\b{re.escape(form)}\b"
+        for m in re.finditer(pattern, normal):
+            after = normal[m.end():m.end() + 1]
+            vocative = after in ("，", ",", "!", "！", "～", "~", "?", "？", "。", ".") or normal[:m.start()].strip(
+                " ,，!！～~") in ("", "hi", "hey", "oh", "嗨", "哎", "喂", "嘿")
+            if not vocative:
+                return m.group(0)
+    return None

@@ -1,0 +1,193 @@
+"""Short items that say the same thing in other words: paraphrase, synonym, reordered clauses.
+
+An item becomes a set of units: in English its content words, stemmed (Porter) and mapped to
+one word of their synonym group ("enjoys hot dishes" and "loves spicy food" are one set); in
+Chinese its character pairs after synonyms are mapped the same way (爱吃辣 and 喜欢吃辣).
+Order is gone with the set, so reordered clauses match. Two items whose sets overlap by the
+threshold (Jaccard) or more, with the same polarity (a like is no duplicate of a dislike),
+are near-duplicates.
+
+Exact Jaccard over every pair, not MinHash: our lists hold 4-30 items, where the pairs cost
+less than one MinHash signature (bench/near_duplicates.py measures both).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+
+from memsynth.core.textmatch import normal_text
+
+# Two short items sharing this share of their units say the same thing. Calibrated on the
+# released PAL-Set requirement types, implicit needs and candidate solutions (none reach it
+# within one user or topic) and on every acceptable list of the shared model answers.
+SAME_MEANING = 0.6
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_EN_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?|\d+")
+_STOP_EN = frozenset("""a an the and or of to in on at for with by from as is are was were be been being it its
+this that these those very really quite so too much more most some any all each every their his her my your our
+user user's he she they them him i me we you who which what when where how than then also just only into about
+over after before while during up down out off again own same such can could would should will shall may might
+must do does did doing have has had having get gets got getting make makes made one ones thing things way lot
+lots kind sort of bit""".split())
+# One word a group: the first stands for the rest. Everyday words of likes, dislikes, needs
+# and plans, where models reach for a synonym to avoid repeating themselves.
+_SYNONYMS_EN = (
+    "like love enjoy adore fond prefer relish fancy keen",
+    "dislike hate detest loathe despise resent avoid abhor",
+    "food dish dishes meal meals cuisine cooking fare eat eating",
+    "spicy hot fiery",
+    "quiet calm peaceful tranquil silent",
+    "noisy loud rowdy",
+    "crowd crowded busy packed",
+    "walk walking stroll strolling hike hiking",
+    "run running jog jogging",
+    "read reading book books novel novels",
+    "film films movie movies cinema",
+    "music song songs tune tunes",
+    "job work career employment",
+    "boss manager supervisor",
+    "colleague coworker co-worker teammate",
+    "friend friends pal mate buddy",
+    "help helps support assist aid",
+    "quick fast rapid speedy",
+    "slow unhurried leisurely",
+    "cheap inexpensive affordable budget",
+    "expensive costly pricey",
+    "big large huge",
+    "small little tiny",
+    "morning mornings dawn",
+    "evening evenings night nights",
+    "weekend weekends saturday sunday",
+    "sleep rest nap",
+    "doctor physician gp",
+    "plan schedule arrange organise organize",
+    "learn study",
+    "exercise workout training gym fitness",
+    "tea teas",
+    "coffee coffees espresso",
+    "home house flat apartment",
+    "child children kid kids",
+    "start begin",
+    "finish complete",
+    "improve better",
+    "stress stressed pressure anxiety anxious worry worried",
+    "tired exhausted fatigue fatigued weary",
+    "stair stairs staircase steps stairway",
+    "take use",
+    "instead rather",
+    "lift elevator",
+)
+_SYNONYMS_ZH = (
+    "喜欢 喜爱 热爱 爱吃 偏爱 钟爱 爱好 热衷 享受",
+    "讨厌 厌恶 反感 受不了 不喜欢 排斥 憎恶",
+    "安静 清静 宁静 僻静",
+    "吵闹 嘈杂 喧闹 热闹",
+    "辣 辛辣 麻辣",
+    "食物 菜 菜肴 饭菜 吃的",
+    "散步 走路 遛弯 徒步",
+    "跑步 慢跑",
+    "电影 影片",
+    "音乐 歌曲",
+    "工作 上班 职场",
+    "领导 上司 经理 主管",
+    "同事 同僚",
+    "朋友 好友 伙伴",
+    "便宜 实惠 划算 省钱",
+    "昂贵 贵 价格高",
+    "早上 早晨 清晨 上午",
+    "晚上 夜里 夜间 傍晚",
+    "周末 礼拜天 星期天 星期六",
+    "睡觉 睡眠 休息 补觉",
+    "医生 大夫",
+    "运动 锻炼 健身",
+    "孩子 小孩 儿女",
+    "家 家里 住处",
+    "压力 焦虑 紧张 担心 担忧",
+    "疲惫 疲劳 劳累 累",
+    "提高 提升 改善",
+    "学习 学",
+)
+_NEGATIVE_EN = re.compile(r"\b(not|no|never|n't|dislike\w*|hate\w*|detest\w*|loathe\w*|avoid\w*|can't stand|"
+                          r"cannot stand|without)\b|n't\b")
+_NEGATIVE_ZH = re.compile(r"不|没|别|讨厌|厌恶|反感|受不了|排斥|拒绝|避免|无法忍受")
+_FILLER_ZH = re.compile(r"[的了着过很非常特别比较有点一些一点总是经常也都就还会能要去在和与及并把被给让对]")
+
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    from nltk.stem.porter import PorterStemmer  # pure Python, no data download
+
+    return PorterStemmer()
+
+
+@lru_cache(maxsize=1)
+def _en_canon() -> dict[str, str]:
+    stem = _stemmer().stem
+    return {stem(w): stem(group.split()[0]) for group in _SYNONYMS_EN for w in group.split()}
+
+
+@lru_cache(maxsize=1)
+def _zh_canon() -> list[tuple[str, str]]:
+    """(word, its group's first word), longest words first so 不喜欢 maps before 喜欢."""
+    pairs = [(w, group.split()[0]) for group in _SYNONYMS_ZH for w in group.split()]
+    return sorted(pairs, key=lambda p: len(p[0]), reverse=True)
+
+
+def _en_units(normal: str) -> frozenset[str]:
+    stem, canon = _stemmer().stem, _en_canon()
+    units = set()
+    for word in _EN_WORD.findall(normal.replace("’", "'")):
+        if word in _STOP_EN or (len(word) < 2 and not word.isdigit()):
+            continue
+        s = stem(word)
+        units.add(canon.get(s, s))
+    return frozenset(units)
+
+
+def _zh_units(normal: str) -> frozenset[str]:
+    text = normal
+    for word, canon in _zh_canon():
+        if word in text:
+            text = text.replace(word, f"\0{canon}\0")
+    pieces = [p for p in re.split(r"\0", text)]
+    units: set[str] = set()
+    canon_words = {c for _, c in _zh_canon()}
+    for piece in pieces:
+        if piece in canon_words:
+            units.add(piece)
+            continue
+        letters = _FILLER_ZH.sub("", "".join(ch for ch in piece if _CJK.match(ch) or ch.isalnum()))
+        units |= {letters[i:i + 2] for i in range(len(letters) - 1)}
+        if len(letters) == 1:
+            units.add(letters)
+    return frozenset(units)
+
+
+def meaning_units(text: str) -> frozenset[str]:
+    """The units an item is compared by: stemmed, synonym-mapped content words (English) or
+    synonym-mapped character pairs (Chinese)."""
+    normal = normal_text(text)
+    return _zh_units(normal) if _CJK.search(normal) else _en_units(normal)
+
+
+def polarity(text: str) -> bool:
+    """True for an item that likes, does or wants; False for one that dislikes, avoids or lacks
+    (an odd number of negations)."""
+    normal = normal_text(text)
+    pattern = _NEGATIVE_ZH if _CJK.search(normal) else _NEGATIVE_EN
+    return len(pattern.findall(normal)) % 2 == 0
+
+
+def similarity(a: frozenset[str], b: frozenset[str]) -> float:
+    return len(a & b) / len(a | b) if a or b else 1.0
+
+
+def same_meaning_pairs(texts: Sequence[str], threshold: float = SAME_MEANING) -> list[tuple[int, int]]:
+    """(i, j), i < j, for each two items that say the same thing in other words (see the module)."""
+    units = [meaning_units(t) for t in texts]
+    signs = [polarity(t) for t in texts]
+    return [(i, j) for i in range(len(texts)) for j in range(i + 1, len(texts))
+            if units[i] and units[j] and signs[i] == signs[j] and similarity(units[i], units[j]) >= threshold]
