@@ -12,8 +12,13 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from memsynth.generation import checklib as lib
-from memsynth.generation.checklib.counts import count_characters, count_items, count_questions, count_sentences, \
-    count_words
+from memsynth.generation.checklib.counts import (
+    count_characters,
+    count_items,
+    count_questions,
+    count_sentences,
+    count_words,
+)
 from memsynth.generation.checklib.paths import parse_path
 from memsynth.generation.checklib.timing import dates_in, times_in
 from memsynth.generation.stage import Stage, evaluate

@@ -12,7 +12,8 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from memsynth.core.textmatch import length_in_words, sentences as split_sentences
+from memsynth.core.textmatch import length_in_words
+from memsynth.core.textmatch import sentences as split_sentences
 from memsynth.generation.checklib.paths import Bound, LibraryCheck, make, resolve, select, slug
 from memsynth.generation.stage import say
 
