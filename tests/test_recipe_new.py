@@ -163,6 +163,7 @@ def test_the_scaffold_s_prompts_render_in_both_languages(tmp_path):
                                                                  "window_start": "2019-12-02",
                                                                  "reference_date": "2024-12-02"})
         assert "{{ 7*7 }}" in facts[1]["content"]  # data is sent as written, never run as a template
+        assert ("请在" in facts[1]["content"]) == (language == "zh")
         chat = library.render(f"renderbench/conversation{suffix}.j2", {"persona": "Ana", "fact": fact})
         assert "搬到杭州" in chat[1]["content"]
     assert json.loads(json.dumps(facts))  # plain messages
