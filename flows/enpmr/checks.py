@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -16,6 +15,7 @@ from flows.enpmr.options import (
     MIN_PROFICIENT,
 )
 from memsynth.core.textmatch import length_in_words, mentions_exactly, near_duplicates, refers_to, sentences
+from memsynth.generation import checklib as lib
 from memsynth.generation.stage import check, say
 from schemas.enpmr import (
     BlriScores,
@@ -25,7 +25,6 @@ from schemas.enpmr import (
     MemorySession,
     PersonaDescription,
     Powers,
-    Preferences,
     Profile,
     Relationships,
     ScenarioCheck,
@@ -48,15 +47,6 @@ def distinct_preferences(out: Profile, v: Mapping[str, Any]) -> Iterator[str]:
                   f"preferences 至少要有 {MIN_PREFERENCES} 条互不相同的内容（换个说法的同一件事也算重复），实际只有 {n} 条")
 
 
-def _outside(v: Mapping[str, Any], label: str, dates: Sequence[dt.date], start: dt.date, end: dt.date
-             ) -> Iterator[str]:
-    """One problem per date not within start … end."""
-    for i, date in enumerate(dates):
-        if not start <= date <= end:
-            yield say(v, f"{label}[{i}] date {date} is outside {start} … {end}",
-                      f"{label}[{i}] 的日期 {date} 不在 {start} 到 {end} 之间")
-
-
 def _repeats(v: Mapping[str, Any], label: str, names: Sequence[str]) -> Iterator[str]:
     """One problem per name that repeats an earlier one (case and spacing ignored)."""
     seen: set[str] = set()
@@ -67,13 +57,16 @@ def _repeats(v: Mapping[str, Any], label: str, names: Sequence[str]) -> Iterator
         seen.add(key)
 
 
-def _window(v: Mapping[str, Any]) -> tuple[dt.date, dt.date]:
-    return dt.date.fromisoformat(v["window_start"]), dt.date.fromisoformat(v["reference_date"])
-
-
-@check("theme_dates_in_window")
-def theme_dates_in_window(out: LifeThemes, v: Mapping[str, Any]) -> Iterator[str]:
-    yield from _outside(v, "themes", [t.start_date for t in out.themes], *_window(v))
+# The library's checks (memsynth.generation.checklib), declared under the names the rules use.
+theme_dates_in_window = lib.dates_within("themes[].start_date", start=lib.var("window_start"),
+                                         end=lib.var("reference_date"), name="theme_dates_in_window")
+# Every memory falls between its theme's start and the reference date.
+dates_in_theme = lib.dates_within("items[].date", start=lib.var("theme.start_date"), end=lib.var("reference_date"),
+                                  name="dates_in_theme")
+dates_in_window = lib.dates_within("items[].date", start=lib.var("window_start"), end=lib.var("reference_date"),
+                                   name="dates_in_window")
+enough_items = lib.items("items", min=lib.var("min_items"), name="enough_items")
+chronological = lib.chronological("items[].date", name="chronological")
 
 
 @check("distinct_themes")
@@ -94,35 +87,6 @@ def enough_themes(out: LifeThemes, v: Mapping[str, Any]) -> Iterator[str]:
     if len(out.themes) < v["min_themes"]:
         yield say(v, f"give at least {v['min_themes']} themes, got {len(out.themes)}",
                   f"请至少给出 {v['min_themes']} 个主题，实际给了 {len(out.themes)} 个")
-
-
-@check("dates_in_theme")
-def dates_in_theme(out: Any, v: Mapping[str, Any]) -> Iterator[str]:
-    """Every memory falls between its theme's start and the reference date."""
-    start = dt.date.fromisoformat(str(v["theme"]["start_date"]))
-    yield from _outside(v, "items", [i.date for i in out.items], start, dt.date.fromisoformat(v["reference_date"]))
-
-
-@check("enough_items")
-def enough_items(out: Any, v: Mapping[str, Any]) -> Iterator[str]:
-    if len(out.items) < v["min_items"]:
-        yield say(v, f"give at least {v['min_items']} items, got {len(out.items)}",
-                  f"请至少给出 {v['min_items']} 项，实际给了 {len(out.items)} 项")
-
-
-@check("dates_in_window")
-def dates_in_window(out: Preferences, v: Mapping[str, Any]) -> Iterator[str]:
-    yield from _outside(v, "items", [i.date for i in out.items], *_window(v))
-
-
-@check("chronological")
-def chronological(out: Any, v: Mapping[str, Any]) -> Iterator[str]:
-    dates = [item.date for item in out.items]
-    for i in range(1, len(dates)):
-        if dates[i] < dates[i - 1]:
-            yield say(v, f"items must be in date order: items[{i}] ({dates[i]}) is before items[{i - 1}] ({dates[i - 1]})",
-                      f"items 必须按日期排序：items[{i}]（{dates[i]}）早于 items[{i - 1}]（{dates[i - 1]}）")
-            return
 
 
 @check("quality_mix")

@@ -14,6 +14,7 @@ from typing import Any
 
 from flows.pal.options import LOG_TYPES
 from memsynth.core.textmatch import length_in_words, near_duplicates, sentences
+from memsynth.generation import checklib as lib
 from memsynth.generation.stage import check, say
 from schemas.pal import (
     ASPECTS,
@@ -199,11 +200,9 @@ def situation_sentences(out: MonthSituations, v: Mapping[str, Any]) -> Iterator[
         yield from _sentence_range(v, f"situations[{i}].situation", s.situation, 5)
 
 
-@check("situation_count")
-def situation_count(out: MonthSituations, v: Mapping[str, Any]) -> Iterator[str]:
-    if not v["min_situations"] <= len(out.situations) <= v["max_situations"]:
-        yield say(v, f"give {v['min_situations']} to {v['max_situations']} situations, got {len(out.situations)}",
-                  f"请给出 {v['min_situations']} 到 {v['max_situations']} 个情境，实际给了 {len(out.situations)} 个")
+# The library's count (memsynth.generation.checklib), under the name the rules use.
+situation_count = lib.items("situations", min=lib.var("min_situations"), max=lib.var("max_situations"),
+                            name="situation_count")
 
 
 @check("ends_before_session")

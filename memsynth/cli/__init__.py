@@ -10,7 +10,7 @@ import sys
 
 import click
 
-from memsynth.cli import answers, build, cache, catalog, data, quality, release, simulator
+from memsynth.cli import answers, build, cache, catalog, data, quality, recipe_new, release, simulator
 from memsynth.cli.output import err, error_line
 from memsynth.core.errors import MemsynthError
 
@@ -28,7 +28,7 @@ def cli() -> None:
 for command in (build.build, build.serve, data.recipes, data.datasets, data.versions, data.runs, data.query,
                 quality.review_command, quality.agreement_command, quality.report_command, release.release,
                 cache.cache, data.personas, data.import_release, quality.eval_task, quality.annotate,
-                simulator.simulator, answers.check_answers, catalog.catalog):
+                simulator.simulator, answers.check_answers, catalog.catalog, recipe_new.recipe):
     cli.add_command(command)
 
 

@@ -12,6 +12,12 @@ memsynth's own `pyproject.toml`. Beside `RECIPE`, optional modules of the packag
 (`ANSWERS`, how the simulator answers its stages), `release` (`RELEASE`), `importer`
 (`import_file`) and `evaluation` (`TASKS`, `STAGES`). The engine imports none of them by name:
 they are found here, at run time, so no engine module depends on a recipe.
+
+A recipe project not installed (one `memsynth recipe new` just made) is found through
+`MEMSYNTH_RECIPE_PATH`: folders, separated as PATH is, each holding a project whose
+pyproject.toml declares its entry points as above. The folder goes at the end of sys.path,
+so it never shadows an installed module, and every process a build starts (the simulator,
+Dask workers) inherits the variable.
 """
 
 from __future__ import annotations
@@ -19,7 +25,10 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.util
+import os
 import re
+import sys
+import tomllib
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +41,9 @@ if TYPE_CHECKING:
     from memsynth.generation.recipe import Recipe
 
 GROUP = "memsynth.recipes"
+PATH_VARIABLE = "MEMSYNTH_RECIPE_PATH"
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
+_PACKAGE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 _added: dict[str, str] = {}  # register(): a recipe known to this process only (a notebook, a test)
 
 
@@ -55,7 +66,36 @@ def register(name: str, package: str) -> None:
 
 
 def _registered() -> dict[str, str]:
-    return {**_installed(), **_added}
+    return {**_installed(), **_on_path(os.environ.get(PATH_VARIABLE, "")), **_added}
+
+
+@functools.cache
+def _on_path(value: str) -> dict[str, str]:
+    """The recipes of the projects `MEMSYNTH_RECIPE_PATH` names (its folders put on sys.path)."""
+    from pathlib import Path
+
+    found: dict[str, str] = {}
+    for folder in (f for f in value.split(os.pathsep) if f.strip()):
+        project = Path(folder).expanduser().resolve()
+        pyproject = project / "pyproject.toml"
+        try:
+            declared = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"{PATH_VARIABLE}: {folder} holds no pyproject.toml (a recipe project does: "
+                              "memsynth recipe new NAME makes one)") from None
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError(f"{PATH_VARIABLE}: {pyproject} cannot be read: {exc}") from None
+        points = declared.get("project", {}).get("entry-points", {}).get(GROUP)
+        if not isinstance(points, dict) or not points:
+            raise ConfigError(f'{PATH_VARIABLE}: {pyproject} declares no [project.entry-points."{GROUP}"]')
+        for name, package in points.items():
+            if not _NAME.match(str(name)) or not isinstance(package, str) or not _PACKAGE.match(package):
+                raise ConfigError(f"{PATH_VARIABLE}: {pyproject} registers {name!r} = {package!r}: a recipe is "
+                                  "lower-case letters, digits and _, its package a dotted module name")
+            found[name] = package
+        if str(project) not in sys.path:
+            sys.path.append(str(project))
+    return found
 
 
 def names() -> list[str]:
