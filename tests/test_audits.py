@@ -133,7 +133,7 @@ def test_a_build_on_the_simulator_writes_the_audits_table_at_its_sample_sizes(qu
     calls = dict(run_query(warehouse, "quickstart", "SELECT stage, count(*) FROM llm_calls "
                                                      "WHERE stage LIKE 'enpmr.audit_%' GROUP BY stage")[1])
     assert calls["enpmr.audit_support_dialogue"] >= len(dialogues)
-    assert summary["rows"]["audits"] == len(rows)
+    assert summary["row_counts"]["audits"] == len(rows)
 
 
 @pytest.mark.xdist_group("enpmr_build")

@@ -85,7 +85,7 @@ def test_release_create_refuses_an_unproven_version_and_the_card_says_when_accep
     out = tmp_path / "rel"
     args = ("release", "create", "--dataset", "quickstart", "--tag", "v1.0.0", "--out", str(out),
             "--warehouse", str(warehouse))
-    refused = memsynth_cli(*args)
+    refused = memsynth_cli(*args, "--format", "json")  # no progress lines: the error alone
     assert refused.returncode == 1, refused.stderr
     assert refused.stderr.count("\n") == 1 and "quality.max_violation_rate 5.0%" in refused.stderr, refused.stderr
     assert "--accept-violation-rate" in refused.stderr and "Traceback" not in refused.stderr

@@ -27,7 +27,6 @@ from memsynth.generation.rules import Rule
 from memsynth.generation.stage import Check, ItemResult, Stage, say
 
 if TYPE_CHECKING:
-    from memsynth.generation.recipe import ShardOutput
     from memsynth.generation.stage import StageRunner
 
 VERDICTS = ("pass", "violation")
@@ -190,10 +189,11 @@ def item_name(item_key: str, sample: int) -> str:
     return f"{item_key}@{sample}" if sample else item_key
 
 
-async def run_audit(runner: StageRunner, output: ShardOutput, audit: AuditStage, stage: Stage,
+async def run_audit(runner: StageRunner, output: Any, audit: AuditStage, stage: Stage,
                     variables: Mapping[str, Any], answer: Any, item: str, persona_id: str | None, *,
                     gold: bool) -> None:
-    """Audit one answer of `stage`: the call (recorded like any item) and its rows."""
+    """Audit one answer of `stage`: the call, recorded in `output` (the shard's `ShardOutput`)
+    like any item, and its rows."""
     language = str(variables.get("language", "en"))
     task = runner.prompts.render(stage.template_for(language), dict(variables))
     result = await runner.run(audit, audit_variables(audit, task, answer, language), item_key=f"{item}/audit",
