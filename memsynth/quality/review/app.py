@@ -177,7 +177,9 @@ def main() -> None:
     answers = {(j.item_id, j.criterion): j.value for j in mine}
 
     shown = [load_item(s.warehouse, s.dataset, s.version, s.task, i, stratum) for i, stratum in items]
-    done = [all((q.item_id, q.criterion) in answers for q in item.questions) for item in shown]
+    # An item is judged when the task's criteria are; its audit rules are asked after them, optional.
+    done = [all((q.item_id, q.criterion) in answers for q in item.questions
+                if not q.criterion.startswith(AUDIT_CRITERION)) for item in shown]
     if "position" not in st.session_state:  # start at the first item not yet fully judged
         st.session_state.position = done.index(False) if False in done else 0
     position = st.session_state.position
