@@ -31,7 +31,11 @@ def test_two_aliases_on_two_servers_each_answer_their_stages_and_the_version_say
         assert summary["version"] == 1 and summary["row_counts"]["support_dialogues"] > 0
         sent = {(b["model"], b["memsynth"]["stage"]) for b in main.simulator.recorded if "memsynth" in b}
         judged = {(b["model"], b["memsynth"]["stage"]) for b in other.simulator.recorded if "memsynth" in b}
-        assert {s for m, s in judged} <= JUDGES and {m for m, _ in judged} == {"judge"} and judged
+        # Audit judges are judges too: they go to the judge's model (memsynth.generation.audit).
+        assert {s for m, s in judged if not s.startswith("enpmr.audit_")} <= JUDGES
+        assert "enpmr.audit_support_dialogue" in {s for _, s in judged}
+        assert not {s for _, s in sent if s.startswith("enpmr.audit_")}
+        assert {m for m, _ in judged} == {"judge"} and judged
         assert ("strong", "enpmr.support_dialogue") in sent
         assert {s for m, s in sent if m == "strong"} == {"enpmr.support_dialogue"}
         assert not {s for _, s in sent} & JUDGES

@@ -20,7 +20,7 @@ from memsynth.generation.recipe import Recipe
 
 EMOTIONS = "emotions"
 # Written by every build: never "not carried".
-ENGINE_TABLES = {"versions", "artifacts", "llm_calls", "stage_failures", "personas"}
+ENGINE_TABLES = {"versions", "artifacts", "llm_calls", "stage_failures", "personas", "audits"}
 
 
 @dataclass

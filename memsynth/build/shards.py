@@ -23,9 +23,11 @@ from memsynth.core.config import BuildConfig
 from memsynth.core.integrity import cascade
 from memsynth.core.records import LLM_CALLS, PERSONAS, STAGE_FAILURES
 from memsynth.core.tables import Table
+from memsynth.generation.audit import AUDITS, Auditor
 from memsynth.generation.emotion_scoring import annotate_shard
 from memsynth.generation.prompts import DEFAULT_PROMPTS_DIR, PromptLibrary
 from memsynth.generation.recipe import PersonaContext, Recipe, ShardOutput, persona_rng
+from memsynth.generation.registry import audit_plan
 from memsynth.generation.session import (
     SIMULATOR_API_KEY,
     Endpoint,
@@ -112,7 +114,14 @@ def prompts_for(recipe: Recipe) -> PromptLibrary:
 
 
 def build_tables(recipe: Recipe) -> tuple[Table, ...]:
-    return (*recipe.output_tables(), LLM_CALLS, STAGE_FAILURES)
+    audits = (AUDITS,) if audit_plan(recipe.name) is not None else ()
+    return (*recipe.output_tables(), *audits, LLM_CALLS, STAGE_FAILURES)
+
+
+def auditor_for(recipe: Recipe, config: BuildConfig) -> Auditor | None:
+    """The build's audit judges: the recipe's audit plan at the config's rate and seed."""
+    return Auditor.for_recipe(recipe.name, recipe.rules, audit_plan(recipe.name), config.quality.audit_rate,
+                              config.seed)
 
 
 @dataclass
@@ -126,6 +135,7 @@ class ShardRuntime:
     loop: LoopThread
     staging: StagingArea
     tables: tuple[Table, ...]
+    auditor: Auditor | None = None
     on_persona_done: Callable[[], None] | None = None
     # Built here from a plan (a worker's): closed here too. The build's own is closed by it.
     owned: bool = False
@@ -205,7 +215,8 @@ class ShardRuntime:
         output = ShardOutput()
         config = self.plan.config
         contexts = [PersonaContext(persona=p, config=config, runner=self.runner, output=output,
-                                   rng=persona_rng(config.seed, p.persona_id), on_done=self.on_persona_done)
+                                   rng=persona_rng(config.seed, p.persona_id), on_done=self.on_persona_done,
+                                   auditor=self.auditor)
                     for p in personas]
         await self.recipe.run_shard(contexts, annotate=annotate_shard if self.recipe.annotates_emotions else None)
         return output
@@ -313,7 +324,7 @@ def open_runtime(plan: ShardPlan, engine: LLMEngine, *, recipe: Recipe | None = 
         routes, stage_alias(plan.config))
     return ShardRuntime(plan, recipe, runner, engine, LoopThread(),
                         StagingArea(Path(plan.dataset_dir), plan.build_id, plan.location), build_tables(recipe),
-                        owned=owned)
+                        auditor_for(recipe, plan.config), owned=owned)
 
 
 def _build_runtime(plan: ShardPlan) -> ShardRuntime:

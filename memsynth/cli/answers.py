@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 
 import click
 from rich.text import Text
 
-from memsynth.cli.output import out
+from memsynth.cli.endpoint_options import endpoint_options
+from memsynth.cli.output import WAREHOUSE_HELP, out
+from memsynth.generation.endpoints import EndpointChoice
 
 
 @click.command("check-answers")
@@ -16,10 +19,24 @@ from memsynth.cli.output import out
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="text: a line per answer and its problems; json: one object per answer")
 @click.option("--show-repair", is_flag=True, help="text: also print the repair message a build would send back")
+@click.option("--judge", is_flag=True,
+              help="also audit each answer of an audited stage as a build would, with verdicts from the endpoint "
+                   "(the flags below) or --verdicts, and print per rule the violations flagged and the acceptable "
+                   "answers wrongly flagged")
+@click.option("--verdicts", "verdicts_file", type=click.Path(dir_okay=False), metavar="FILE",
+              help="the audit verdicts as JSON, {answer: {rule: {verdict: pass|violation, reason}}}, an answer named "
+                   "by its key in --render-audits' index; implies --judge and calls no endpoint")
+@click.option("--render-audits", "render_dir", type=click.Path(file_okay=False), metavar="DIR",
+              help="write each audited answer's audit prompt to DIR (a new folder): messages, rules and schema, "
+                   "without its label or the rule a mistake breaks; nothing else is done")
+@endpoint_options(default_from="llm defaults (gpt-4o-mini on $OPENAI_BASE_URL)")
+@click.option("--warehouse", help="where the judge's answers are cached: " + WAREHOUSE_HELP)
 @click.option("--mutants", is_flag=True,
               help="instead: break every acceptable answer one rule at a time and print, per rule, how many of "
                    "those mutants the checks reject; what none rejects is the rule's judge work")
-def check_answers(paths: tuple[str, ...], fmt: str, show_repair: bool, mutants: bool) -> None:
+def check_answers(paths: tuple[str, ...], fmt: str, show_repair: bool, judge: bool, verdicts_file: str | None,
+                  render_dir: str | None, endpoint: EndpointChoice, warehouse: str | None,
+                  mutants: bool) -> None:
     """Run answers through their stage's JSON extraction, schema and checks, as a build does.
 
     PATH is an answer file, or a folder searched for *.json. A file holds one stage's
@@ -38,9 +55,18 @@ def check_answers(paths: tuple[str, ...], fmt: str, show_repair: bool, mutants: 
         return
     from memsynth.quality.answer_check import check_paths
 
+    if render_dir:
+        from memsynth.quality.audit_check import audit_cases, render_audits
+
+        written = render_audits(audit_cases(paths), Path(render_dir))
+        out.print(f"wrote {written} audit prompts to {render_dir} (index.json lists them)")
+        return
     verdicts = check_paths(paths)
+    figures = _judged(paths, verdicts, endpoint, verdicts_file, warehouse) if judge or verdicts_file else None
     if fmt == "json":
-        click.echo(json.dumps([v.to_json() for v in verdicts], ensure_ascii=False, indent=2))
+        answers = [v.to_json() for v in verdicts]
+        click.echo(json.dumps(answers if figures is None else {"answers": answers, "judge": figures},
+                              ensure_ascii=False, indent=2))
     else:
         for v in verdicts:
             status = ("passed", "green") if v.passed else ("rejected", "red")
@@ -62,6 +88,8 @@ def check_answers(paths: tuple[str, ...], fmt: str, show_repair: bool, mutants: 
             line += (f"; violations rejected {tally[('violation', False)]}/"
                      f"{tally[('violation', True)] + tally[('violation', False)]}")
         out.print(line)
+        if figures is not None:
+            _print_figures(figures)
     if not all(v.passed for v in verdicts):
         raise SystemExit(1)
 
@@ -72,3 +100,39 @@ def _mutants(paths: tuple[str, ...], fmt: str) -> None:
 
     report = mutation_report(paths)
     click.echo(json.dumps(report.to_json(), ensure_ascii=False, indent=2) if fmt == "json" else report.text())
+
+
+def _judged(paths: tuple[str, ...], checked: list, endpoint: EndpointChoice, verdicts_file: str | None,
+            warehouse: str | None) -> dict:
+    """The audit judge's figures on the answers, its verdicts from a file or the endpoint."""
+    from memsynth.quality.audit_check import audit_cases, judge_figures, judge_with_endpoint, read_verdicts
+
+    cases = audit_cases(paths)
+    if verdicts_file:
+        given = read_verdicts(Path(verdicts_file), cases)
+        judge = "verdicts file"
+    else:
+        from memsynth.cli.output import warehouse_root
+        from memsynth.core.config import BuildConfig
+        from memsynth.generation.endpoints import choose
+        from memsynth.simulator.endpoint import endpoint_for
+
+        config = choose(BuildConfig(dataset="check-answers"), endpoint)
+        given = judge_with_endpoint(cases, config, endpoint_for(endpoint.llm), warehouse_root(warehouse))
+        judge = "memsynth simulator" if endpoint.llm == "simulator" else config.llm.model
+    return {"judge": judge, **judge_figures(cases, given, checked)}
+
+
+def _print_figures(f: dict) -> None:
+    from rich.table import Table
+
+    table = Table("rule", "stages", "violations flagged", "acceptable wrongly flagged")
+    for r in f["rules"]:
+        table.add_row(r["rule"], ", ".join(r["stages"]), f"{r['violations_flagged']}/{r['violations']}",
+                      f"{r['acceptable_flagged']}/{r['acceptable']}")
+    out.print(f"audit judge ({f['judge']}) on {f['audited']} audited answers"
+              + (f", {f['unjudged']} without a verdict" if f["unjudged"] else "") + ":")
+    out.print(table)
+    out.print(f"violations flagged by any rule {f['violations_flagged']}/{f['violations']}; "
+              f"by the checks or the judge {f['violations_caught_with_checks']}/{f['violations']}; "
+              f"acceptable answers wrongly flagged {f['acceptable_flagged']}/{f['acceptable']}")

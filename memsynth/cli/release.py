@@ -30,12 +30,15 @@ def release() -> None:
               help="license id written to the dataset card")
 @click.option("--shard-rows", type=click.IntRange(min=1), default=50_000, show_default=True,
               help="most rows per Parquet file")
+@click.option("--accept-violation-rate", is_flag=True,
+              help="release even when a gold-label rule's audited violation rate may be over "
+                   "quality.max_violation_rate (its 95 % upper bound is); the card then says so")
 @click.option("--warehouse", help=WAREHOUSE_HELP)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="summary as text or JSON")
 def release_create(dataset: str, version: int | None, tag: str, out_dir: str, splits: str | None,
-                   split_seed: int | None, license_id: str, shard_rows: int, warehouse: str | None,
-                   fmt: str) -> None:
+                   split_seed: int | None, license_id: str, shard_rows: int, accept_violation_rate: bool,
+                   warehouse: str | None, fmt: str) -> None:
     """Write a release: Parquet configs for `datasets`, JSONL twins, the seed's own file
     format, a dataset card with plots, manifest.json and SHA256SUMS."""
     from memsynth.release.create import create_release
@@ -43,13 +46,17 @@ def release_create(dataset: str, version: int | None, tag: str, out_dir: str, sp
 
     step = (lambda msg: err.print(Text(f"{msg}…", style="dim"))) if fmt == "text" else None
     summary = create_release(warehouse_root(warehouse), dataset, version, tag, Path(out_dir), parse_splits(splits),
-                             split_seed, license_id, shard_rows, on_step=step)
+                             split_seed, license_id, shard_rows, on_step=step,
+                             accept_violation_rate=accept_violation_rate)
     if fmt == "json":
         click.echo(json.dumps(summary, indent=2))
         return
     out.print(f"released {dataset} version {summary['version']} as {summary['path']} ({summary['files']} files)")
     for view, by_split in summary["rows"].items():
         out.print(f"  {view}: " + ", ".join(f"{split} {n:,}" for split, n in by_split.items()))
+    for r in summary["error_rates"]["rules"]:
+        out.print(f"  {r['rule']} ({r['stage']}): {r['violations']}/{r['n']} audited items flagged, "
+                  f"95 % interval {r['low']:.1%}–{r['high']:.1%}")
 
 
 @release.command("verify")

@@ -273,6 +273,17 @@ class DaskConfig(_Strict):
     workers: int | None = Field(None, ge=1, le=1024)
 
 
+class QualityConfig(_Strict):
+    """Audit judges (memsynth.generation.audit) and what a release may state."""
+
+    # The share of a stage's items an audit judge reads; stages that write gold labels are
+    # audited on every item whatever this says.
+    audit_rate: float = Field(0.1, ge=0, le=1)
+    # `release create` refuses a version where a gold-label rule's 95 % Wilson upper bound on
+    # its audited violation rate is above this (unless told to accept it).
+    max_violation_rate: float = Field(0.05, ge=0, le=1)
+
+
 class BuildConfig(_Strict):
     dataset: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")
     recipe: str = "enpmr"  # an installed recipe (`memsynth recipes` lists them)
@@ -300,6 +311,7 @@ class BuildConfig(_Strict):
     s3: S3Config = Field(default_factory=S3Config)
     cache_dir: str | None = None  # default: <warehouse>/_cache
     llm: LLMConfig = Field(default_factory=LLMConfig)
+    quality: QualityConfig = Field(default_factory=QualityConfig)
     # Validated by the recipe's options model when the config loads (memsynth.generation.registry's
     # load_config), and kept resolved (every default filled in), so the published config and
     # its hash say what was built. This module knows no recipe.

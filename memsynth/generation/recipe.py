@@ -25,6 +25,7 @@ from memsynth.core.records import (
     StageFailureRow,
 )
 from memsynth.core.tables import Table, trusted_row
+from memsynth.generation.audit import Auditor, item_name, run_audit
 from memsynth.generation.offers import Figure, ReviewTask
 from memsynth.generation.rules import Rule
 from memsynth.generation.stage import ItemResult, Stage, StageRunner
@@ -135,6 +136,7 @@ class Recipe(abc.ABC):
 
         async def one(ctx: PersonaContext) -> None:
             await self.generate(ctx)
+            await ctx.audits_done()
             if annotate is None:
                 ctx.done()
 
@@ -248,6 +250,9 @@ class PersonaContext:
     on_done: Callable[[], None] | None = None
     # What the recipe's `prepare_shard` left for this persona's chain (pal: its profile).
     prepared: Any = None
+    # The build's audit judges (memsynth.generation.audit); None: nothing is audited.
+    auditor: Auditor | None = None
+    _audits: list[asyncio.Future[None]] = field(default_factory=list)
 
     def done(self) -> None:
         """Tell the build this persona's chain has finished (for progress)."""
@@ -267,11 +272,22 @@ class PersonaContext:
 
         `sample` > 0 asks for another answer to the same prompt (a new cache key).
         """
-        result = await self.runner.run(stage, {**self.common_variables(), **variables},
-                                       item_key=item_key, persona_id=self.persona.persona_id,
+        variables = {**self.common_variables(), **variables}
+        result = await self.runner.run(stage, variables, item_key=item_key, persona_id=self.persona.persona_id,
                                        sample=sample)
         self.output.record(result)
+        audit = self.auditor.wants(stage, item_name(item_key, sample)) if self.auditor and result.usable else None
+        if audit is not None:  # beside the chain, which goes on: `audits_done` waits for it
+            self._audits.append(asyncio.ensure_future(run_audit(
+                self.runner, self.output, audit, stage, variables, result.output, item_name(item_key, sample),
+                self.persona.persona_id, gold=stage.name in self.auditor.gold)))  # type: ignore[union-attr]
         return result
+
+    async def audits_done(self) -> None:
+        """Wait for the audits this persona's chain started."""
+        while self._audits:
+            pending, self._audits = self._audits, []
+            await asyncio.gather(*pending)
 
     async def run_many(self, stage: Stage, items: Iterable[tuple[str, Mapping[str, Any]]]
                        ) -> list[ItemResult]:

@@ -143,6 +143,12 @@ def simulated_answers() -> dict[str, Any]:
     return answers
 
 
+def audit_plan(name: str) -> Any | None:
+    """The recipe's `AuditPlan` (`audits` module, `AUDITS`; memsynth.generation.audit); None: none."""
+    module = _optional_module(name, "audits")
+    return getattr(module, "AUDITS", None) if module is not None else None
+
+
 def release_spec(name: str) -> Any:
     """What the recipe's `release` module declares for `memsynth release`."""
     module = _optional_module(name, "release")

@@ -13,6 +13,7 @@ from memsynth.quality.review.report import card_quality
 from memsynth.release.plots import bar_chart
 
 if TYPE_CHECKING:
+    from memsynth.release.error_rates import ErrorRates
     from memsynth.release.views import VersionTables
 
 _ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent), autoescape=False,
@@ -60,7 +61,7 @@ def front_matter(source: VersionTables, name: str, splits: dict[str, float], lic
 
 
 def render_card(source: VersionTables, folder: Path, name: str, tag: str, splits: dict[str, float],
-                license_id: str, rows: dict[str, dict[str, int]]) -> None:
+                license_id: str, rows: dict[str, dict[str, int]], rates: ErrorRates | None = None) -> None:
     """Draw the plots into `folder/plots/` and write `folder/README.md`."""
     from memsynth.generation.registry import recipe_class  # recipes live above the engine
 
@@ -90,7 +91,7 @@ def render_card(source: VersionTables, folder: Path, name: str, tag: str, splits
         plots=plots, figures=figures, quality=quality, omissions=omissions,
         split_seed=version["split_seed"], persona_counts=persona_counts,
         proportions=", ".join(f"{s} {p:g}" for s, p in splits.items()),
-        seed_split=source.spec.seed_split)
+        seed_split=source.spec.seed_split, rates=rates)
     (folder / "README.md").write_text(card, encoding="utf-8")
 
 

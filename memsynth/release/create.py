@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 
 from memsynth.core.errors import MemsynthError
 from memsynth.release.card import render_card
+from memsynth.release.error_rates import ErrorRates, error_rates, refuse_over_limit
 from memsynth.release.files import (
     jsonl_rows,
     parquet_rows_and_schema,
@@ -39,8 +40,12 @@ def split_table(table: pa.Table, persona_column: str, persona_splits: dict[str, 
 
 def create_release(root: Path, dataset: str, version: int | None, tag: str, out: Path,
                    splits: dict[str, float], split_seed: int | None = None, license_id: str = "cc-by-4.0",
-                   shard_rows: int = 50_000, on_step: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Write `out/<dataset>-<tag>/`; a temporary folder is renamed into place at the end."""
+                   shard_rows: int = 50_000, on_step: Callable[[str], None] | None = None,
+                   accept_violation_rate: bool = False) -> dict[str, Any]:
+    """Write `out/<dataset>-<tag>/`; a temporary folder is renamed into place at the end.
+
+    Refused (nothing written) when a gold-label rule's audited violation rate may be over the
+    version's `quality.max_violation_rate`, unless `accept_violation_rate`; the card says so."""
     if not TAG.match(tag):
         raise MemsynthError(f"bad tag {tag!r}: use vMAJOR.MINOR.PATCH, e.g. v1.0.0")
     name = f"{dataset}-{tag}"
@@ -55,7 +60,10 @@ def create_release(root: Path, dataset: str, version: int | None, tag: str, out:
         step(f"reading {dataset} views")
         source = read_views(root, dataset, version, splits, split_seed)
         try:
-            files = _write_all(source, work, name, tag, splits, license_id, shard_rows, step)
+            rates = error_rates(source.con, source.version["recipe"], source.version["config"],
+                                accept=accept_violation_rate)
+            refuse_over_limit(rates)
+            files = _write_all(source, work, name, tag, splits, license_id, shard_rows, step, rates)
         finally:
             source.con.close()
         os.chmod(work, 0o755)
@@ -66,7 +74,7 @@ def create_release(root: Path, dataset: str, version: int | None, tag: str, out:
             Path(out).rmdir()
         raise
     return {"path": str(final), "version": source.version["version"], "files": len(files),
-            "rows": _rows_by_view(source, splits)}
+            "rows": _rows_by_view(source, splits), "error_rates": rates.to_json()}
 
 
 def _rows_by_view(source: VersionTables, splits: dict[str, float]) -> dict[str, dict[str, int]]:
@@ -76,7 +84,8 @@ def _rows_by_view(source: VersionTables, splits: dict[str, float]) -> dict[str, 
 
 
 def _write_all(source: VersionTables, work: Path, name: str, tag: str, splits: dict[str, float],
-               license_id: str, shard_rows: int, step: Callable[[str], None]) -> list[dict[str, Any]]:
+               license_id: str, shard_rows: int, step: Callable[[str], None],
+               rates: ErrorRates) -> list[dict[str, Any]]:
     spec = source.spec
     parts: dict[str, dict[str, pa.Table]] = {}
     for view in spec.views:
@@ -94,7 +103,7 @@ def _write_all(source: VersionTables, work: Path, name: str, tag: str, splits: d
             spec.seed_format.write(rows, work / spec.seed_format.name / split, source.language)
     step("writing the dataset card")
     render_card(source, work, name, tag, splits, license_id,
-                {v: {s: t.num_rows for s, t in by_split.items()} for v, by_split in parts.items()})
+                {v: {s: t.num_rows for s, t in by_split.items()} for v, by_split in parts.items()}, rates)
     files = _describe_files(work)
     write_json({
         "dataset": source.version["dataset"], "version": source.version["version"],
@@ -106,6 +115,7 @@ def _write_all(source: VersionTables, work: Path, name: str, tag: str, splits: d
                    "personas": {s: sum(1 for v in source.persona_splits.values() if v == s) for s in splits}},
         "configs": {v.name: {"key": v.key, "persona": v.persona} for v in spec.views},
         "seed_format": spec.seed_format.name if spec.seed_format else None,
+        "error_rates": rates.to_json(),
         "files": files,
     }, work / MANIFEST)
     _write_sums(work)

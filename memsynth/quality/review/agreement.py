@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from itertools import combinations
 from typing import Any
 
+from memsynth.quality.review.items import AUDIT_CRITERION
 from memsynth.warehouse.annotations import Judgment
 
 
@@ -111,6 +112,22 @@ def dataset_agreement(warehouse: Any, dataset: str, version: int | None = None) 
     if sql:
         _, rows, _ = run_query(warehouse, dataset, sql, row["version"])
         judge = [Judgment(item_id=str(i), criterion=c, value=str(v), annotator="llm-judge") for i, c, v in rows]
+    judge += audit_judgments(warehouse, dataset, row)
     judgments = AnnotationLog(dataset_dir(warehouse, dataset)).judgments()
     return {"dataset": dataset, "version": row["version"], "recipe": row["recipe"],
             "judgments": len(judgments), "judge_labels": len(judge), "criteria": agreement(judgments, judge)}
+
+
+
+
+def audit_judgments(warehouse: Any, dataset: str, version: dict[str, Any]) -> list[Judgment]:
+    """The version's audit verdicts as the judge's labels (criterion `audit:<rule>` of the
+    audited item), which annotators judge again in `memsynth review`; none without audits
+    (a version built before they existed)."""
+    from memsynth.warehouse.catalog import run_query
+
+    if "audits" not in (version.get("row_counts") or {}):
+        return []
+    _, rows, _ = run_query(warehouse, dataset, "SELECT item, rule, verdict FROM audits", version["version"])
+    return [Judgment(item_id=str(i), criterion=AUDIT_CRITERION + str(r), value=str(v), annotator="llm-judge")
+            for i, r, v in rows]

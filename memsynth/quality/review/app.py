@@ -17,7 +17,7 @@ from pathlib import Path
 import streamlit as st
 
 from memsynth.generation.offers import Item, Question, Rows, Text, Turns
-from memsynth.quality.review.items import APP_SETTINGS, COMMENT, ReviewSource
+from memsynth.quality.review.items import APP_SETTINGS, AUDIT_CRITERION, COMMENT, ReviewSource
 from memsynth.warehouse.annotations import AnnotationLog, Judgment, check_annotator
 from memsynth.warehouse.ducklake import dataset_dir
 
@@ -29,13 +29,19 @@ WORDS = {
            "version": "version", "task": "task", "annotator": "annotator", "progress": "{done} of {total} items judged",
            "keys": "Keys: the letter or number on an answer answers the marked question; ← and → move between "
                    "items. Answers are saved as you click.",
-           "columns": ("item", "criterion", "value")},
+           "columns": ("item", "criterion", "value"),
+           "audits": "Audit judge's verdicts",
+           "audits_hidden": "Shown once you have judged every audit rule of this item (so they cannot sway you).",
+           "audit_columns": ("item", "stage", "rule", "verdict", "reason", "judge model")},
     "zh": {"item": "第 {n} 条，共 {total} 条", "stratum": "分层", "judgment": "你的判断",
            "comment": "备注（可选）", "previous": "← 上一条", "next": "下一条 →",
            "mine": "你在本样本中的判断", "none": "暂无", "memory_turn": "⟵ 唤起记忆的一轮",
            "version": "版本", "task": "任务", "annotator": "标注者", "progress": "已判断 {done} / {total} 条",
            "keys": "快捷键：答案上标出的字母或数字回答带 ▶ 的问题；← 和 → 切换条目。点击即保存。",
-           "columns": ("条目", "标准", "取值")},
+           "columns": ("条目", "标准", "取值"),
+           "audits": "审核评审的结论",
+           "audits_hidden": "你判断完本条目的每条审核规则后才会显示（以免影响你的判断）。",
+           "audit_columns": ("条目", "步骤", "规则", "结论", "理由", "评审模型")},
 }
 
 
@@ -77,6 +83,25 @@ def load_item(warehouse: str, dataset: str, version: int | None, task: str | Non
               stratum: str) -> Item:
     source = open_source(warehouse, dataset, version)
     return source.item(source.task(task), item_id, stratum)
+
+
+@st.cache_data(show_spinner=False)
+def load_audits(warehouse: str, dataset: str, version: int | None, item_id: str) -> list[dict]:
+    return open_source(warehouse, dataset, version).audits(item_id)
+
+
+def draw_audits(item: Item, answers: dict[tuple[str, str], str], s: Settings, w: dict) -> None:
+    """The audit judge's verdicts on the item as a table, once the annotator judged its rules."""
+    asked = [q for q in item.questions if q.criterion.startswith(AUDIT_CRITERION)]
+    if not asked:
+        return
+    st.subheader(w["audits"])
+    if not all((q.item_id, q.criterion) in answers for q in asked):
+        st.caption(w["audits_hidden"])
+        return
+    rows = load_audits(s.warehouse, s.dataset, s.version, item.item_id)
+    st.table([dict(zip(w["audit_columns"], (a["item"], a["stage"], a["rule"], a["verdict"], a["reason"],
+                                              a["judge_model"]))) for a in rows])
 
 
 def shortcut_keys(options: tuple[str, ...]) -> list[str | None]:
@@ -152,7 +177,9 @@ def main() -> None:
     answers = {(j.item_id, j.criterion): j.value for j in mine}
 
     shown = [load_item(s.warehouse, s.dataset, s.version, s.task, i, stratum) for i, stratum in items]
-    done = [all((q.item_id, q.criterion) in answers for q in item.questions) for item in shown]
+    # An item is judged when the task's criteria are; its audit rules are asked after them, optional.
+    done = [all((q.item_id, q.criterion) in answers for q in item.questions
+                if not q.criterion.startswith(AUDIT_CRITERION)) for item in shown]
     if "position" not in st.session_state:  # start at the first item not yet fully judged
         st.session_state.position = done.index(False) if False in done else 0
     position = st.session_state.position
@@ -176,6 +203,7 @@ def main() -> None:
             draw_section(section, w)
     with judging:
         draw_questions(item, answers, log, s, source.version, w)
+        draw_audits(item, answers, s, w)
         back, forward = st.columns(2)
         back.button(w["previous"], key="previous", shortcut="Left", disabled=position == 0,
                     on_click=lambda: st.session_state.update(position=position - 1))

@@ -16,7 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from memsynth.core.errors import MemsynthError
-from memsynth.generation.offers import Item, ReviewTask
+from memsynth.generation.audit import VERDICTS
+from memsynth.generation.offers import Item, Question, ReviewTask
+
+AUDIT_CRITERION = "audit:"  # an annotator's verdict on an audit rule: `audit:<rule id>`
 
 COMMENT = "_comment"  # the criterion a free-text comment on an item is recorded under
 APP = Path(__file__).with_name("app.py")  # the Streamlit script `memsynth review` runs
@@ -65,6 +68,8 @@ class ReviewSource:
         self.recipe: str = row["recipe"]
         self.language: str = (row.get("config") or {}).get("language", "en")
         self.tasks = {t.name: t for t in recipe_class(self.recipe).review_tasks}
+        self.rules = {r.id: r.rule for r in recipe_class(self.recipe).rules}
+        self.has_audits = "audits" in (row.get("row_counts") or {})
         self._lock = threading.Lock()
 
     def task(self, name: str | None) -> ReviewTask:
@@ -90,8 +95,21 @@ class ReviewSource:
         return stratified_sample(rows, size, seed)
 
     def item(self, task: ReviewTask, item_id: str, stratum: str = "") -> Item:
+        """The task's item, with a pass / violation question per rule an audit judge gave a
+        verdict on (criterion `audit:<rule>` of the audited part), which `memsynth agreement`
+        compares with the judge."""
         shown = task.show(self.query, item_id, self.language)
-        return Item(shown.item_id, stratum or shown.stratum, shown.sections, shown.questions)
+        asked = tuple(Question(a["item"], AUDIT_CRITERION + a["rule"], f"{a['rule']}: {self.rules.get(a['rule'], '')}",
+                               VERDICTS) for a in self.audits(shown.item_id))
+        return Item(shown.item_id, stratum or shown.stratum, shown.sections, shown.questions + asked)
+
+    def audits(self, item_id: str) -> list[dict[str, Any]]:
+        """The audit verdicts on the item and its parts (audited items whose key is the item's
+        id or starts with it and `/`): item, stage, rule, verdict, reason, judge_model."""
+        if not self.has_audits:
+            return []
+        return self.query("SELECT item, stage, rule, verdict, reason, judge_model FROM audits "
+                          "WHERE item = ? OR starts_with(item, ?) ORDER BY item, rule", item_id, item_id + "/")
 
     def close(self) -> None:
         self._box.close()

@@ -1,0 +1,182 @@
+"""Audit judges (memsynth.generation.audit): what each recipe audits, the seeded sample, the
+prompt, the simulator's verdicts, the `audits` table of a build, the review app's audit
+questions and `memsynth agreement` on them, and `build --estimate` pricing the audit calls."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import pytest
+
+from memsynth.generation.audit import AuditStage, audit_rows, audit_stages, audit_variables, sampled
+from memsynth.generation.prompts import PromptLibrary
+from memsynth.generation.registry import audit_plan, names, recipe_class
+from memsynth.generation.stage import ItemResult, evaluate
+from memsynth.quality.review.agreement import cohen_kappa, dataset_agreement
+from memsynth.quality.review.items import ReviewSource
+from memsynth.simulator.audits import VIOLATION_SHARE, verdicts
+from memsynth.simulator.text import TextMaker
+from memsynth.warehouse.annotations import AnnotationLog, Judgment
+from memsynth.warehouse.catalog import run_query
+from memsynth.warehouse.ducklake import dataset_dir
+from tests.conftest import write_config
+
+RECIPES = ("enpmr", "pal", "stratmem")
+GOLD = {"enpmr": {"scene", "support_dialogue"}, "pal": {"solution_preferences"}, "stratmem": {"label"}}
+
+
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_every_rule_only_a_model_can_see_is_audited_or_says_why_not(recipe):
+    cls = recipe_class(recipe)
+    plan = audit_plan(recipe)
+    assert plan is not None
+    audited = {rule for ids in plan.stages.values() for rule in ids}
+    semantic = {r.id for r in cls.rules if r.judges or r.prompt_only}
+    assert semantic - audited - set(plan.not_audited) == set()
+    assert set(plan.not_audited) <= {r.id for r in cls.rules}
+    writers = {s.name for s in cls.all_stages() if s.kind == "writer"}
+    assert set(plan.stages) <= writers, set(plan.stages) - writers
+    assert set(plan.gold) == GOLD[recipe]
+    stages = audit_stages(recipe, cls.rules, plan)
+    for name, audit in stages.items():  # one call per stage covers all its rules, as a judge
+        assert audit.kind == "judge" and audit.template_for("zh") == "_audit.zh.j2"
+        assert [r.id for r in audit.rules] == list(plan.stages[name])
+
+
+def test_the_sample_is_seeded_and_near_its_rate():
+    keys = [f"p{i}/t{i % 7}/session" for i in range(4000)]
+    first = [k for k in keys if sampled(7, "enpmr.memory_session", k, 0.1)]
+    assert first == [k for k in keys if sampled(7, "enpmr.memory_session", k, 0.1)]  # the same on a rerun
+    assert 0.085 < len(first) / len(keys) < 0.115
+    assert first != [k for k in keys if sampled(8, "enpmr.memory_session", k, 0.1)]  # another seed, another sample
+    assert all(sampled(7, "s", k, 1.0) for k in keys[:50]) and not any(sampled(7, "s", k, 0.0) for k in keys[:50])
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_the_audit_prompt_holds_the_task_the_answer_and_every_rule_in_the_build_language(language):
+    cls = recipe_class("enpmr")
+    audit = audit_stages("enpmr", cls.rules, audit_plan("enpmr"))["scene"]
+    task = [{"role": "system", "content": "写一个场景 SYSTEM"}, {"role": "user", "content": "TASK-TEXT 李雷"}]
+    prompts = PromptLibrary()
+    messages = prompts.render(audit.template_for(language), audit_variables(audit, task, {"scene": "雨夜。"}, language))
+    assert [m["role"] for m in messages] == ["system", "user"]
+    text = messages[1]["content"]
+    assert "TASK-TEXT 李雷" in text and "雨夜。" in text  # Chinese sent as is, not escaped
+    for rule in audit.rules:
+        assert f"{rule.id}" in text and rule.rule in text
+    language_line = prompts.render_text("_language.zh.j2" if language == "zh" else "_language.j2", {})
+    assert language_line in messages[0]["content"]
+
+
+def test_the_audit_answer_needs_one_verdict_per_rule_and_becomes_rows():
+    cls = recipe_class("pal")
+    audit = audit_stages("pal", cls.rules, audit_plan("pal"))["dialogue"]
+    variables = audit_variables(audit, [{"role": "user", "content": "t"}], {"turns": []}, "en")
+    ids = [r.id for r in audit.rules]
+    good = {"verdicts": [{"rule": i, "verdict": "pass", "reason": "fine"} for i in ids]}
+    output, problems, outcome = evaluate(audit, json.dumps(good), "stop", variables)
+    assert outcome == "ok" and not problems
+    twice = {"verdicts": [{"rule": ids[0], "verdict": "pass", "reason": "x"}] * len(ids)}
+    assert evaluate(audit, json.dumps(twice), "stop", variables)[2] == "check_failed"
+    unknown = {"verdicts": [{"rule": "no-such-rule", "verdict": "pass", "reason": "x"}] * len(ids)}
+    assert evaluate(audit, json.dumps(unknown), "stop", variables)[2] == "invalid_schema"
+    result = ItemResult(audit.qualified_name, "k/audit", "p1", output, "ok")
+    rows = audit_rows(audit, result, "k", "p1", "judge-m", gold=False)
+    assert [(r.item, r.stage, r.rule, r.verdict, r.judge_model) for r in rows] == [
+        ("k", "pal.dialogue", i, "pass", "judge-m") for i in ids]
+
+
+def test_the_simulator_answers_audits_mostly_pass_with_a_seeded_share_of_violations():
+    import random
+
+    rules = [{"id": f"r{i}", "rule": "x"} for i in range(5)]
+    seen = Counter()
+    for seed in range(600):
+        answer = verdicts({}, {"rules": rules, "language": "zh"}, TextMaker(random.Random(seed), "zh"))
+        assert [v["rule"] for v in answer["verdicts"]] == [r["id"] for r in rules]
+        seen.update(v["verdict"] for v in answer["verdicts"])
+    share = seen["violation"] / sum(seen.values())
+    assert 0.5 * VIOLATION_SHARE < share < 2 * VIOLATION_SHARE
+    # Every installed recipe's audit stages are answered and checked by the simulator.
+    from memsynth.simulator.stages import recipe_answers, stages_by_schema
+
+    for name in names():
+        for audit in audit_stages(name, recipe_class(name).rules, audit_plan(name)).values():
+            assert audit.schema_name in recipe_answers() and isinstance(stages_by_schema()[audit.schema_name], AuditStage)
+
+
+@pytest.mark.xdist_group("enpmr_build")
+def test_a_build_on_the_simulator_writes_the_audits_table_at_its_sample_sizes(quickstart_build):
+    warehouse, summary = quickstart_build
+    rows = run_query(warehouse, "quickstart", "SELECT item, stage, rule, verdict, judge_model, gold FROM audits")[1]
+    model = run_query(warehouse, "quickstart", "SELECT model FROM versions")[1][0][0]
+    by_stage: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for item, stage, rule, verdict, judge_model, gold in rows:
+        assert verdict in ("pass", "violation") and judge_model == model
+        assert gold == (stage in ("enpmr.scene", "enpmr.support_dialogue"))
+        by_stage[stage][item].append(rule)
+    plan = audit_plan("enpmr")
+    for stage, items in by_stage.items():  # one verdict per rule of the stage, each item
+        assert all(sorted(r) == sorted(plan.stages[stage.split(".")[1]]) for r in items.values()), stage
+    # Gold: every dialogue the build kept was audited.
+    dialogues = run_query(warehouse, "quickstart", "SELECT dialogue_id FROM support_dialogues")[1]
+    assert set(by_stage["enpmr.support_dialogue"]) == {f"{d}/dialogue" for (d,) in dialogues}
+    assert len(dialogues) > 0
+    # At audit_rate 0.1: exactly the memory sessions the seeded draw picks.
+    sessions = run_query(warehouse, "quickstart", "SELECT DISTINCT memory_id FROM memory_sessions")[1]
+    expected = {f"{m}/session" for (m,) in sessions if sampled(7, "enpmr.memory_session", f"{m}/session", 0.1)}
+    assert set(by_stage["enpmr.memory_session"]) == expected and expected
+    # The calls are the build's like any other (cached, counted, priced).
+    calls = dict(run_query(warehouse, "quickstart", "SELECT stage, count(*) FROM llm_calls "
+                                                     "WHERE stage LIKE 'enpmr.audit_%' GROUP BY stage")[1])
+    assert calls["enpmr.audit_support_dialogue"] >= len(dialogues)
+    assert summary["row_counts"]["audits"] == len(rows)
+
+
+@pytest.mark.xdist_group("enpmr_build")
+def test_review_asks_the_audit_rules_and_agreement_gives_their_kappa(quickstart_build, tmp_path):
+    warehouse = tmp_path / "wh"
+    shutil.copytree(quickstart_build[0], warehouse)
+    source = ReviewSource(warehouse, "quickstart")
+    try:
+        task = source.task(None)
+        dialogue = source.query("SELECT dialogue_id FROM benchmark ORDER BY dialogue_id LIMIT 1")[0]["dialogue_id"]
+        item = source.item(task, dialogue)
+        audits = source.audits(dialogue)
+    finally:
+        source.close()
+    asked = {(q.item_id, q.criterion) for q in item.questions if q.criterion.startswith("audit:")}
+    assert asked == {(a["item"], "audit:" + a["rule"]) for a in audits}
+    assert {a["stage"] for a in audits} >= {"enpmr.scene", "enpmr.support_dialogue"}
+    # An annotator judges every audit verdict of the version, flipping every third one.
+    all_audits = run_query(warehouse, "quickstart", "SELECT item, rule, verdict FROM audits ORDER BY item, rule")[1]
+    log = AnnotationLog(dataset_dir(warehouse, "quickstart"))
+    flip = {"pass": "violation", "violation": "pass"}
+    mine = {}
+    for n, (i, rule, verdict) in enumerate(all_audits):
+        mine[i, rule] = flip[verdict] if n % 3 == 0 else verdict
+        log.record(Judgment(i, "audit:" + rule, mine[i, rule], "ann"))
+    result = {c["criterion"]: c for c in dataset_agreement(warehouse, "quickstart")["criteria"]}
+    for rule in {r for _, r, _ in all_audits}:
+        mine_rule = [(i, v) for (i, r), v in sorted(mine.items()) if r == rule]
+        judge = dict(((i, r), v) for i, r, v in all_audits)
+        expected = cohen_kappa([judge[i, rule] for i, _ in mine_rule], [v for _, v in mine_rule])
+        got = result["audit:" + rule]["judge"]["ann"]
+        assert got["items"] == len(mine_rule)
+        assert got["kappa"] == (None if expected is None else pytest.approx(expected, abs=1e-4))
+
+
+def test_the_estimate_prices_the_audit_calls(tmp_path):
+    from memsynth.build.estimate import estimate_build
+    from memsynth.generation.registry import load_config
+
+    config = load_config(write_config(tmp_path / "c.yaml", dataset="est", personas={"count": 1},
+                                      llm={"model": "gpt-4o-mini", "stage_variables": True}))
+    estimate = estimate_build(config, warehouse=str(tmp_path / "wh"))
+    stages = {s["stage"]: s for s in estimate["stages"]}
+    for gold in ("enpmr.audit_scene", "enpmr.audit_support_dialogue"):
+        assert stages[gold]["calls"] > 0 and stages[gold]["prompt_tokens"] > 0
+    assert estimate["cost_usd"]["online"] > 0
