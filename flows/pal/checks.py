@@ -39,8 +39,9 @@ _NOT_WORKING = re.compile(
 _ISO_DATE = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
 MINUTE = "%Y-%m-%d %H:%M"
 PROFILE_FIELDS = ("occupation", "health_status", "family_members", "hobbies")
-# Asked for: 2-3 sentences per profile field, 4-5 per preference. Accepted: what real
-# PAL-Set profiles and preferences are (one long sentence; two or three sentences).
+# The seed asks 2-3 sentences per profile field, 4-5 per preference; real PAL-Set profiles
+# and preferences hold fewer (one long sentence; two or three), so these accept what they
+# hold and the prompts ask for the same (rules.py, `accepts_less`).
 PROFILE_SENTENCES = (1, 3)
 PREFERENCE_SENTENCES = (2, 5)
 # A statement of a preference: a sentence, or a clause of one joined by "；" (540 of 3,520

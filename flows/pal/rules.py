@@ -2,17 +2,31 @@
 
 from __future__ import annotations
 
-from memsynth.generation.rules import Rule
+from memsynth.generation.rules import EMOTION_RULES, SHARED_RULES, Rule
+
+# Why a rule of an evaluation prompt is left to it: the model answering is the one evaluated.
+EVALUATED = "the prompt of the model under evaluation: how well it follows it is what the benchmark measures"
 
 RULES = (
-    Rule("profiles", "profiles of 2-3 sentences a field, no students or retirees, Big Five levels that vary across "
-         "a batch", "seed 004 Step 1", checks=("profile.batch_size", "profile.profile_fields", "profile.varied_batch")),
+    Rule("profiles", "profiles of 1-3 sentences a field, no students or retirees, Big Five levels that vary across "
+         "a batch", "seed 004 Step 1", checks=("profile.batch_size", "profile.profile_fields", "profile.varied_batch"),
+         accepts_less="the seed asks 2-3 sentences a field; released PAL-Set profiles often write one long sentence, "
+                      "so the check accepts 1-3 and the prompt asks for 1-3"),
+    Rule("profile-example", "a profile differs from the prompt's example in every respect", "seed 004 Step 1",
+         prompt_only="no check compares a profile with the example yet; varied_batch compares a batch's profiles"),
+    Rule("the-user", "the user is called \"the user\", never by name", "seed 004 Steps 2-6",
+         prompt_only="no check yet: the profile's name would have to be searched for in every text a stage writes"),
     Rule("timeline", "one entry per month in order, at least 5 sentences of objective events", "seed 004 Step 2-1",
          checks=("timeline.months_in_order", "timeline.month_sentences")),
     Rule("requirement-types", "4-5 distinct requirement types per aspect", "seed 004 Step 2-2",
          checks=("requirement_types.schema", "requirement_types.distinct_requirement_types")),
-    Rule("preference-form", "one pos/neg entry per requirement type, 4-5 statements each", "seed 004 Step 2-3",
-         checks=("preferences.covers_requirement_types", "preferences.preference_sentences")),
+    Rule("preference-form", "one pos/neg entry per requirement type, 2-5 statements each", "seed 004 Step 2-3",
+         checks=("preferences.covers_requirement_types", "preferences.preference_sentences"),
+         accepts_less="the seed asks 4-5 statements; released PAL-Set preferences hold 2-5 (540 of 3,520 as one "
+                      "sentence of ；-joined clauses), so the check accepts 2-5 and the prompt asks for 2-5"),
+    Rule("preference-analysis", "the analysis reasons mainly from the user's background and personality, the "
+         "recent events only to avoid contradiction", "seed 004 Step 2-3",
+         prompt_only="the analysis is the model's reasoning before its answer, kept in no benchmark table"),
     Rule("preferences-personal", "preferences are the user's own, not what nearly anyone would accept or reject",
          "seed 004 Step 2-3", judges=("preferences_review.items.personal",)),
     Rule("situations", "4-6 back-to-back spans a month, 2-3 valid requirement ids, at least 5 sentences",
@@ -20,12 +34,21 @@ RULES = (
          checks=("situations.situation_count", "situations.spans_consecutive", "situations.valid_requirement_ids",
                  "situations.situation_sentences")),
     Rule("personality-out-of-situations", "situations and experiences do not dwell on the user's personality",
-         "seed 004 situation.py", prompt_only="the authors' code keeps personality out of the prompt; ours should "
-         "too (issue 30), and then nothing is left to check"),
+         "seed 004 situation.py", built_in="flows/pal/chain.py sends the situations and experience prompts the "
+         "profile without its personality (as the authors' code does), so there is none to dwell on"),
+    Rule("experience-objective", "an experience tells objective events (what, where, with whom), not thoughts or "
+         "feelings", "seed 004 Step 4",
+         prompt_only="objectivity is a reading of the whole text, and no judge reviews experiences"),
     Rule("experience-ends", "the experience describes nothing after the span ends", "seed 004 Step 4",
          checks=("experience.ends_before_session",)),
     Rule("logs", "at least 20 logs, strictly increasing minutes inside the span, each in its type's format",
          "seed 004 Step 6-1, Tables 6-7", checks=("logs.enough_logs", "logs.log_times", "logs.log_format")),
+    Rule("log-fields", "a log has a minute timestamp, the event it reflects in a sentence, its type and one "
+         "operation", "seed 004 Step 6-1", checks=("logs.schema",)),
+    Rule("log-realism", "logs reflect events directly or indirectly, on the user's own devices matching the setting, "
+         "with concrete times and places, no placeholders, nothing about the background", "seed 004 Step 6-1",
+         prompt_only="whether a log fits its event is a reading of the experience beside it; log_format checks "
+                     "each type's form"),
     Rule("frameworks", "one framework per topic in order, two different implicit needs", "seed 004 Step 5-1",
          checks=("requirements.one_framework_per_topic", "requirements.distinct_needs")),
     Rule("vague-query", "the opening query is brief and vague, without background details", "seed 004 Step 5-1",
@@ -41,12 +64,16 @@ RULES = (
                                                 "solution_preferences_review.disliked_clash")),
     Rule("dialogue-skeleton", "the dialogue follows the drawn action skeleton turn by turn", "seed 004 Step 6-2",
          checks=("dialogue.follows_skeleton",)),
+    Rule("dialogue-flow", "turns move smoothly between utterances and topics", "seed 004 Step 6-2",
+         prompt_only="smoothness is wording only a reader can judge, and no judge reviews dialogues"),
     Rule("direct-rejection", "negative feedback is direct, never 'sounds good, but'", "seed 004 Step 6-2 rule 6",
          checks=("dialogue.direct_rejection",)),
     Rule("response-adds-nothing", "a feedback response to a rejection proposes no new solution",
          "seed 004 Table 5, Step 6-2 rule 8", checks=("dialogue.response_offers_nothing_new",)),
     Rule("preferences-hidden", "the assistant does not presume the user's preferences before the user states them",
          "seed 004 Step 6-2 rule 2", checks=("dialogue.preferences_not_presumed",)),
+    Rule("eval-assistant", "the evaluated assistant answers from what it knows of the user", "seed 004 §5",
+         prompt_only=EVALUATED),
     Rule("eval-restatement", "a restated requirement is one sentence", "seed 004 §5",
          checks=("eval_restate.one_sentence_requirement",)),
     Rule("eval-proposal", "a proposed solution is one solution in one sentence", "seed 004 §5",
@@ -55,4 +82,6 @@ RULES = (
          checks=("eval_select.two_listed_candidates",)),
     Rule("eval-restatement-grade", "the restatement is graded 0-2 against the two implicit needs", "seed 004 §5",
          checks=("eval_judge_restatement.schema",), judges=("eval_judge_restatement.score",)),
+    *SHARED_RULES,
+    *EMOTION_RULES,
 )
