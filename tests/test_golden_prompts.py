@@ -12,8 +12,8 @@ from tests.golden import HERE, LANGUAGES, every_golden, golden_file, golden_stag
 
 GOLDENS = every_golden()
 # Tokens a Chinese prompt may hold: identifiers the answer must echo (JSON keys and enum
-# values of the recipes' schemas, ids such as `work-1`), date formats and abbreviations.
-ALLOWED = {"JSON", "Schema", "AI", "BLRI", "YYYY", "MM", "DD", "HH", "XX"}
+# values of the recipes' schemas, ids such as `work-1`, JSON's true and false), date formats and abbreviations.
+ALLOWED = {"JSON", "Schema", "AI", "BLRI", "YYYY", "MM", "DD", "HH", "XX", "true", "false"}
 
 
 def _vocabulary(schema: dict[str, Any], out: set[str]) -> None:

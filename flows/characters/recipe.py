@@ -11,6 +11,7 @@ from memsynth.core.errors import ConfigError
 from memsynth.core.records import PERSONAS
 from memsynth.generation.emotions import emotions_option
 from memsynth.generation.recipe import PersonaContext, Recipe
+from memsynth.generation.rules import EMOTION_RULES, SHARED_RULES
 from schemas.characters import FRAGMENTS, QUERIES
 
 STATISTICS = {
@@ -39,6 +40,7 @@ class CharactersRecipe(Recipe):
     tables = (PERSONAS, FRAGMENTS, QUERIES)
     statistics = STATISTICS
     emotion_source = SOURCE
+    rules = (*SHARED_RULES, *EMOTION_RULES)  # its one prompted stage is emotion annotation's
     buildable: ClassVar[bool] = False
 
     async def generate(self, ctx: PersonaContext) -> None:

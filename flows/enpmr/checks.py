@@ -167,6 +167,8 @@ TITLE_QUOTED = {"zh": 8, "en": 5}  # characters in Chinese, words in English
 
 @check("does_not_recite_title")
 def does_not_recite_title(out: MemorySession, v: Mapping[str, Any]) -> Iterator[str]:
+    if v.get("category") == "relationship":
+        return  # its title is the person's name, and naming them is how anyone tells it
     name = str(v["memory"].get("name", ""))
     if length_in_words(name) < TITLE_QUOTED["zh" if v.get("language") == "zh" else "en"]:
         return

@@ -2,27 +2,68 @@
 
 from __future__ import annotations
 
-from memsynth.generation.rules import Rule
+from memsynth.generation.rules import EMOTION_RULES, SHARED_RULES, Rule
+
+# Why a rule of the memory bank is left to the prompt: no judge reads the bank's memories.
+BANK = ("no judge reviews the memory bank: a call per memory (about 300 a persona) would double a build; the scene's "
+        "self-check reads the target and its negatives")
+# Why a rule of an evaluation prompt is: the model answering it is the one under evaluation.
+EVALUATED = "the prompt of the model under evaluation: how well it follows it is what the benchmark measures"
+
+
+def _fields(stage: str, what: str) -> Rule:
+    return Rule(f"{stage.replace('_', '-')}-fields", what, "seed 000 Figs. 7-10", checks=(f"{stage}.schema",))
+
 
 RULES = (
+    Rule("profile-fields", "a profile has the seed's fields: basic facts, Big Five personality, habits, social "
+         "circle, emotional pattern, goals, communication style, preferences", "seed 000 §3.1",
+         checks=("profile.schema",)),
+    Rule("profile-preferences", "a profile lists at least 10 distinct preferences", "seed 000 §3.1",
+         checks=("profile.schema", "profile.distinct_preferences")),
+    Rule("profile-facts", "every list item of a profile is one short, specific fact, inferred from the persona where "
+         "it is silent", "prompt",
+         prompt_only="the profile is context for the later prompts, never benchmark text: a judge of its style "
+                     "would cost a call and change no row"),
     Rule("life-themes", "at least 10 distinct life themes, each starting in the five years before the reference date",
          "seed 000 §3.1, Fig. 7",
          checks=("life_themes.enough_themes", "life_themes.distinct_themes", "life_themes.theme_dates_in_window")),
+    _fields("life_themes", "a life theme has a short title, a description and a start date"),
+    Rule("theme-description", "a theme's description is two or three sentences on what happened and why it mattered",
+         "seed 000 Fig. 7", prompt_only="a description is context for the memory prompts, never benchmark text; "
+                                        "its length is not worth a re-ask"),
+    Rule("themes-spread", "themes spread across parts of life and overlap as little as possible", "prompt",
+         prompt_only="how far two themes overlap in meaning needs a model, and no judge reviews themes "
+                     "(distinct_themes compares titles)"),
     Rule("memory-counts", "per theme: ≥ 4 relationships (good and bad), ≥ 6 powers (4 proficient, 2 not), ≥ 3 goals "
          "(2 achieved, the last not), ≥ 6 highlights; powers and goals in date order",
          "seed 000 §3.1, Figs. 8-10",
          checks=("relationship.enough_items", "relationship.quality_mix", "power.enough_items", "power.proficiency_mix",
                  "power.chronological", "goal.enough_items", "goal.goal_status", "goal.chronological",
                  "highlight.enough_items")),
-    Rule("memory-dates", "a memory falls between its theme's start and the reference date", "seed 000 §3.1",
+    Rule("memory-dates", "a memory falls between its theme's start and the reference date (a person who mattered "
+         "before the theme is dated when the theme made them important)", "seed 000 §3.1",
          checks=("relationship.dates_in_theme", "power.dates_in_theme", "goal.dates_in_theme",
                  "highlight.dates_in_theme")),
+    Rule("memory-in-theme", "every memory belongs to its life theme and fits the profile", "seed 000 §3.1",
+         prompt_only=BANK),
+    _fields("relationship", "a relationship has the person's name, who they are to the user, good or bad, their job, "
+                            "what they are like with a concrete behaviour, and a date"),
+    _fields("power", "a power is a specific skill with a description, proficient or not, how it was learned, and a "
+                     "date"),
+    _fields("goal", "a goal is a measurable milestone with what it takes, achieved or not, and a date"),
+    _fields("highlight", "a highlight is a moment of recognition or breakthrough: a title, what happened, who "
+                         "recognised it, and a date"),
+    Rule("powers-progress", "a theme's powers show progression over time", "seed 000 Fig. 8", prompt_only=BANK),
+    Rule("goals-build", "a theme's goals build on one another", "seed 000 Fig. 9", prompt_only=BANK),
     Rule("distinct-memories", "no memory or preference repeats another, word for word or in other words (stems, "
          "synonyms, reordered; character pairs in Chinese)", "prompt",
          checks=("relationship.distinct_names", "power.distinct_names", "goal.distinct_names",
                  "highlight.distinct_names", "preferences.distinct_names", "profile.distinct_preferences")),
     Rule("preferences", "at least 10 preferences, first mentioned within the five years", "seed 000 §3.1",
          checks=("preferences.enough_items", "preferences.dates_in_window")),
+    _fields("preferences", "a preference has a short label, one or two sentences with a concrete detail, and the date "
+                           "it was first mentioned"),
     Rule("persona-prose", "a written persona is sentences about someone, not a list of attributes", "prompt",
          checks=("persona.persona_is_prose", "persona.schema")),
     Rule("session-form", "a memory session is 10-20 utterances alternating user / AI, the user first", "seed 000 §3.2",
@@ -31,6 +72,8 @@ RULES = (
          checks=("memory_session.user_reveals_memory",)),
     Rule("session-quotes-no-title", "a memory session tells the memory in the speaker's words, not by quoting its "
          "title", "prompt", checks=("memory_session.does_not_recite_title",)),
+    Rule("session-ai-warm", "the AI of a memory session replies warmly, in context, and asks follow-up questions",
+         "seed 000 §3.2", prompt_only="no judge reviews memory sessions (see session-invents-nothing)"),
     Rule("session-invents-nothing", "a memory session adds no facts the memory lacks", "prompt",
          prompt_only="no judge reviews memory sessions: it would be one more call for each of a persona's ~300 "
                      "memories; the faithfulness judge reviews the dialogues the benchmark keeps"),
@@ -55,6 +98,10 @@ RULES = (
          checks=("support_dialogue.no_recall_before_memory_turn",), judges=("faithfulness.recalled_early",)),
     Rule("recall-grounded", "the AI's memory turn draws on the target memory's details", "seed 000 Fig. 11",
          checks=("support_dialogue.memory_turn_recalls_target",), judges=("faithfulness.grounded_in_target",)),
+    Rule("recall-natural", "the recall is woven into what the AI says as a close friend would, without quoting the "
+         "memory's title or a stock phrase", "seed 000 Fig. 11",
+         prompt_only="a stock phrase is wording no check can list; the BLRI judge rates how the whole dialogue "
+                     "feels to the user"),
     Rule("recall-length", "the whole memory turn is at most 50 words; in Chinese 80 characters (our reading of the "
          "translated prompt's 50 words)", "seed 000 Fig. 11",
          checks=("support_dialogue.recall_length",)),
@@ -66,8 +113,12 @@ RULES = (
     Rule("blri", "12 BLRI items on the inventory's −3…+3 scale without 0; a mean below the threshold drops the "
          "dialogue; each item scored as worded (code reverses the negative ones)", "seed 000 A.2, Fig. 4",
          checks=("blri.schema", "blri.blri_in_scale", "blri.blri_literal"), judges=("blri.scores",)),
+    Rule("eval-companion", "the evaluated model answers as a close friend who remembers the user's life (w/CoT: "
+         "reasoning first about the unmet need)", "seed 000 Figs. 13-15", prompt_only=EVALUATED),
     Rule("eval-reply", "an evaluation reply names a listed memory and stays within its length", "seed 000 Figs. 13-15",
          checks=("eval_respond.names_a_listed_memory", "eval_respond.reply_length")),
     Rule("eval-grades", "the reply judge grades four dimensions 1-5", "seed 000 Fig. 12", checks=("eval_judge.schema",),
          judges=("eval_judge.empathy",)),
+    *SHARED_RULES,
+    *EMOTION_RULES,
 )

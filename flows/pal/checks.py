@@ -43,7 +43,8 @@ PROFILE_FIELDS = ("occupation", "health_status", "family_members", "hobbies")
 # Asked for: 2-3 sentences per profile field, 4-5 per preference. Accepted: what real
 # PAL-Set profiles and preferences are (one long sentence; three statements or more: of the
 # 3,520 released pos/neg texts 2,249 hold 4-5 statements, 1,180 hold 3, and 91 (2.6 %) hold 2,
-# so 3 is the least the release supports at 97 %; 2 was accepted until issue 51).
+# so 3 is the least the release supports at 97 %; 2 was accepted until issue 51). The prompts
+# ask for what these accept (rules.py, `accepts_less`).
 PROFILE_SENTENCES = (1, 3)
 PREFERENCE_SENTENCES = (3, 5)
 # A statement of a preference: a sentence, or a clause of one joined by "；" (540 of 3,520

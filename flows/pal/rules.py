@@ -2,20 +2,35 @@
 
 from __future__ import annotations
 
-from memsynth.generation.rules import Rule
+from memsynth.generation.rules import EMOTION_RULES, SHARED_RULES, Rule
+
+# Why a rule of an evaluation prompt is left to it: the model answering is the one evaluated.
+EVALUATED = "the prompt of the model under evaluation: how well it follows it is what the benchmark measures"
 
 RULES = (
-    Rule("profiles", "profiles of 2-3 sentences a field, no students or retirees, Big Five levels that vary across "
-         "a batch", "seed 004 Step 1", checks=("profile.batch_size", "profile.profile_fields", "profile.varied_batch")),
+    Rule("profiles", "profiles of 1-3 sentences a field, no students or retirees, Big Five levels that vary across "
+         "a batch", "seed 004 Step 1", checks=("profile.batch_size", "profile.profile_fields", "profile.varied_batch"),
+         accepts_less="the seed asks 2-3 sentences a field; released PAL-Set profiles often write one long sentence, "
+                      "so the check accepts 1-3 and the prompt asks for 1-3"),
+    Rule("profile-example", "a profile differs from the prompt's example in every respect", "seed 004 Step 1",
+         prompt_only="no check compares a profile with the example yet; varied_batch compares a batch's profiles"),
+    Rule("the-user", "the user is called \"the user\" (in a dialogue \"you\"), never by full name, surname and "
+         "title or given name", "seed 004 Steps 2-6",
+         checks=("experience.user_not_named", "requirements.user_not_named", "dialogue.user_not_named")),
     Rule("timeline", "one entry per month in order, at least 5 sentences of objective events", "seed 004 Step 2-1",
          checks=("timeline.months_in_order", "timeline.month_sentences")),
     Rule("requirement-types", "4-5 distinct requirement types per aspect", "seed 004 Step 2-2",
          checks=("requirement_types.schema", "requirement_types.distinct_requirement_types")),
     # distinct_requirement_types also rejects a type said again in other words (textrules.meaning).
-    Rule("preference-form", "one pos/neg entry per requirement type, 4-5 statements each (asked); the check accepts "
-         "3-5 statements (sentences or ；-joined clauses), as 97.4 % of PAL-Set's released texts hold 3 or more",
-         "seed 004 Step 2-3",
-         checks=("preferences.covers_requirement_types", "preferences.preference_sentences")),
+    Rule("preference-form", "one pos/neg entry per requirement type, 3-5 statements each (sentences or ；-joined "
+         "clauses)", "seed 004 Step 2-3",
+         checks=("preferences.covers_requirement_types", "preferences.preference_sentences"),
+         accepts_less="the seed asks 4-5 statements; of PAL-Set's 3,520 released pos/neg texts 2,249 hold 4-5, 1,180 "
+                      "hold 3 and 91 hold 2 (540 write them as one sentence of ；-joined clauses), so the check "
+                      "accepts 3-5 (97.4 %) and the prompt asks for 3-5"),
+    Rule("preference-analysis", "the analysis reasons mainly from the user's background and personality, the "
+         "recent events only to avoid contradiction", "seed 004 Step 2-3",
+         prompt_only="the analysis is the model's reasoning before its answer, kept in no benchmark table"),
     Rule("preferences-personal", "preferences are the user's own, not what nearly anyone would accept or reject",
          "seed 004 Step 2-3", judges=("preferences_review.items.personal",)),
     Rule("situations", "4-6 back-to-back spans a month, 2-3 valid requirement ids, at least 5 sentences",
@@ -23,21 +38,27 @@ RULES = (
          checks=("situations.situation_count", "situations.spans_consecutive", "situations.valid_requirement_ids",
                  "situations.situation_sentences")),
     Rule("personality-out-of-situations", "situations and experiences do not dwell on the user's personality",
-         "seed 004 situation.py", prompt_only="the authors' code keeps personality out of the prompt; ours should "
-         "too (issue 30), and then nothing is left to check"),
+         "seed 004 situation.py", built_in="flows/pal/chain.py sends the situations and experience prompts the "
+         "profile without its personality (as the authors' code does), so there is none to dwell on"),
+    Rule("experience-objective", "an experience tells objective events (what, where, with whom), not thoughts or "
+         "feelings", "seed 004 Step 4",
+         prompt_only="objectivity is a reading of the whole text, and no judge reviews experiences"),
     Rule("experience-ends", "the experience describes nothing after the span ends: no later ISO date, prose date "
          "(11月12日, 'the next day') or clock time on the last day ('17:15', '5:30 pm', '下午五点半'); a day named as a "
          "deadline ('11月15日前交') is not reached", "seed 004 Step 4",
          checks=("experience.ends_before_session", "experience.stays_in_span")),
-    Rule("user-unnamed", "the experience, the framework and the dialogue call the user 'the user' (in a dialogue "
-         "'you'), never by full name, surname and title or given name", "prompt",
-         checks=("experience.user_not_named", "requirements.user_not_named", "dialogue.user_not_named")),
     Rule("speaks-to-user", "the assistant speaks to the user as 'you', never 'the user' / 用户", "prompt",
          checks=("dialogue.speaks_to_the_user",)),
     Rule("one-question", "an opening query and a topic inquiry ask one question", "seed 004 Step 5-1, Table 5",
          checks=("requirements.one_question_query", "dialogue.one_question_inquiry")),
     Rule("logs", "at least 20 logs, strictly increasing minutes inside the span, each in its type's format",
          "seed 004 Step 6-1, Tables 6-7", checks=("logs.enough_logs", "logs.log_times", "logs.log_format")),
+    Rule("log-fields", "a log has a minute timestamp, the event it reflects in a sentence, its type and one "
+         "operation", "seed 004 Step 6-1", checks=("logs.schema",)),
+    Rule("log-realism", "logs reflect events directly or indirectly, on the user's own devices matching the setting, "
+         "with concrete times and places, no placeholders, nothing about the background", "seed 004 Step 6-1",
+         prompt_only="whether a log fits its event is a reading of the experience beside it; log_format checks "
+                     "each type's form"),
     Rule("frameworks", "one framework per topic in order, two different implicit needs (in wording and meaning)",
          "seed 004 Step 5-1",
          checks=("requirements.one_framework_per_topic", "requirements.distinct_needs")),
@@ -55,6 +76,8 @@ RULES = (
                                                 "solution_preferences_review.disliked_clash")),
     Rule("dialogue-skeleton", "the dialogue follows the drawn action skeleton turn by turn", "seed 004 Step 6-2",
          checks=("dialogue.follows_skeleton",)),
+    Rule("dialogue-flow", "turns move smoothly between utterances and topics", "seed 004 Step 6-2",
+         prompt_only="smoothness is wording only a reader can judge, and no judge reviews dialogues"),
     Rule("direct-rejection", "negative feedback is direct, never 'sounds good, but', 'I see the logic, but', "
          "'我理解你的意思，但'", "seed 004 Step 6-2 rule 6",
          checks=("dialogue.direct_rejection",)),
@@ -62,6 +85,8 @@ RULES = (
          "seed 004 Table 5, Step 6-2 rule 8", checks=("dialogue.response_offers_nothing_new",)),
     Rule("preferences-hidden", "the assistant does not presume the user's preferences before the user states them",
          "seed 004 Step 6-2 rule 2", checks=("dialogue.preferences_not_presumed",)),
+    Rule("eval-assistant", "the evaluated assistant answers from what it knows of the user", "seed 004 §5",
+         prompt_only=EVALUATED),
     Rule("eval-restatement", "a restated requirement is one sentence", "seed 004 §5",
          checks=("eval_restate.one_sentence_requirement",)),
     Rule("eval-proposal", "a proposed solution is one solution in one sentence (no second one joined by 'or "
@@ -71,4 +96,6 @@ RULES = (
          checks=("eval_select.two_listed_candidates",)),
     Rule("eval-restatement-grade", "the restatement is graded 0-2 against the two implicit needs", "seed 004 §5",
          checks=("eval_judge_restatement.schema",), judges=("eval_judge_restatement.score",)),
+    *SHARED_RULES,
+    *EMOTION_RULES,
 )

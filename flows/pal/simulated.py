@@ -214,7 +214,8 @@ def dialogue(draft: Answer, v: Variables, text: TextMaker) -> Answer:
 def _as_one_sentence(text: str, language: str) -> str:
     """The words of `text` as one sentence: the stages ask for one."""
     joiner, end = ("，", "。") if language == "zh" else (", ", ".")
-    body = re.sub(r"\s*[.!?。！？…]+\s*", joiner, text.strip()).strip(" ，,")
+    # A record can be a dialogue of several lines: a line break ends a sentence too.
+    body = re.sub(r"\s*(?:[.!?。！？…]+|\n)\s*", joiner, text.strip()).strip(" ，,")
     return body + end
 
 

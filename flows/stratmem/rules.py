@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memsynth.generation.rules import Rule
+from memsynth.generation.rules import EMOTION_RULES, SHARED_RULES, Rule
 
 RULES = (
     Rule("fact-form", "a memory is one sentence of 4-20 words (8-40 characters in Chinese), dated, never "
@@ -11,6 +11,10 @@ RULES = (
          checks=("extract.names_the_person", "merge.names_the_person")),
     Rule("fact-speakers", "a memory is about one of the two speakers", "seed 002 §3.2",
          checks=("extract.known_speakers",)),
+    Rule("fact-grounded", "a memory holds only what the session's turns or notes say; greetings and small talk are "
+         "left out", "seed 002 §3.2",
+         prompt_only="whether a fact follows from a session is a reading of the session, and no judge reviews "
+                     "extraction"),
     Rule("merge-keeps-all", "merging loses, invents and duplicates no candidate", "seed 002 §3.2",
          checks=("merge.covers_candidates",)),
     Rule("query-form", "the query is one finished message of 5-30 words (8-60 characters) aimed at listed memories",
@@ -26,6 +30,9 @@ RULES = (
          checks=("persona.persona_fields",)),
     Rule("persona-from-sessions", "the persona states no name, place or number the sessions do not", "prompt",
          checks=("persona.persona_from_sessions", "persona.persona_places_from_sessions")),
+    Rule("eval-in-character", "the evaluated model replies as the character, a person, in a few natural sentences",
+         "seed 002 §4", prompt_only="the prompt of the model under evaluation: how it uses its memories is what "
+                                    "the benchmark measures"),
     Rule("eval-detect", "the usage judge gives one verdict per memory and quotes the reply as evidence (none for "
          "an unused memory)", "seed 002 §4",
          checks=("eval_detect.judges_every_memory", "eval_detect.evidence_is_quoted",
@@ -36,4 +43,6 @@ RULES = (
          "seed 002 §1, §4", judges=("eval_detect.verdicts.used", "eval_miq.failures")),
     Rule("eval-miq", "memory integration quality is scored 1-5 with the named failure kinds", "seed 002 §4",
          checks=("eval_miq.schema",), judges=("eval_miq.score",)),
+    *SHARED_RULES,
+    *EMOTION_RULES,
 )

@@ -1,12 +1,15 @@
-"""A recipe's seed rules as data: where each comes from and what enforces it.
+"""A recipe's rules as data: where each comes from and what enforces it.
 
-Every rule names its enforcer: a check (`stage.check`), a judge criterion (`stage.field` of a
+The table is the one list of a recipe's rules: the seed's, and every instruction of its
+prompts (each instruction line of a template names its rules in a comment, see
+`prompt_lines`). Every rule names its enforcer: a check (`stage.check`), a judge criterion (`stage.field` of a
 judge's answer), or, when neither can, the reason the prompt alone carries it. `memsynth
 recipes NAME` lists them; `rule_problems` says where a rule names an enforcer the recipe lacks.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -24,6 +27,9 @@ class Rule:
     judges: tuple[str, ...] = ()  # "stage.field": a judge's criterion (a.b for a field of list items)
     built_in: str = ""  # code that makes the rule hold by construction (the dialogue plan, say)
     prompt_only: str = ""  # why nothing but the prompt can enforce it
+    # Where the check accepts less than the seed asks because the seed's released data does:
+    # what the seed asks, and why we accept less. The prompt then asks what the check accepts.
+    accepts_less: str = ""
 
     @property
     def enforced_by(self) -> str:
@@ -35,7 +41,38 @@ class Rule:
     def to_json(self) -> dict[str, object]:
         return {"id": self.id, "rule": self.rule, "source": self.source, "checks": list(self.checks),
                 "judges": list(self.judges), "built_in": self.built_in, "prompt_only": self.prompt_only,
-                "enforced_by": self.enforced_by}
+                "accepts_less": self.accepts_less, "enforced_by": self.enforced_by}
+
+
+# Rules of the shared snippets (prompts/_*.j2), in every recipe's table.
+PARSED = ("the runner parses the answer as JSON and validates it against the stage's output model; a failure is "
+          "re-asked with the problem, then the stage's policy applies")
+SHARED_RULES = (
+    Rule("json-only", "the answer is one JSON object in the requested structure, and nothing else", "prompt",
+         built_in=PARSED),
+    Rule("json-schema", "in json_object mode the answer conforms to the JSON Schema the prompt shows", "prompt",
+         built_in=PARSED),
+    Rule("repair", "a re-asked answer is the complete corrected JSON, with no commentary and no code fences",
+         "prompt", built_in="the parser takes the JSON out of commentary and fences (memsynth/llm/parse.py)"),
+    Rule("language", "every text value is in the build's language; JSON keys, date formats and listed values stay "
+         "as written", "prompt",
+         prompt_only="no check yet: short values (names, dates, ids) carry no language, so a check must know each "
+                     "stage's prose fields"),
+)
+
+# Rules of emotion annotation (prompts/emotions/score*.j2), in the table of every recipe that
+# can be annotated; their checks are the `score` stage's (memsynth/generation/emotions.py).
+_NO_TRUTH = "an emotion reading has no ground truth code can compute: the seed's own scorer is a model"
+EMOTION_RULES = (
+    Rule("emotions-eight", "each of Plutchik's eight emotions is scored exactly once", "seed 001 §II-B",
+         checks=("score.schema", "score.every_emotion_once")),
+    Rule("emotions-scale", "a score is a whole number from 1 (absent) to 10 (overwhelming), after a one-sentence "
+         "analysis of the evidence", "seed 001 §II-B", checks=("score.schema",)),
+    Rule("emotions-what", "a query is scored on the state behind it (in which the speaker would recall memories that "
+         "felt the same); a memory on the emotions its speaker expresses", "seed 001 §II-B", prompt_only=_NO_TRUTH),
+    Rule("emotions-reader", "score what most readers would sense, not what a single word suggests", "prompt",
+         prompt_only=_NO_TRUTH),
+)
 
 
 def rule_problems(rules: Iterable[Rule], stages: Iterable[Stage]) -> Iterator[str]:
@@ -83,3 +120,105 @@ def _model_in(annotation: object) -> type | None:
         if found is not None:
             return found
     return None
+
+
+# --- The prompts' own lines -------------------------------------------------------------
+#
+# Every instruction line of a template carries the ids of the rules it states, in a Jinja
+# comment at the start of the line: `{# rule: scene-form, scene-no-people #}Describe ...`.
+# A comment renders to nothing, and at the start of a line it leaves the line's newline alone
+# (at the end, trim_blocks would swallow it and join two lines of the prompt).
+
+RULE_TAG = re.compile(r"\{#\s*rule:\s*(.*?)\s*#\}")
+DATA_TAG = re.compile(r"\{#\s*data\s*#\}")
+_JINJA = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}")
+_COMMENT = re.compile(r"\{#.*?#\}")
+_PROSE = re.compile(r"[A-Za-z\u4e00-\u9fff]")
+_SENTENCE_END = re.compile(r"[.;?!。；？！]")
+LABEL_CHARS = 60  # a label wider than this is a sentence, and so an instruction
+
+
+@dataclass(frozen=True)
+class PromptLine:
+    """A line of a template's rendered part that holds words of its own (not only variables)."""
+
+    number: int  # 1-based, in the template's source
+    source: str  # the line as written, comments included
+    ids: tuple[str, ...]  # the rule ids its comment names
+    kind: str  # "instruction" | "label" | "data" | "loop"
+
+    @property
+    def text(self) -> str:
+        """The line without its Jinja comments: what a reader of the template sees."""
+        return _COMMENT.sub("", self.source)
+
+
+def prompt_lines(source: str) -> list[PromptLine]:
+    """The lines of a template that hold prose, each classed (see docs/recipes.md, "Rules are
+    the prompts' own lines"):
+
+    - *loop*: inside `{% for %}` … `{% endfor %}`: rows of data, one per item;
+    - *data*: marked `{# data #}` and showing a variable (`{{ … }}`): a fact of the item;
+    - *label*: its own words end with a colon, are at most LABEL_CHARS characters and hold no
+      sentence before the colon ("Target memory: {{ target.text }}", "Other memories:");
+    - *instruction*: every other line with words of its own; it must name its rules.
+
+    In a template with blocks only the blocks' lines count (nothing else is rendered)."""
+    has_blocks = "{% block" in source
+    depth_block = depth_for = 0
+    lines: list[PromptLine] = []
+    for number, line in enumerate(source.splitlines(), 1):
+        in_block = not has_blocks or depth_block > 0 or bool(re.search(r"\{%-?\s*block\b", line))
+        in_loop = depth_for > 0
+        depth_block += len(re.findall(r"\{%-?\s*block\b", line)) - len(re.findall(r"\{%-?\s*endblock\b", line))
+        depth_for += len(re.findall(r"\{%-?\s*for\b", line)) - len(re.findall(r"\{%-?\s*endfor\b", line))
+        if not in_block:
+            continue
+        literal = _JINJA.sub("", line).strip()
+        if not _PROSE.search(literal):
+            continue
+        ids = tuple(i.strip() for tag in RULE_TAG.findall(line) for i in tag.split(",") if i.strip())
+        if in_loop:
+            kind = "loop"
+        elif ids:
+            kind = "instruction"
+        elif DATA_TAG.search(line) and "{{" in line:
+            kind = "data"
+        elif (literal.endswith((":", "：")) and _width(literal) <= LABEL_CHARS
+              and not _SENTENCE_END.search(literal[:-1]) and not re.search(r"\d|`", literal)):
+            kind = "label"
+        else:
+            kind = "instruction"
+        lines.append(PromptLine(number, line, ids, kind))
+    return lines
+
+
+def _width(text: str) -> int:
+    """Characters, a CJK one counting two (a Chinese label says in 15 what English says in 30)."""
+    return len(text) + len(re.findall(r"[\u4e00-\u9fff]", text))
+
+
+_EN_NUMBERS = {**{w: n for n, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split())},
+    **{w: 10 * n for n, w in enumerate("thirty forty fifty sixty seventy eighty ninety".split(), 3)}, "both": 2}
+_ZH_DIGITS = {"两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+
+
+def line_numbers(text: str) -> set[str]:
+    """The numbers a line states (digits; number words two and up, en and zh, "both" for 2;
+    "one" / "一" are left out, as zh writes 一 for "a") and the variables it shows, which carry
+    the rest."""
+    shown = {m.group(1) for m in re.finditer(r"\{\{-?\s*([A-Za-z_]\w*)", text)}
+    literal = _JINJA.sub(" ", text)
+    found = set(re.findall(r"\d+", literal))
+    found |= {str(_EN_NUMBERS[w.lower()]) for w in re.findall(r"[A-Za-z]+", literal)
+              if w.lower() in _EN_NUMBERS and _EN_NUMBERS[w.lower()] >= 2}
+    for m in re.finditer(r"([二两三四五六七八九]?)(十)([一二三四五六七八九]?)|([两二三四五六七八九])", literal):
+        if m.group(4):
+            found.add(str(_ZH_DIGITS[m.group(4)]))
+        else:
+            tens = _ZH_DIGITS.get(m.group(1), 1)
+            ones = _ZH_DIGITS.get(m.group(3), 1 if m.group(3) == "一" else 0)
+            found.add(str(tens * 10 + ones))
+    return found | {f"{{{{ {v} }}}}" for v in shown}

@@ -181,10 +181,11 @@ def recorded_evaluation_variables(language: str) -> dict[tuple[str, str], dict[s
         try:
             for recipe in (r for r in names() if evaluation_tasks(r) and recipe_class(r).buildable):
                 dataset = f"{recipe}-{language}"
-                # Seed 2: under seed 1 the zh stratmem labellers split three ways and the
-                # build's only instance is dropped, leaving nothing to evaluate.
+                # Seed 4: the simulator's answers follow the prompts' text, and under some seeds
+                # (1 and 2 with the prompts of issue 51) stratmem's labellers find no memory
+                # must or nice for the build's only query, leaving nothing to evaluate.
                 config = BuildConfig(
-                    dataset=dataset, recipe=recipe, language=language, seed=2, warehouse=str(warehouse),
+                    dataset=dataset, recipe=recipe, language=language, seed=4, warehouse=str(warehouse),
                     llm=LLMConfig(model="m", stage_variables=True), personas={"count": 1},
                     recipe_options={**_options(recipe, language),
                                     **({"emotions": True} if recipe_class(recipe).emotion_source else {})})
