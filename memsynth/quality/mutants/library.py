@@ -33,8 +33,8 @@ from typing import Any
 from memsynth.generation.checklib.paths import LibraryCheck, parse_path, resolve
 from memsynth.quality.mutants import lexicon as lx
 from memsynth.quality.mutants import text as tx
-from memsynth.quality.mutants.run import CHECK_RULE
 from memsynth.quality.mutants.mutators import (
+    CHECK_RULE,
     Aim,
     Context,
     Count,

@@ -19,10 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memsynth.quality.mutants.mutators import Aim, Context, Mutant
-
-# The rule of an aim derived from a library check no rule of the recipe's table names
-CHECK_RULE = "check:"
+from memsynth.quality.mutants.mutators import CHECK_RULE, Aim, Context, Mutant
 
 # Not a rule of the recipes' tables: the stage's output model itself (dropped or invented fields).
 SCHEMA_RULE = "schema"
