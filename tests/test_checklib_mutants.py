@@ -218,3 +218,20 @@ def test_the_mutation_table_measures_a_recipes_library_checks_with_no_aims_writt
     rows = tally(runner, runner.outcomes([case]))
     row = rows["longmem", "check:filler.exchange_count"]
     assert row.checked and row.mutants >= 2 and row.killed == row.mutants
+
+
+@pytest.mark.parametrize(("text", "offers"), [
+    ("Try a 20-minute walk after lunch.", False),
+    ("Choose the colour you like best for the walls.", False),
+    ("Try a walk after lunch, or alternatively, a short swim.", True),
+    ("Book a physio session; or you could also stretch every morning.", True),
+    ("午饭后散步二十分钟。", False),
+    ("午饭后散步二十分钟，或者去游泳。", True),
+    ("先写下最在意的三件事；也可以请朋友帮你看看。", True),
+])
+def test_one_item_refuses_an_answer_that_joins_an_alternative(text, offers):
+    """The derived `join_alternatives` mutants found one_item blind to a second item offered
+    with "or alternatively" / 或者 / 也可以 (it counted list markers only): 0 of 12 rejected."""
+    check = lib.one_item("proposal")
+    found = check({"proposal": text}, {"language": "zh" if "，" in text or "。" in text else "en"})
+    assert bool(found) == offers, found
