@@ -75,12 +75,14 @@ def test_a_new_recipe_installs_builds_releases_and_passes_its_own_tests(tmp_path
     assert "dates_within_facts_date" in described["stages"][0]["checks"]
     assert "kitbench" not in memsynth_cli("recipes", env={"MEMSYNTH_RECIPE_PATH": ""}).stdout
 
-    # Its own tests: the checks in en and zh, the rules table, a build and a release on the simulator.
+    # Its own tests: the checks and their mutants in en and zh, the rules table, a build and a release.
     tested = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                              f"--basetemp={tmp_path / 'runs'}"], cwd=project, capture_output=True, text=True,
                             timeout=900, env={**os.environ, **env})
     assert tested.returncode == 0, tested.stdout[-4000:] + tested.stderr[-2000:]
-    assert "6 passed" in tested.stdout
+    assert "8 passed" in tested.stdout
+    # …among them the mutants of every library check it declares (memsynth.quality.mutants.library).
+    assert "def test_every_library_check_rejects_its_mutants" in (project / "tests/test_kitbench.py").read_text()
     (warehouse,) = [w for w in (tmp_path / "runs").glob("test_it_builds_and_releases*/warehouse")
                     if not w.parent.is_symlink()]  # pytest's `…current` link names the same run
     facts = cli_json("query", "SELECT count(*) AS n, min(date) AS first FROM kitbench_facts", "--dataset", "kitbench",

@@ -1,5 +1,9 @@
 """longmem's stages and their checks: an evidence session reveals its fact in the right
-speaker's turn, indirectly; no session names what it must avoid; the asked number of exchanges."""
+speaker's turn, indirectly; no session names what it must avoid; the asked number of exchanges.
+
+The count is the check library's. The other two stay here: the library has no "a turn of this
+speaker must state this value", and `avoids` matches a term as a whole word (flows/longmem/text.py:
+"cat" is not in "category"), where the library's `no_leak` matches a name anywhere in the text."""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from flows.longmem.text import named, names
+from memsynth.generation import checklib as lib
 from memsynth.generation.stage import Stage, check, say
 from schemas.longmem import Chat
 
@@ -15,11 +20,8 @@ def turns(chat: Chat) -> list[tuple[str, str]]:
     return [t for e in chat.exchanges for t in (("user", e.user), ("assistant", e.assistant))]
 
 
-@check("exchange_count")
-def exchange_count(out: Chat, v: Mapping[str, Any]) -> Iterator[str]:
-    if len(out.exchanges) != v["exchanges"]:
-        yield say(v, f"write exactly {v['exchanges']} exchanges, not {len(out.exchanges)}",
-                  f"恰好写 {v['exchanges']} 轮对话，而不是 {len(out.exchanges)} 轮")
+# The library's count (memsynth.generation.checklib), under the name the summary tallies.
+exchange_count = lib.items("exchanges", min=lib.var("exchanges"), max=lib.var("exchanges"), name="exchange_count")
 
 
 @check("reveals_fact")

@@ -121,13 +121,30 @@ def one_question(path: str, *, name: str | None = None) -> LibraryCheck:
     return questions(path, 1, 1, name=name or f"one_question_{slug(path)}")
 
 
+# Words that offer a second item beside the first: "…, or alternatively …", "…；也可以…".
+_ALTERNATIVE = re.compile(r"\balternatively\b|\bor else\b|\bor instead\b|\bor (?:you|we) (?:could|can|might)\b"
+                          r"|\binstead,? you (?:could|can)\b|或者|或是|要不然|要么|也可以", re.IGNORECASE)
+
+
+def offers_alternative(text: str) -> str | None:
+    """The words by which a text offers a second item, if it does."""
+    m = _ALTERNATIVE.search(text)
+    return m.group(0) if m else None
+
+
 def one_item(path: str, *, name: str | None = None) -> LibraryCheck:
-    """Each text at `path` proposes one item: it enumerates no list of them."""
+    """Each text at `path` proposes one item: it enumerates no list of them and offers no
+    alternative ("or alternatively", "or you could", 或者, 也可以)."""
 
     def fn(out: Any, v: Mapping[str, Any]) -> Iterator[str]:
         for label, value in select(out, path):
-            if isinstance(value, str) and (n := count_items(value)) > 1:
+            if not isinstance(value, str):
+                continue
+            if (n := count_items(value)) > 1:
                 yield say(v, f"{label} lists {n} items; propose exactly one",
                           f"{label} 列出了 {n} 项；请只提出一项")
+            elif words := offers_alternative(value):
+                yield say(v, f"{label} offers an alternative ({words!r}); propose exactly one",
+                          f"{label} 用“{words}”给出了另一个选择；请只提出一项")
 
     return make("one_item", name, path, fn)

@@ -21,6 +21,9 @@ from memsynth.quality.mutants import lexicon as lx
 from memsynth.quality.mutants import text as tx
 
 Path = tuple[str | int, ...]
+# The rule of an aim derived from a library check no rule of the recipe's table names
+# (memsynth.quality.mutants.library): killed by that check alone.
+CHECK_RULE = "check:"
 Where = str | Callable[[Any, Mapping[str, Any]], list[Path]]
 Bound = int | Callable[[Mapping[str, Any]], int | None] | None
 

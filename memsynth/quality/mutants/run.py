@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memsynth.quality.mutants.mutators import Aim, Context, Mutant
+from memsynth.quality.mutants.mutators import CHECK_RULE, Aim, Context, Mutant
 
 # Not a rule of the recipes' tables: the stage's output model itself (dropped or invented fields).
 SCHEMA_RULE = "schema"
@@ -134,11 +134,26 @@ class Runner:
         return self._rules[recipe]
 
     def aims(self, recipe: str) -> tuple[Aim, ...]:
-        from memsynth.generation.registry import mutant_aims, names
+        """The recipe's declared aims (AIMS), and those derived from each library check no
+        declared aim covers (memsynth.quality.mutants.library)."""
+        from memsynth.generation.registry import mutant_aims, names, recipe_class
 
         if recipe not in self._aims:
-            self._aims[recipe] = mutant_aims(recipe) if recipe in names() else ()
+            declared = mutant_aims(recipe) if recipe in names() else ()
+            self._aims[recipe] = declared + (self._derived(recipe_class(recipe).all_stages(), declared, recipe)
+                                             if recipe in names() else ())
         return self._aims[recipe]
+
+    def _derived(self, stages: Iterable[Any], declared: tuple[Aim, ...], recipe: str) -> tuple[Aim, ...]:
+        from memsynth.quality.mutants.library import derive, library_checks
+
+        rules = self.rules(recipe)
+        named = {ref: rule.id for rule in rules.values() for ref in rule.checks}
+        covered = {f"{stage}.{ref.partition('.')[2]}" for a in declared if a.rule in rules for stage in a.stages
+                   for ref in rules[a.rule].checks if ref.partition(".")[0] == stage}
+        return tuple(Aim(named.get(ref) or f"{CHECK_RULE}{ref}", (stage.name,), mutator)
+                     for stage in stages for check in library_checks(stage)
+                     if (ref := f"{stage.name}.{check.name}") not in covered for mutator in derive(check))
 
     def problems(self, case: Case, answer: Any) -> list[str]:
         from memsynth.generation.stage import evaluate
@@ -153,6 +168,8 @@ class Runner:
         tags = _tags(problems)
         if tags & {"schema", "json"}:
             return True
+        if rule_id.startswith(CHECK_RULE):  # a derived aim no rule names: its own check kills it
+            return rule_id.rpartition(".")[2] in tags
         return rule_id != SCHEMA_RULE and bool(tags & _own_checks(self.rules(case.recipe)[rule_id], case.stage))
 
     def mutants(self, case: Case) -> Iterator[tuple[str, Mutant]]:
@@ -171,7 +188,7 @@ class Runner:
                 yield Outcome(case, rule, mutant, problems, self.killed_by(case, rule, problems))
 
     def checked(self, recipe: str, rule_id: str) -> bool:
-        return rule_id == SCHEMA_RULE or bool(self.rules(recipe)[rule_id].checks)
+        return rule_id in (SCHEMA_RULE,) or rule_id.startswith(CHECK_RULE) or bool(self.rules(recipe)[rule_id].checks)
 
     def enforcer(self, recipe: str, rule_id: str) -> str:
         """check, judge, built-in or prompt: the strongest enforcer the rules table names."""
