@@ -58,6 +58,17 @@ SHARED_RULES = (
          "as written", "prompt",
          prompt_only="no check yet: short values (names, dates, ids) carry no language, so a check must know each "
                      "stage's prose fields"),
+    # The audit judge's own prompt (prompts/_audit*.j2, memsynth.generation.audit).
+    Rule("audit-scope", "an audit judges the answer on the listed rules only, from what the task and the answer show",
+         "prompt", prompt_only="how a judge reads is measured, not checked: `check-answers --judge` on the shared "
+                               "corpus (tests/test_judge_figures.py)"),
+    Rule("audit-any-wording", "a rule is broken in any wording (paraphrase, synonym, a name in another form, a time "
+         "in words); a rule that does not apply is kept", "prompt",
+         prompt_only="how a judge reads is measured, not checked: `check-answers --judge` on the shared corpus "
+                     "(tests/test_judge_figures.py)"),
+    Rule("audit-verdicts", "one verdict (pass or violation) per listed rule, in order, with a one-sentence reason "
+         "that quotes the breaking words", "prompt",
+         built_in="memsynth/generation/audit.py: the answer model takes exactly one verdict per listed rule"),
 )
 
 # Rules of emotion annotation (prompts/emotions/score*.j2), in the table of every recipe that
