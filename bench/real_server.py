@@ -108,8 +108,11 @@ def serve(port: int, threads: int, log: Path) -> subprocess.Popen:
 def memsynth(*args: str, minutes: float | None = None) -> tuple[int, str, str, float]:
     """A memsynth command: (exit, stdout, stderr, wall seconds); past `minutes`, SIGINT."""
     started = time.time()
+    # SIGINT back to its default in the child: a bench started in the background (`cmd &` in a
+    # script) has it ignored, which the child would inherit and never stop on its deadline.
     process = subprocess.Popen([str(MEMSYNTH), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env={**os.environ, "OPENAI_API_KEY": "local", "COLUMNS": "200"})
+                               env={**os.environ, "OPENAI_API_KEY": "local", "COLUMNS": "200"},
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         out, err = process.communicate(timeout=None if minutes is None else minutes * 60)
     except subprocess.TimeoutExpired:
