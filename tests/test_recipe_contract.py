@@ -370,7 +370,7 @@ def test_a_version_records_the_snippets_its_calls_used(tmp_path):
     assert [json.loads(a.content) for a in options] == [config.recipe_options]
 
 
-@pytest.mark.parametrize("name", ["enpmr", "pal", "stratmem"])
+@pytest.mark.parametrize("name", ["enpmr", "pal", "stratmem", "longmem"])
 def test_every_rule_names_an_enforcer_the_recipe_has_and_the_readme_lists_them(name):
     from memsynth.generation.emotions import SCORE
     from memsynth.generation.rules import rule_problems

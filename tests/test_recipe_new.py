@@ -80,7 +80,7 @@ def test_a_new_recipe_installs_builds_releases_and_passes_its_own_tests(tmp_path
                              f"--basetemp={tmp_path / 'runs'}"], cwd=project, capture_output=True, text=True,
                             timeout=900, env={**os.environ, **env})
     assert tested.returncode == 0, tested.stdout[-4000:] + tested.stderr[-2000:]
-    assert "8 passed" in tested.stdout
+    assert "9 passed" in tested.stdout
     # …among them the mutants of every library check it declares (memsynth.quality.mutants.library).
     assert "def test_every_library_check_rejects_its_mutants" in (project / "tests/test_kitbench.py").read_text()
     (warehouse,) = [w for w in (tmp_path / "runs").glob("test_it_builds_and_releases*/warehouse")
@@ -169,3 +169,27 @@ def test_the_scaffold_s_prompts_render_in_both_languages(tmp_path):
         chat = library.render(f"renderbench/conversation{suffix}.j2", {"persona": "Ana", "fact": fact})
         assert "搬到杭州" in chat[1]["content"]
     assert json.loads(json.dumps(facts))  # plain messages
+
+
+def test_the_scaffold_s_prompts_name_rules_of_its_table_alike_in_en_and_zh(tmp_path, monkeypatch):
+    """A new recipe starts with its prompts' lines naming their rules (issue 51, item 1), so
+    its own tests can hold every later line to the same."""
+    import importlib
+
+    from memsynth.generation.rules import prompt_lines, rule_problems
+
+    project = scaffold("idsbench", tmp_path)
+    monkeypatch.syspath_prepend(str(project))
+    rules = importlib.import_module("idsbench.rules").RULES
+    stages = importlib.import_module("idsbench.stages").STAGES
+    assert list(rule_problems(rules, stages)) == []
+    known = {r.id for r in rules}
+    named: dict[str, set[str]] = {}
+    for path in sorted((project / "idsbench" / "prompts" / "idsbench").glob("*.j2")):
+        lines = prompt_lines(path.read_text(encoding="utf-8"))
+        assert [n.number for n in lines if n.kind == "instruction" and not n.ids] == [], path.name
+        named[path.name] = {i for n in lines for i in n.ids}
+        assert named[path.name] <= known, path.name
+    assert named["facts.j2"] == named["facts.zh.j2"] and named["conversation.j2"] == named["conversation.zh.j2"]
+    assert {"language", "json-only"} <= known  # the shared snippets' rules, which its prompts include
+    assert "def test_every_instruction_line_of_a_prompt_names_rules" in (project / "tests/test_idsbench.py").read_text()

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from flows.longmem import gold
+from flows.longmem import rules as recipe_rules
 from flows.longmem.options import (
     SEED_ABSTENTIONS,
     SEED_COUNTS,
@@ -78,6 +79,7 @@ class LongmemRecipe(Recipe):
     stages = STAGES
     tables = (PERSONAS, FACTS, SESSIONS, QUESTIONS)
     benchmark_tables = (QUESTIONS,)
+    rules = recipe_rules.RULES
     statistics = STATISTICS
     seed_figures = SEED_FIGURES
     prompts_dir = Path(__file__).resolve().parents[2] / "prompts"
