@@ -69,6 +69,8 @@ def failing_values() -> dict[str, dict[str, bool]]:
                 if not complaints(dict(zip(flags, values, strict=True)))]
         assert len(good) == 1, f"{stage}: no single assignment passes"
         out[stage] = {flag: not value for flag, value in good[0].items()}
+    # longmem's grade is the benchmark's verdict, not a flag a check reads: false is a wrong answer.
+    out["eval_judge"] = {"correct": False}
     return out
 
 
