@@ -122,6 +122,14 @@ def test_person_forms_cover_full_name_title_given_name_and_pet_names():
     assert people.person_forms("进修中心考核组") == set()
 
 
+def test_a_zh_pet_form_is_never_a_common_word():
+    """苏婧 is also 小婧; 张天 is never 天天 (every day) and 王时 never 小时 (an hour)."""
+    assert {"小婧", "婧婧", "阿婧"} <= people.person_forms("苏婧")
+    assert not {"天天", "小时"} & (people.person_forms("张天") | people.person_forms("王时"))
+    assert people.named_in("这周末小婧去医院复查。", people.person_forms("苏婧")) == ["小婧"]
+    assert people.named_in("他天天练两个小时。", people.person_forms("张天") | people.person_forms("王时")) == []
+
+
 @pytest.mark.parametrize(("relation", "text", "named"), [
     ("父亲", "她爸昨天打来电话", True), ("父亲", "她去妈祖庙拜了拜", False),
     ("the user's grandmother", "Her gran rang on Sunday.", True),

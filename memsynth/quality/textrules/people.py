@@ -1,6 +1,7 @@
 """The forms a person is named by: full name, surname with a title, given name, kinship term.
 
-张立新 is also 张老师, 老张, 小张, 立新, 阿新 and 新新; Dr Alan Reeves is also Alan and
+张立新 is also 张老师, 老张, 小张, 立新, 阿新, 新新 and 小新 (a pet form that is
+no common word: 张天 is not 天天); Dr Alan Reeves is also Alan and
 Reeves; the user's mother is 妈妈, 母亲, 老妈, mum, mom, mother. A form is what a check
 looks for in a turn where that person must not be named.
 """
@@ -74,6 +75,16 @@ def kin_pattern(words: set[str], owners: tuple[str, ...] = ()) -> re.Pattern[str
     return re.compile(rf"\b({possessive})\s+(?:\w+\s+)?({kin})\b", re.IGNORECASE)
 
 
+def _common_word(word: str) -> bool:
+    """A word of jieba's dictionary: 小时 (hour), 天天 (every day) and 小心 are no pet names of
+    张天 or 王心, while 小婧 and 芳芳 are not in it."""
+    from memsynth.core.textmatch import jieba_module
+
+    jieba = jieba_module()
+    jieba.dt.check_initialized()
+    return bool(jieba.dt.FREQ.get(word))
+
+
 def person_forms(name: str) -> set[str]:
     """The ways a person is named: the whole name, surname with a title, or the given name (and
     in Chinese its pet forms: 阿新, 新新, 小新)."""
@@ -101,7 +112,7 @@ def person_forms(name: str) -> set[str]:
                 forms.add(core)
             if given and core == name:  # a real name, not 陈大爷: its given name's pet forms
                 last = given[-1]
-                forms |= {"阿" + last, last + last}
+                forms |= {f for f in ("阿" + last, last + last, "小" + last) if not _common_word(f)}
         return {f for f in forms if len(f) >= 2}
     # English names are capitalised: "the centre's assessment panel" names nobody.
     return {w.lower() for w in re.findall(r"[A-Z][a-zA-Z'-]+", original)
