@@ -288,6 +288,26 @@ def test_a_rejection_is_direct_and_its_response_proposes_nothing_new():
                                                     "solution_feedback", "feedback_response"), {**EN, "framework": FRAMEWORK}))
 
 
+@pytest.mark.parametrize(("user", "softened"), [
+    ("你说的有道理，可是我真的抽不出时间。", True), ("这个主意听起来挺好的，只是我没时间。", True),
+    ("这个建议其实不错，就是太贵了。", True), ("我觉得不太好，但是谢谢你。", False), ("不行，太贵了。", False),
+    ("这个方法听起来不错，但我更想要明确的计划。", False),  # as PAL-Set's users say it (flows/pal/checks._SOFTENED)
+])
+def test_a_refusal_that_agrees_first_is_softened(user, softened):
+    v = {**ZH, "framework": FRAMEWORK}
+    assert bool(list(pal.direct_rejection(_pal_dialogue(user, "抱歉。"), v))) is softened
+
+
+@pytest.mark.parametrize(("response", "proposes"), [
+    ("明白了，这个不适合你；也可以请同事帮忙分担一部分。", True), ("抱歉，这个不合适，或者试试周末集中处理。", True),
+    ("Understood, that one doesn't suit you, or alternatively you could book a specialist.", True),
+    ("明白了，这个不适合你。", False), ("Understood, I'll drop that one.", False),
+])
+def test_a_response_to_a_rejection_offers_no_alternative(response, proposes):
+    v = {**ZH, "framework": FRAMEWORK}
+    assert bool(list(pal.response_offers_nothing_new(_pal_dialogue("不行。", response), v))) is proposes
+
+
 def test_the_assistant_does_not_presume_the_users_preferences():
     v = {**ZH, "framework": FRAMEWORK}
     presumed = _pal_dialogue("好。", "我知道你不太喜欢和人打交道，不过可以报个小班课。", "方案反馈", "方案提议")

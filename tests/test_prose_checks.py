@@ -64,6 +64,22 @@ def test_user_not_named_in_an_experience(text, ok):
         assert "不要用全名、姓加称呼或名字" in problems[0]
 
 
+@pytest.mark.parametrize(("text", "ok"), [
+    ("用户这周连着加了三天班。周四晚上她头疼得厉害。周五她请了半天假。周六她去医院做了检查。医生让她多休息。", True),
+    ("韩雪梅这周连着加了三天班。周四晚上她头疼得厉害。周五她请了半天假。周六她去医院做了检查。医生让她多休息。", False),
+    ("用户这周连着加了三天班。同事都叫她小梅。周五她请了半天假。周六她去医院做了检查。医生让她多休息。", False),
+])
+def test_user_not_named_in_a_situation(text, ok):
+    from schemas.pal import MonthSituations
+
+    out = MonthSituations(situations=[{"time_span": "2025-03-03 ~ 2025-03-07", "requirement_ids": ["a", "b"],
+                                       "situation": text}] * 4)
+    problems = pp.user_not_named(out, _lang(PAL, "zh"))
+    assert (problems == []) is ok, problems
+    if not ok:
+        assert problems[0].startswith("[user_not_named] situations[0].situation")
+
+
 def _dialogue(user_inquiry: str, assistant: str, feedback: str = "不用了。") -> Dialogue:
     return Dialogue(turns=[
         {"user": {"action": "话题询问", "reference": "T1_Q", "content": user_inquiry},

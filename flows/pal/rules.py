@@ -5,8 +5,9 @@ from __future__ import annotations
 from memsynth.generation.rules import Rule
 
 RULES = (
-    Rule("profiles", "profiles of 2-3 sentences a field, no students or retirees, Big Five levels that vary across "
-         "a batch", "seed 004 Step 1", checks=("profile.batch_size", "profile.profile_fields", "profile.varied_batch")),
+    Rule("profiles", "profiles of 2-3 sentences a field calling the person 'the user', no students or retirees, Big "
+         "Five levels that vary across a batch; the check accepts 1-3 sentences and the user's name, as PAL-Set's "
+         "released profiles have (10 of 100 name their user)", "seed 004 Step 1", checks=("profile.batch_size", "profile.profile_fields", "profile.varied_batch")),
     Rule("timeline", "one entry per month in order, at least 5 sentences of objective events", "seed 004 Step 2-1",
          checks=("timeline.months_in_order", "timeline.month_sentences")),
     Rule("requirement-types", "4-5 distinct requirement types per aspect", "seed 004 Step 2-2",
@@ -21,7 +22,7 @@ RULES = (
     Rule("situations", "4-6 back-to-back spans a month, 2-3 valid requirement ids, at least 5 sentences",
          "seed 004 Step 3, situation.py",
          checks=("situations.situation_count", "situations.spans_consecutive", "situations.valid_requirement_ids",
-                 "situations.situation_sentences")),
+                 "situations.situation_sentences", "situations.user_not_named")),
     Rule("personality-out-of-situations", "situations and experiences do not dwell on the user's personality",
          "seed 004 situation.py", prompt_only="the authors' code keeps personality out of the prompt; ours should "
          "too (issue 30), and then nothing is left to check"),
@@ -29,9 +30,11 @@ RULES = (
          "(11月12日, 'the next day') or clock time on the last day ('17:15', '5:30 pm', '下午五点半'); a day named as a "
          "deadline ('11月15日前交') is not reached", "seed 004 Step 4",
          checks=("experience.ends_before_session", "experience.stays_in_span")),
-    Rule("user-unnamed", "the experience, the framework and the dialogue call the user 'the user' (in a dialogue "
-         "'you'), never by full name, surname and title or given name", "prompt",
-         checks=("experience.user_not_named", "requirements.user_not_named", "dialogue.user_not_named")),
+    Rule("user-unnamed", "the situations, the experience, the framework and the dialogue call the user 'the user' "
+         "(in a dialogue 'you'), never by full name, surname and title or given name (a profile may: 10 of PAL-Set's "
+         "100 released profiles name their user)", "prompt",
+         checks=("situations.user_not_named", "experience.user_not_named",
+                 "requirements.user_not_named", "dialogue.user_not_named")),
     Rule("speaks-to-user", "the assistant speaks to the user as 'you', never 'the user' / 用户", "prompt",
          checks=("dialogue.speaks_to_the_user",)),
     Rule("one-question", "an opening query and a topic inquiry ask one question", "seed 004 Step 5-1, Table 5",
