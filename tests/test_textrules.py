@@ -84,6 +84,8 @@ def test_the_meaning_units_take_any_text(items):
     ("Ask HR for a standing desk; or you could bring a cushion from home.", "or you"),
     ("每天午饭后散步二十分钟，或者报一个晚间的游泳班。", "或者"),
     ("周末带孩子去科技馆，也可以在家一起拼乐高。", "也可以"),
+    # a condition already answered ("随时跟我说") concedes nothing to the alternative after it
+    ("如果还有其他需要，随时跟我说，或者请同事帮忙分担一部分。", "或者"),
 ])
 def test_two_proposals_in_one_are_found(text, joint):
     assert forms.second_proposal(text) == joint
@@ -93,6 +95,7 @@ def test_two_proposals_in_one_are_found(text, joint):
     "Swim twice a week, on Tuesday or Thursday evenings.",
     "每周二或者周四晚上去游泳一次。",
     "即使没空出门，也可以在阳台上做十分钟拉伸。",
+    "如果周末没空，也可以晚上去。",
 ])
 def test_one_proposal_passes(text):
     assert forms.second_proposal(text) is None
