@@ -222,6 +222,23 @@ def test_a_scene_is_two_to_four_sentences_and_names_none_of_the_targets_people()
     assert not list(enpmr.scene_form(Scene(scene="林晓的公开课被校长批评。她躲进办公室，怀疑自己。"), V_ZH))
 
 
+@pytest.mark.parametrize(("text", "said", "named"), [
+    ("recognised by Mr Okafor's daughter: she sent a card", "I keep thinking about Mr Okafor.", True),
+    ("recognised by Mr Okafor's daughter: she sent a card", "Mr Okafor's room was quiet.", True),
+    ("recognised by Mr Okafor's daughter: she sent a card", "I sat with a patient all night.", False),
+    ("得到欧阳大爷女儿的认可：家属寄来感谢卡", "我又想起了老欧阳。", True),
+    ("得到欧阳大爷女儿的认可：家属寄来感谢卡", "欧阳大爷那天夜里睡不着。", True),
+    ("得到欧阳大爷女儿的认可：家属寄来感谢卡", "我女儿今天放学早。", False),
+])
+def test_a_highlights_person_is_whom_the_recogniser_belongs_to(text, said, named):
+    """Mr Okafor's daughter recognised it: the memory's person is Mr Okafor (and 欧阳, a
+    two-character surname, is 老欧阳), never the bare kin word."""
+    from flows.enpmr.leaks import Giveaway
+
+    people = Giveaway.of({"text": text}, [], "highlight").people
+    assert bool(Giveaway(people, frozenset()).in_text(said)) is named
+
+
 def test_a_persona_is_prose_not_a_form():
     form = PersonaDescription(description="Occupation: nurse. Age: 30-34. Region: Leeds. Likes: singing, baking.")
     assert list(enpmr.persona_is_prose(form, EN))
