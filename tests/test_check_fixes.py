@@ -346,6 +346,25 @@ def test_a_fact_names_its_person():
     assert not list(stratmem.names_the_person(good, v))
 
 
+@pytest.mark.parametrize(("fact", "ok"), [
+    ("许磊约定周末陪陈静跑步，也想借此重新开始跑步。", True), ("许磊在自我介绍时说自己爱跑步。", True),
+    ("陈静说起教练那句“我相信你能跑完”，备受鼓舞。", True),
+    ("许磊约定周末陪我跑步，也想借此重新开始跑步。", False), ("她在2024-03-02跑完了半程马拉松。", False),
+])
+def test_a_zh_fact_never_says_i(fact, ok):
+    v = {**ZH, "speakers": ["陈静", "许磊"]}
+    assert (list(stratmem.names_the_person(ExtractedMemories(memories=[{"fact": fact, "about": "许磊"}]), v)) == []) is ok
+
+
+@pytest.mark.parametrize(("fact", "ok"), [
+    ("Mira adopted a cat named Pebble on 2023-05-07.", True),
+    ("Mira adopted a cat named Pebble on 2023-05-07. She loves it.", False),
+    ("林悦在2024-04-01领养了一只短毛灰猫。", True), ("林悦在2024-04-01领养了一只猫。她很喜欢它。", False),
+])
+def test_a_fact_is_one_sentence(fact, ok):
+    assert (list(stratmem.fact_problems(fact, EN)) == []) is ok
+
+
 def test_a_query_may_not_copy_a_memory():
     v = {**ZH, "memories": [{"number": 9, "fact": "陈静在2024-03-13跑步时扭伤了脚踝，医生让她休息两周。"}]}
     assert list(stratmem.does_not_quote_memories(
