@@ -21,6 +21,9 @@ SPAN = (dt.datetime(2025, 3, 3, 8, 0), dt.datetime(2025, 3, 7, 18, 30))  # Monda
     ("Hates crowded supermarkets", "Detests busy supermarkets"),
     ("喜爱周末去湖边钓鱼", "周末爱去湖边钓鱼"),
     ("讨厌嘈杂的商场", "反感吵闹的商场"),
+    # a restating opener says nothing; "can't stand" is "hate", 不爱 is 不喜欢
+    ("Hates coriander", "Can't stand coriander"), ("No coriander", "In other words, no coriander"),
+    ("缓解工作焦虑", "换句话说，缓解工作焦虑"), ("不喜欢跑步", "不爱慢跑"), ("喜欢看纪录片", "说白了就是爱看纪录片"),
 ])
 def test_paraphrases_are_one_item(a, b):
     assert meaning.same_meaning_pairs([a, b, "Keeps bees on the allotment"]) == [(0, 1)]
@@ -32,6 +35,7 @@ def test_paraphrases_are_one_item(a, b):
     ("Jazz records on vinyl", "Rock records on vinyl"),
     ("Morning swims at the lido", "Evening runs by the river"),
     ("晚上练书法", "早上打太极"),
+    ("Can't stand coriander", "Loves coriander"), ("不爱跑步", "爱跑步"),
 ])
 def test_different_items_stay_apart(a, b):
     assert meaning.same_meaning_pairs([a, b]) == []
