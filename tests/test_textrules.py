@@ -24,6 +24,7 @@ SPAN = (dt.datetime(2025, 3, 3, 8, 0), dt.datetime(2025, 3, 7, 18, 30))  # Monda
     # a restating opener says nothing; "can't stand" is "hate", 不爱 is 不喜欢
     ("Hates coriander", "Can't stand coriander"), ("No coriander", "In other words, no coriander"),
     ("缓解工作焦虑", "换句话说，缓解工作焦虑"), ("不喜欢跑步", "不爱慢跑"), ("喜欢看纪录片", "说白了就是爱看纪录片"),
+    ("上班时间也能做的缓解办法", "上班时间也能做的缓解法子"), ("每周去游泳两次", "每个星期游泳两次"),
 ])
 def test_paraphrases_are_one_item(a, b):
     assert meaning.same_meaning_pairs([a, b, "Keeps bees on the allotment"]) == [(0, 1)]
