@@ -79,6 +79,7 @@ def test_chinese_relative_time_is_matched_on_words_not_inside_them():
     assert stratmem.says_relative_time("林悦前天领养了一只短毛猫。")
     assert list(stratmem.fact_problems("林悦前天领养了一只短毛灰猫。", ZH))
     assert not list(stratmem.fact_problems("林悦以前天天跑步，报名了半程马拉松。", ZH))
+    assert list(stratmem.fact_problems("陈静上周初搬家后，终于可以养猫了。", ZH))  # jieba: 上/周初
 
 
 # --- quotes and questions ------------------------------------------------------------------

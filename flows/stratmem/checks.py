@@ -22,7 +22,8 @@ _RELATIVE = re.compile(
     r"\b(yesterday|today|tonight|tomorrow|the day before|(last|next|this) (week|month|weekend|year|night|"
     r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)|(a few|two|three|several) (days|weeks) ago)\b",
     re.IGNORECASE)
-# Chinese has no spaces: matched against jieba's words, so 以前天天 (以前/天天) holds no 前天.
+# Chinese has no spaces: matched from the start of jieba's words, so 以前天天 (以前/天天) holds no
+# 前天.
 _RELATIVE_ZH = frozenset("昨天 今天 明天 前天 后天 今晚 昨晚 明晚 上周 下周 本周 这周 上个月 下个月 这个月 去年 今年 明年 "
                          "前几天 几天前 上星期 下星期 这星期 前两天 上礼拜 下礼拜".split())
 _ABSOLUTE = re.compile(r"(?<!\d)\d{4}(-\d{2}){0,2}(?!\d)|\d{4}年")
@@ -66,7 +67,11 @@ def says_relative_time(text: str) -> bool:
         return True
     if not _CJK.search(text):
         return False
-    return any(word in _RELATIVE_ZH for word in zh_words(text))
+    # A relative word starts at a word's start and may run into the next one: jieba splits
+    # 上周初 as 上/周初.
+    words = zh_words(text)
+    return any(r for i, w in enumerate(words) for r in _RELATIVE_ZH
+               if (w + "".join(words[i + 1:i + 3])).startswith(r))
 
 
 @check("memory_facts")
