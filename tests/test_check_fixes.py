@@ -79,6 +79,7 @@ def test_chinese_relative_time_is_matched_on_words_not_inside_them():
     assert stratmem.says_relative_time("林悦前天领养了一只短毛猫。")
     assert list(stratmem.fact_problems("林悦前天领养了一只短毛灰猫。", ZH))
     assert not list(stratmem.fact_problems("林悦以前天天跑步，报名了半程马拉松。", ZH))
+    assert list(stratmem.fact_problems("陈静上周初搬家后，终于可以养猫了。", ZH))  # jieba: 上/周初
 
 
 # --- quotes and questions ------------------------------------------------------------------
@@ -222,6 +223,23 @@ def test_a_scene_is_two_to_four_sentences_and_names_none_of_the_targets_people()
     assert not list(enpmr.scene_form(Scene(scene="林晓的公开课被校长批评。她躲进办公室，怀疑自己。"), V_ZH))
 
 
+@pytest.mark.parametrize(("text", "said", "named"), [
+    ("recognised by Mr Okafor's daughter: she sent a card", "I keep thinking about Mr Okafor.", True),
+    ("recognised by Mr Okafor's daughter: she sent a card", "Mr Okafor's room was quiet.", True),
+    ("recognised by Mr Okafor's daughter: she sent a card", "I sat with a patient all night.", False),
+    ("得到欧阳大爷女儿的认可：家属寄来感谢卡", "我又想起了老欧阳。", True),
+    ("得到欧阳大爷女儿的认可：家属寄来感谢卡", "欧阳大爷那天夜里睡不着。", True),
+    ("得到欧阳大爷女儿的认可：家属寄来感谢卡", "我女儿今天放学早。", False),
+])
+def test_a_highlights_person_is_whom_the_recogniser_belongs_to(text, said, named):
+    """Mr Okafor's daughter recognised it: the memory's person is Mr Okafor (and 欧阳, a
+    two-character surname, is 老欧阳), never the bare kin word."""
+    from flows.enpmr.leaks import Giveaway
+
+    people = Giveaway.of({"text": text}, [], "highlight").people
+    assert bool(Giveaway(people, frozenset()).in_text(said)) is named
+
+
 def test_a_persona_is_prose_not_a_form():
     form = PersonaDescription(description="Occupation: nurse. Age: 30-34. Region: Leeds. Likes: singing, baking.")
     assert list(enpmr.persona_is_prose(form, EN))
@@ -288,6 +306,26 @@ def test_a_rejection_is_direct_and_its_response_proposes_nothing_new():
                                                     "solution_feedback", "feedback_response"), {**EN, "framework": FRAMEWORK}))
 
 
+@pytest.mark.parametrize(("user", "softened"), [
+    ("你说的有道理，可是我真的抽不出时间。", True), ("这个主意听起来挺好的，只是我没时间。", True),
+    ("这个建议其实不错，就是太贵了。", True), ("我觉得不太好，但是谢谢你。", False), ("不行，太贵了。", False),
+    ("这个方法听起来不错，但我更想要明确的计划。", False),  # as PAL-Set's users say it (flows/pal/checks._SOFTENED)
+])
+def test_a_refusal_that_agrees_first_is_softened(user, softened):
+    v = {**ZH, "framework": FRAMEWORK}
+    assert bool(list(pal.direct_rejection(_pal_dialogue(user, "抱歉。"), v))) is softened
+
+
+@pytest.mark.parametrize(("response", "proposes"), [
+    ("明白了，这个不适合你；也可以请同事帮忙分担一部分。", True), ("抱歉，这个不合适，或者试试周末集中处理。", True),
+    ("Understood, that one doesn't suit you, or alternatively you could book a specialist.", True),
+    ("明白了，这个不适合你。", False), ("Understood, I'll drop that one.", False),
+])
+def test_a_response_to_a_rejection_offers_no_alternative(response, proposes):
+    v = {**ZH, "framework": FRAMEWORK}
+    assert bool(list(pal.response_offers_nothing_new(_pal_dialogue("不行。", response), v))) is proposes
+
+
 def test_the_assistant_does_not_presume_the_users_preferences():
     v = {**ZH, "framework": FRAMEWORK}
     presumed = _pal_dialogue("好。", "我知道你不太喜欢和人打交道，不过可以报个小班课。", "方案反馈", "方案提议")
@@ -307,6 +345,25 @@ def test_a_fact_names_its_person():
     assert len(list(stratmem.names_the_person(bad, v))) == 2
     good = ExtractedMemories(memories=[{"fact": "Melanie sets aside me-time each day for running.", "about": "Melanie"}])
     assert not list(stratmem.names_the_person(good, v))
+
+
+@pytest.mark.parametrize(("fact", "ok"), [
+    ("许磊约定周末陪陈静跑步，也想借此重新开始跑步。", True), ("许磊在自我介绍时说自己爱跑步。", True),
+    ("陈静说起教练那句“我相信你能跑完”，备受鼓舞。", True),
+    ("许磊约定周末陪我跑步，也想借此重新开始跑步。", False), ("她在2024-03-02跑完了半程马拉松。", False),
+])
+def test_a_zh_fact_never_says_i(fact, ok):
+    v = {**ZH, "speakers": ["陈静", "许磊"]}
+    assert (list(stratmem.names_the_person(ExtractedMemories(memories=[{"fact": fact, "about": "许磊"}]), v)) == []) is ok
+
+
+@pytest.mark.parametrize(("fact", "ok"), [
+    ("Mira adopted a cat named Pebble on 2023-05-07.", True),
+    ("Mira adopted a cat named Pebble on 2023-05-07. She loves it.", False),
+    ("林悦在2024-04-01领养了一只短毛灰猫。", True), ("林悦在2024-04-01领养了一只猫。她很喜欢它。", False),
+])
+def test_a_fact_is_one_sentence(fact, ok):
+    assert (list(stratmem.fact_problems(fact, EN)) == []) is ok
 
 
 def test_a_query_may_not_copy_a_memory():

@@ -51,6 +51,12 @@ def test_duplicate_preferences_are_caught():
     bad = Profile(**base, preferences=["likes tea"] * 10)
     assert distinct_preferences(good, {}) == []
     assert "distinct" in distinct_preferences(bad, {})[0]
+    # past the minimum too: one item that says another again in other words
+    items = ["Hates coriander", "Swims at dawn", "Reads crime novels", "Keeps bees", "Bakes rye bread",
+             "Plays chess online", "Grows tomatoes", "Collects vinyl", "Knits scarves", "Watches birds"]
+    assert distinct_preferences(Profile(**base, preferences=items), {}) == []
+    repeated = distinct_preferences(Profile(**base, preferences=[*items, "Can't stand coriander"]), {})
+    assert len(repeated) == 1 and "coriander" in repeated[0] and "again in other words" in repeated[0]
 
 
 def _session(*user_lines):

@@ -46,25 +46,8 @@ TARGET = 0.95
 # Rules whose checks kill fewer than 95 % of their mutants today: (recipe, rule) → rate, and
 # what slips through. A change either way fails the test until this table says so.
 BELOW_TARGET: dict[tuple[str, str], float] = {
-    ("enpmr", "distinct-memories"): 0.08,  # paraphrased duplicates (names compared exactly)
-    ("enpmr", "no-early-recall"): 0.78,  # "Mr Okafor", 老欧阳: the target's people by surname + title
-    ("enpmr", "scene-form"): 0.86,  # the same, in the scene
-    ("enpmr", "schema"): 0.76,  # invented fields: pydantic ignores extra keys, the data is unharmed
-    ("enpmr", "user-never-mentions"): 0.78,  # "Mr Okafor", 老欧阳 in a user turn
-    ("pal", "candidates"): 0.94,  # a candidate reworded from another
-    ("pal", "direct-rejection"): 0.0,  # "I see the logic, but", "我理解你的想法，不过"
-    ("pal", "eval-proposal"): 0.2,  # two solutions joined by or / alternatively / 或者 / 也可以
-    ("pal", "experience-ends"): 0.12,  # prose clock times and dates past the span's end
-    ("pal", "frameworks"): 0.33,  # the two implicit needs reworded from each other
-    ("pal", "preference-form"): 0.67,  # 3 statements (the check accepts 2-5, as released PAL-Set has)
-    ("pal", "profiles"): 0.63,  # one sentence a field (accepted as released); the user named
-    ("pal", "requirement-types"): 0.67,  # a type reworded from another
-    ("pal", "response-adds-nothing"): 0.0,  # ", or …" / "；也可以…" after a rejection
-    ("pal", "schema"): 0.69,  # invented fields
-    ("pal", "situations"): 0.71,  # the user named where the prompt says "the user"
-    ("stratmem", "fact-form"): 0.78,  # a second sentence; 上周初 read as a date
-    ("stratmem", "fact-names-person"): 0.94,  # the speaker made "her" / "我" beside another name
-    ("stratmem", "schema"): 0.72,  # invented fields
+    ("pal", "preference-form"): 0.67,  # 3 statements (the check accepts 3-5, as 97.4 % of released PAL-Set texts)
+    ("pal", "profiles"): 0.63,  # one sentence a field, the user named: both accepted as released PAL-Set has them
 }
 
 

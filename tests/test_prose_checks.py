@@ -7,6 +7,8 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from flows.enpmr import checks as ec
 from flows.pal import checks as pc
@@ -60,6 +62,22 @@ def test_user_not_named_in_an_experience(text, ok):
     assert (problems == []) is ok, problems
     if not ok:
         assert "不要用全名、姓加称呼或名字" in problems[0]
+
+
+@pytest.mark.parametrize(("text", "ok"), [
+    ("用户这周连着加了三天班。周四晚上她头疼得厉害。周五她请了半天假。周六她去医院做了检查。医生让她多休息。", True),
+    ("韩雪梅这周连着加了三天班。周四晚上她头疼得厉害。周五她请了半天假。周六她去医院做了检查。医生让她多休息。", False),
+    ("用户这周连着加了三天班。同事都叫她小梅。周五她请了半天假。周六她去医院做了检查。医生让她多休息。", False),
+])
+def test_user_not_named_in_a_situation(text, ok):
+    from schemas.pal import MonthSituations
+
+    out = MonthSituations(situations=[{"time_span": "2025-03-03 ~ 2025-03-07", "requirement_ids": ["a", "b"],
+                                       "situation": text}] * 4)
+    problems = pp.user_not_named(out, _lang(PAL, "zh"))
+    assert (problems == []) is ok, problems
+    if not ok:
+        assert problems[0].startswith("[user_not_named] situations[0].situation")
 
 
 def _dialogue(user_inquiry: str, assistant: str, feedback: str = "不用了。") -> Dialogue:
@@ -201,6 +219,39 @@ def test_zh_persona_names_no_new_place():
     assert sf.persona_places_from_sessions(VirtualPersona(**persona), v) == []
     persona["summary"] = "罗晴在成都经营陶艺工作室，老家在杭州。"
     assert "杭州" in sf.persona_places_from_sessions(VirtualPersona(**persona), v)[0]
+
+
+@pytest.mark.parametrize(("text", "places"), [
+    # jieba's dictionary tags these as places ("ns"); none is written as one
+    ("热爱长跑，坚持长跑训练", []), ("热情开朗", []), ("周末去菜市场挑新鲜的", []), ("家属送来锦旗", []),
+    ("换了越野跑鞋", []), ("学到东西了", []),
+    # places, by suffix, by the word before or after, or listed with one
+    ("他在青岛长大", ["青岛"]), ("住在杭州西湖区", ["杭州", "西湖区"]), ("搬到了深圳", ["深圳"]),
+    ("去过日本和巴黎", ["日本", "巴黎"]), ("成都人，爱吃辣", ["成都"]), ("她是成都一名康复师", ["成都"]),
+    ("回到了老家苏州", ["苏州"]), ("郫县豆瓣", ["郫县"]),
+])
+def test_zh_places_are_words_written_as_places(text, places):
+    assert sf.zh_places(text) == places
+
+
+def test_a_zh_persona_that_runs_is_not_a_place():
+    """The golden stratmem persona: 长跑 (long-distance running) is a pastime, not a place."""
+    v = {"virtual_person": "周航", "human": "林然", "language": "zh",
+         "sessions": [{"time": "…", "notes": ["周航在宁波跑完了半程马拉松。"], "lines": ["下周继续练！"]}]}
+    persona = dict(virtual_person_name="周航", summary="周航热爱长跑，在宁波跑完过半程马拉松。", traits=["热情开朗"],
+                   style=["直爽"], domains=["长跑", "长跑训练"], values=["坚持"])
+    assert sf.persona_places_from_sessions(VirtualPersona(**persona), v) == []
+    persona["summary"] += "他在青岛长大。"
+    assert "青岛" in sf.persona_places_from_sessions(VirtualPersona(**persona), v)[0]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.text(st.characters(blacklist_categories=("Cs",)), max_size=80), st.sampled_from(["在", "去过", "住在", "来自"]))
+def test_zh_places_take_any_text(text, before):
+    """Any text (CJK, emoji, RTL, full-width) is read; a place after a place-taking word is found."""
+    found = sf.zh_places(text)
+    assert all(isinstance(w, str) and len(w) >= 2 for w in found)
+    assert "青岛" in sf.zh_places(f"{text}。他{before}青岛。")
 
 
 @pytest.mark.parametrize(("failures", "score", "ok"), [([], 4, True), (["topic_drift"], 2, True),

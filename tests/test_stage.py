@@ -6,6 +6,8 @@ import asyncio
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
 from memsynth.generation.prompts import PromptLibrary
@@ -63,6 +65,7 @@ def test_valid_first_answer_is_ok(simulator, prompts, tmp_path):
 @pytest.mark.parametrize("bad,outcome", [
     ("not json at all", "invalid_json"),
     (json.dumps({"word": "x", "count": -1}), "invalid_schema"),
+    (json.dumps({"word": "x", "count": 2, "notes": "added by the model"}), "invalid_schema"),
     (json.dumps({"word": "x", "count": 3}), "check_failed"),
 ])
 def test_bad_answer_is_repaired_with_its_errors(simulator, prompts, tmp_path, bad, outcome):
@@ -75,6 +78,31 @@ def test_bad_answer_is_repaired_with_its_errors(simulator, prompts, tmp_path, ba
     repair = sim.recorded[1]["messages"]
     assert repair[-2] == {"role": "assistant", "content": bad}
     assert "could not be used" in repair[-1]["content"]
+
+
+def test_an_invented_top_level_key_is_named_in_one_problem():
+    """The prompt names every key: one it does not name is a schema problem (in the answer's
+    language), in the fast and the tolerant parse alike; a known key is never one."""
+    from memsynth.generation.stage import evaluate
+
+    stage = Stage("t", "pair", Pair, (even_count,))
+    for content in ('{"word": "x", "count": 2, "reasoning": "…"}', 'Here: {"word": "x", "count": 2, "reasoning": 1}'):
+        _out, problems, outcome = evaluate(stage, content, "stop", {"language": "en"})
+        assert outcome == "invalid_schema" and problems == [
+            "[schema] unknown top-level field(s) reasoning: answer with the fields word, count only"]
+    _out, problems, _outcome = evaluate(stage, '{"word": "x", "count": 2, "备注": "…"}', "stop", {"language": "zh"})
+    assert "备注" in problems[0] and "word、count" in problems[0]
+    assert evaluate(stage, '{"word": "x", "count": 2}', "stop", {"language": "en"})[2] == "ok"
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(st.text(max_size=12), st.integers(), max_size=4))
+def test_unknown_keys_are_exactly_the_keys_the_model_lacks(extra):
+    from memsynth.generation.answer_keys import unknown_keys
+
+    answer = {"word": "x", "count": 2, **extra}
+    assert unknown_keys(Pair, answer) == [k for k in answer if k not in ("word", "count")][:6]
+    assert unknown_keys(Pair, json.dumps(answer, ensure_ascii=False)) == unknown_keys(Pair, answer)
 
 
 def test_drop_policy_after_bounded_repairs(simulator, prompts, tmp_path):

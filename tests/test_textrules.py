@@ -21,6 +21,10 @@ SPAN = (dt.datetime(2025, 3, 3, 8, 0), dt.datetime(2025, 3, 7, 18, 30))  # Monda
     ("Hates crowded supermarkets", "Detests busy supermarkets"),
     ("喜爱周末去湖边钓鱼", "周末爱去湖边钓鱼"),
     ("讨厌嘈杂的商场", "反感吵闹的商场"),
+    # a restating opener says nothing; "can't stand" is "hate", 不爱 is 不喜欢
+    ("Hates coriander", "Can't stand coriander"), ("No coriander", "In other words, no coriander"),
+    ("缓解工作焦虑", "换句话说，缓解工作焦虑"), ("不喜欢跑步", "不爱慢跑"), ("喜欢看纪录片", "说白了就是爱看纪录片"),
+    ("上班时间也能做的缓解办法", "上班时间也能做的缓解法子"), ("每周去游泳两次", "每个星期游泳两次"),
 ])
 def test_paraphrases_are_one_item(a, b):
     assert meaning.same_meaning_pairs([a, b, "Keeps bees on the allotment"]) == [(0, 1)]
@@ -32,6 +36,7 @@ def test_paraphrases_are_one_item(a, b):
     ("Jazz records on vinyl", "Rock records on vinyl"),
     ("Morning swims at the lido", "Evening runs by the river"),
     ("晚上练书法", "早上打太极"),
+    ("Can't stand coriander", "Loves coriander"), ("不爱跑步", "爱跑步"),
 ])
 def test_different_items_stay_apart(a, b):
     assert meaning.same_meaning_pairs([a, b]) == []
@@ -84,6 +89,8 @@ def test_the_meaning_units_take_any_text(items):
     ("Ask HR for a standing desk; or you could bring a cushion from home.", "or you"),
     ("每天午饭后散步二十分钟，或者报一个晚间的游泳班。", "或者"),
     ("周末带孩子去科技馆，也可以在家一起拼乐高。", "也可以"),
+    # a condition already answered ("随时跟我说") concedes nothing to the alternative after it
+    ("如果还有其他需要，随时跟我说，或者请同事帮忙分担一部分。", "或者"),
 ])
 def test_two_proposals_in_one_are_found(text, joint):
     assert forms.second_proposal(text) == joint
@@ -93,6 +100,7 @@ def test_two_proposals_in_one_are_found(text, joint):
     "Swim twice a week, on Tuesday or Thursday evenings.",
     "每周二或者周四晚上去游泳一次。",
     "即使没空出门，也可以在阳台上做十分钟拉伸。",
+    "如果周末没空，也可以晚上去。",
 ])
 def test_one_proposal_passes(text):
     assert forms.second_proposal(text) is None
@@ -120,6 +128,14 @@ def test_person_forms_cover_full_name_title_given_name_and_pet_names():
     assert {"林海燕", "林老师", "老林", "小林", "海燕", "燕燕", "阿燕"} <= forms_
     assert {"tomasz", "nowak"} == people.person_forms("Dr Tomasz Nowak")
     assert people.person_forms("进修中心考核组") == set()
+
+
+def test_a_zh_pet_form_is_never_a_common_word():
+    """苏婧 is also 小婧; 张天 is never 天天 (every day) and 王时 never 小时 (an hour)."""
+    assert {"小婧", "婧婧", "阿婧"} <= people.person_forms("苏婧")
+    assert not {"天天", "小时"} & (people.person_forms("张天") | people.person_forms("王时"))
+    assert people.named_in("这周末小婧去医院复查。", people.person_forms("苏婧")) == ["小婧"]
+    assert people.named_in("他天天练两个小时。", people.person_forms("张天") | people.person_forms("王时")) == []
 
 
 @pytest.mark.parametrize(("relation", "text", "named"), [

@@ -40,11 +40,16 @@ def distinct_preferences(out: Profile, v: Mapping[str, Any]) -> Iterator[str]:
     from memsynth.quality.textrules.meaning import same_meaning_pairs
 
     unique = list(dict.fromkeys(p.strip().lower() for p in out.preferences))
-    repeats = {j for _, j in same_meaning_pairs(unique)}
+    pairs = same_meaning_pairs(unique)
+    repeats = {j for _, j in pairs}
     if (n := len(unique) - len(repeats)) < MIN_PREFERENCES:
         yield say(v, f"preferences must hold at least {MIN_PREFERENCES} distinct items (none the same as another in "
                      f"other words), found {n}",
                   f"preferences 至少要有 {MIN_PREFERENCES} 条互不相同的内容（换个说法的同一件事也算重复），实际只有 {n} 条")
+    # Past the minimum too, no item says another again (the rule: no preference repeats another).
+    for i, j in pairs[:3]:
+        yield say(v, f"preference {unique[j]!r} says {unique[i]!r} again in other words; make every item different",
+                  f"偏好“{unique[j]}”和“{unique[i]}”换了说法说的是同一件事；每一项都要不同")
 
 
 def _repeats(v: Mapping[str, Any], label: str, names: Sequence[str]) -> Iterator[str]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memsynth.core.textmatch import normal_text, zh_words
-from memsynth.quality.textrules.people import kin_pattern, kin_words, person_forms
+from memsynth.quality.textrules.people import KIN_ZH, kin_pattern, kin_words, person_forms
 
 # Two details of a memory in one turn give it away; one shared word may be chance.
 GIVEAWAY_DETAILS = 2
@@ -58,7 +58,8 @@ def tokens(text: str) -> set[str]:
 
 
 def _raw_words(normal: str) -> set[str]:
-    return set(re.findall(r"[a-z][a-z'-]+", normal))
+    words = set(re.findall(r"[a-z][a-z'-]+", normal.replace("’", "'")))
+    return words | {w[:-2] for w in words if w.endswith("'s")}  # Okafor's names Okafor
 
 
 def _found(token: str, text_normal: str, text_tokens: set[str]) -> bool:
@@ -83,8 +84,20 @@ def memory_people(memory: Mapping[str, Any], category: str | None = None) -> set
             return {form for p in people for form in person_forms(p)} | {f"kin:{w}" for w in
                                                                           kin_words(kin.group(1) or kin.group(2))}
     if m := _RECOGNISED.search(text):
-        people += _SPLIT_PEOPLE.split(m.group(1) or m.group(2))
+        people += [_owner(p) for p in _SPLIT_PEOPLE.split(m.group(1) or m.group(2))]
     return {form for p in people for form in person_forms(p)}
+
+
+_KIN_ZH_WORDS = "|".join(sorted({w for group in KIN_ZH for w in group if len(w) >= 2} | {"家属", "家人"}, key=len,
+                                reverse=True))
+_OWNED = re.compile(rf"^(.{{2,}}?)的?({_KIN_ZH_WORDS})$|^(.+?)['’]s\s+\w+$")
+
+
+def _owner(person: str) -> str:
+    """"Mr Okafor's daughter" and 欧阳大爷女儿 recognised it: the memory's person is the one
+    they belong to (Mr Okafor, 欧阳大爷), named as the user would name him."""
+    m = _OWNED.match(person.strip())
+    return (m.group(1) or m.group(3)) if m else person
 
 
 @dataclass(frozen=True)

@@ -368,9 +368,17 @@ def _actions(v: Mapping[str, Any], *names: str) -> set[str]:
 
 
 # "Sounds good, but…": a rejection softened into praise (the seed wants it direct).
+# PAL-Set's own users open a rejection with praise ("听起来不错，但") in 21 of
+# its 139 sessions (the release must still pass at 97 %): what the check sees beyond the bare
+# "不错，但" that opens a turn is agreement with the speaker ("你说的有道理，可是") and praise
+# hedged with 只是 / 就是 ("这个建议其实不错，就是"), which the release never writes. A clause
+# that says no ("我觉得不太好，但是") praises nothing.
+_NO_NEGATION = r"(?![^，,。！？!?]*?[不没别非难](?!错))"
 _SOFTENED = re.compile(
     r"^\W*((听起来|看起来|感觉|这个|这主意|这个主意|主意|想法)?(还)?(挺|很|蛮|确实|倒是)?(不错|好|有道理|可以|合理)(的|啊|呀)?"
     r"[，,、…\s]*(但是?|不过|可是|只是))"
+    rf"|^\W*{_NO_NEGATION}[^，,。！？!?]{{0,10}}(有道理|说得对|说的对|没错)[的啊呀吧]?[，,…\s]*(但是?|不过|可是|只是|就是)"
+    rf"|^\W*{_NO_NEGATION}[^，,。！？!?]{{0,10}}(不错|挺好|很好|合理|可以|有意思)[的啊呀吧]?[，,…\s]*(只是|就是)"
     r"|^\W*((that |it |this )?(sounds|seems|looks) (good|great|nice|reasonable|interesting|like a good idea)"
     r"|(good|great|nice|interesting) (idea|point|suggestion))[^.?!]{0,40}\bbut\b", re.IGNORECASE)
 
@@ -403,8 +411,11 @@ _PROPOSES = re.compile(r"可以试试|不妨|建议你|你可以(?!随时|再来
 
 @check("response_offers_nothing_new")
 def response_offers_nothing_new(out: Dialogue, v: Mapping[str, Any]) -> Iterator[str]:
+    """Nor one joined on as an alternative ("…, or alternatively …", "…；也可以…")."""
+    from memsynth.quality.textrules.forms import second_proposal
+
     for i, said in _on_disliked(out, v, "assistant", "feedback_response"):
-        if _PROPOSES.search(said.content):
+        if _PROPOSES.search(said.content) or second_proposal(said.content):
             yield say(v, f"turn {i} assistant: after {said.reference} is turned down the feedback response proposes "
                          "something new; only acknowledge it (new solutions come from the framework)",
                       f"第 {i} 轮 assistant：{said.reference} 被拒绝后的反馈回应又提出了新方案；只需回应，不要提出框架外的方案")

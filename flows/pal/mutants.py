@@ -17,6 +17,7 @@ from memsynth.quality.mutants import (
     DropOne,
     Duplicate,
     Fields,
+    InsertPerson,
     InsertText,
     Join,
     Longer,
@@ -50,6 +51,24 @@ def _named(answer: Any, v: Mapping[str, Any], language: str) -> list[tuple[str, 
     if language == "zh":
         return [("named_user", {"用户": name})]
     return [("named_user", {"the user": name, "The user": name})]
+
+
+def _user(v: Mapping[str, Any], language: str) -> list[tuple[str, str]]:
+    """The user, by the name of their profile (full name, surname + title, given name)."""
+    name = str((v.get("profile") or {}).get("name", "")).strip()
+    return [(name, "")] if name else []
+
+
+def _of_the_user(answer: Any, v: Mapping[str, Any], language: str) -> list[tuple[str, dict[str, str]]]:
+    """The assistant speaking of "the user" (用户) instead of to "you"."""
+    if language == "zh":
+        return [("third_user", {"你们": "用户们", "你": "用户"})]
+    return [("third_user", {"you": "the user", "You": "The user", "your": "the user's", "Your": "The user's"})]
+
+
+# A second question after the one a query or an inquiry asks.
+_SECOND_QUESTION = {"en": ("And how much should I expect it to cost?", "Also, is there anything I should avoid?"),
+                    "zh": ("另外，大概要花多少钱？", "还有，有什么需要注意避免的吗？")}
 
 
 def _said(action: str, feedback: str | None = None, speaker: str = "user"):
@@ -164,5 +183,15 @@ AIMS = (
     Aim("needs-on-topic", ("requirements",), Rewrite("topics[*].implicit_needs[1].need",
                                                      lambda v, lang: _OFF_TOPIC[lang], "off_topic_need")),
     Aim("choices-follow-preferences", ("solution_preferences",), Swap(_liked_disliked, "liked_disliked_swapped")),
+    # the user as "the user" / "you", never by name; one question a query or inquiry.
+    Aim("the-user", ("experience",), Voice("experience", _named)),
+    Aim("the-user", ("experience",), InsertPerson("experience", _user, voice="narrator")),
+    Aim("the-user", ("requirements",), InsertPerson("topics[*].requirement", _user, voice="narrator")),
+    Aim("the-user", ("dialogue",), InsertPerson("turns[*].assistant.content", _user, voice="ai")),
+    Aim("speaks-to-user", ("dialogue",), Voice("turns[*].assistant.content", _of_the_user, places=2)),
+    Aim("one-question", ("requirements",), InsertText("topics[*].user_query", lambda v, lang: _SECOND_QUESTION[lang],
+                                                      "second_question")),
+    Aim("one-question", ("dialogue",), InsertText(_said("topic_inquiry"), lambda v, lang: _SECOND_QUESTION[lang],
+                                                  "second_question")),
     Aim(SCHEMA_RULE, tuple(s.name for s in (*STAGES, *EVAL_STAGES)), Fields()),
 )

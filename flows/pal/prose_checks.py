@@ -15,7 +15,7 @@ from memsynth.quality.textrules.clock import past
 from memsynth.quality.textrules.forms import questions, second_proposal, third_person_user
 from memsynth.quality.textrules.meaning import same_meaning_pairs
 from memsynth.quality.textrules.people import named_in, person_forms
-from schemas.pal import Candidates, Dialogue, Experience, SessionRequirements
+from schemas.pal import Candidates, Dialogue, Experience, MonthSituations, SessionRequirements
 
 MINUTE = "%Y-%m-%d %H:%M"
 
@@ -50,13 +50,17 @@ def _unnamed(v: Mapping[str, Any], label: str, text: str) -> Iterator[str]:
 
 @check("user_not_named")
 def user_not_named(out: Any, v: Mapping[str, Any]) -> Iterator[str]:
-    """The prompts say "call the user 'the user'" / "do not use the user's name"; released
+    """The prompts say "call the user 'the user'" / "do not use the user's name" (situations,
+    experience, framework, dialogue); released
     PAL-Set dialogues name the user in none of 3,856 utterances."""
     if isinstance(out, Experience):
         yield from _unnamed(v, "experience", out.experience)
     elif isinstance(out, SessionRequirements):
         for t in out.topics:
             yield from _unnamed(v, f"{t.requirement_id}.requirement", f"{t.user_query} {t.requirement}")
+    elif isinstance(out, MonthSituations):
+        for i, s in enumerate(out.situations):
+            yield from _unnamed(v, f"situations[{i}].situation", s.situation)
     elif isinstance(out, Dialogue):
         for i, turn in enumerate(out.turns, start=1):
             for speaker in ("user", "assistant"):

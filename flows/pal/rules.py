@@ -11,12 +11,14 @@ RULES = (
     Rule("profiles", "profiles of 1-3 sentences a field, no students or retirees, Big Five levels that vary across "
          "a batch", "seed 004 Step 1", checks=("profile.batch_size", "profile.profile_fields", "profile.varied_batch"),
          accepts_less="the seed asks 2-3 sentences a field; released PAL-Set profiles often write one long sentence, "
-                      "so the check accepts 1-3 and the prompt asks for 1-3"),
+                      "so the check accepts 1-3 and the prompt asks for 1-3; it also accepts a profile that names its user, as 10 "
+                      "of PAL-Set's 100 released profiles do"),
     Rule("profile-example", "a profile differs from the prompt's example in every respect", "seed 004 Step 1",
          prompt_only="no check compares a profile with the example yet; varied_batch compares a batch's profiles"),
     Rule("the-user", "the user is called \"the user\" (in a dialogue \"you\"), never by full name, surname and "
          "title or given name", "seed 004 Steps 2-6",
-         checks=("experience.user_not_named", "requirements.user_not_named", "dialogue.user_not_named")),
+         checks=("situations.user_not_named", "experience.user_not_named", "requirements.user_not_named",
+                 "dialogue.user_not_named")),
     Rule("timeline", "one entry per month in order, at least 5 sentences of objective events", "seed 004 Step 2-1",
          checks=("timeline.months_in_order", "timeline.month_sentences")),
     Rule("requirement-types", "4-5 distinct requirement types per aspect", "seed 004 Step 2-2",
@@ -36,7 +38,7 @@ RULES = (
     Rule("situations", "4-6 back-to-back spans a month, 2-3 valid requirement ids, at least 5 sentences",
          "seed 004 Step 3, situation.py",
          checks=("situations.situation_count", "situations.spans_consecutive", "situations.valid_requirement_ids",
-                 "situations.situation_sentences")),
+                 "situations.situation_sentences", "situations.user_not_named")),
     Rule("personality-out-of-situations", "situations and experiences do not dwell on the user's personality",
          "seed 004 situation.py", built_in="flows/pal/chain.py sends the situations and experience prompts the "
          "profile without its personality (as the authors' code does), so there is none to dwell on"),

@@ -39,7 +39,7 @@ REQUIREMENT_TYPES = _stage("requirement_types", RequirementTypes, c.distinct_req
 PREFERENCES = _stage("preferences", AspectPreferences, c.covers_requirement_types, c.preference_sentences,
                      judge=j.PREFERENCES, max_tokens=2560)
 SITUATIONS = _stage("situations", MonthSituations, c.situation_count, c.spans_consecutive,
-                    c.valid_requirement_ids, c.situation_sentences, max_tokens=2560)
+                    c.valid_requirement_ids, c.situation_sentences, pc.user_not_named, max_tokens=2560)
 EXPERIENCE = _stage("experience", Experience, c.ends_before_session, pc.stays_in_span, pc.user_not_named,
                     max_tokens=1024)
 LOGS = _stage("logs", Logs, c.enough_logs, c.log_times, c.log_format)

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from memsynth.core.textmatch import shared_run, zh_words
+from memsynth.core.textmatch import sentences, shared_run, zh_words
 from memsynth.generation.stage import check, say
 from schemas.stratmem import MergedMemories, RoleLabels, UserQuery, VirtualPersona
 
@@ -22,7 +22,8 @@ _RELATIVE = re.compile(
     r"\b(yesterday|today|tonight|tomorrow|the day before|(last|next|this) (week|month|weekend|year|night|"
     r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)|(a few|two|three|several) (days|weeks) ago)\b",
     re.IGNORECASE)
-# Chinese has no spaces: matched against jieba's words, so 以前天天 (以前/天天) holds no 前天.
+# Chinese has no spaces: matched from the start of jieba's words, so 以前天天 (以前/天天) holds no
+# 前天.
 _RELATIVE_ZH = frozenset("昨天 今天 明天 前天 后天 今晚 昨晚 明晚 上周 下周 本周 这周 上个月 下个月 这个月 去年 今年 明年 "
                          "前几天 几天前 上星期 下星期 这星期 前两天 上礼拜 下礼拜".split())
 _ABSOLUTE = re.compile(r"(?<!\d)\d{4}(-\d{2}){0,2}(?!\d)|\d{4}年")
@@ -52,6 +53,9 @@ def fact_problems(fact: str, v: Mapping[str, Any], label: str = "fact") -> Itera
     if not low <= n <= high:
         yield say(v, f"{label} {fact!r} has {n} words; write one sentence of {low}-{high}",
                   f"{label}“{fact}”有 {n} 个字；请写一句 {low} 到 {high} 个字的话")
+    if (k := len(sentences(fact))) > 1:  # 2 of StratMem-Bench's 5,778 released facts are two sentences
+        yield say(v, f"{label} {fact!r} is {k} sentences; a memory is one sentence",
+                  f"{label}“{fact}”有 {k} 句话；一条记忆只写一句")
     if says_relative_time(fact) and not _ABSOLUTE.search(fact):
         yield say(v, f"{label} {fact!r} says when relative to the session; give the date (YYYY-MM-DD)",
                   f"{label}“{fact}”用了相对时间；请写出具体日期（YYYY-MM-DD）")
@@ -63,7 +67,11 @@ def says_relative_time(text: str) -> bool:
         return True
     if not _CJK.search(text):
         return False
-    return any(word in _RELATIVE_ZH for word in zh_words(text))
+    # A relative word starts at a word's start and may run into the next one: jieba splits
+    # 上周初 as 上/周初.
+    words = zh_words(text)
+    return any(r for i, w in enumerate(words) for r in _RELATIVE_ZH
+               if (w + "".join(words[i + 1:i + 3])).startswith(r))
 
 
 @check("memory_facts")
@@ -137,7 +145,10 @@ def does_not_quote_memories(out: UserQuery, v: Mapping[str, Any]) -> Iterator[st
 # Self-contained memories name their person: "she" or "I" means nothing a year later.
 _PRONOUN_EN = re.compile(r"(?<![\w-])(I|I'm|I've|I'd|I'll|me|my|mine|myself)(?![\w'-])"
                          r"|^(she|he|her|his|they|their)(?![\w'-])", re.IGNORECASE)
-_PRONOUN_ZH = re.compile(r"^(我|你|她|他|它)")
+# A memory opens with no pronoun, and never says 我 (its person is named; 自我 is a word, a quote
+# may say 我).
+_PRONOUN_ZH = re.compile(r"^(我|你|她|他|它)|(?<!自)我")
+_QUOTED_ZH = re.compile(r"“[^”]*”|「[^」]*」|『[^』]*』|\"[^\"]*\"")
 
 
 @check("names_the_person")
@@ -145,8 +156,9 @@ def names_the_person(out: Any, v: Mapping[str, Any]) -> Iterator[str]:
     speakers = [str(s) for s in v["speakers"]]
     for i, m in enumerate(out.memories):
         fact = m.fact.strip().replace("’", "'")
-        pronoun = _PRONOUN_ZH if _CJK.search(fact) else _PRONOUN_EN
-        if not any(s.lower() in fact.lower() for s in speakers) or pronoun.search(fact):
+        zh = bool(_CJK.search(fact))
+        pronoun, said = (_PRONOUN_ZH, _QUOTED_ZH.sub("", fact)) if zh else (_PRONOUN_EN, fact)
+        if not any(s.lower() in fact.lower() for s in speakers) or pronoun.search(said):
             yield say(v, f"memories[{i}] {m.fact!r} must name its person ({' or '.join(speakers)}), "
                          "never 'she', 'he' or 'I'",
                       f"memories[{i}]“{m.fact}”要写出人名（{'或'.join(speakers)}），不要用“她”“他”“我”")

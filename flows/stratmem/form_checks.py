@@ -55,11 +55,33 @@ def unused_has_no_evidence(out: UseJudgment, v: Mapping[str, Any]) -> Iterator[s
                       f"第 {x.index} 条记忆判为未用到，却给了证据；请把证据留空，或判为用到")
 
 
-# Chinese place names the persona may state only when a session does (jieba's part of speech "ns").
+# Chinese place names the persona may state only when a session does. jieba's part of speech
+# "ns" alone is not enough: its dictionary tags words like 长跑, 开朗, 新鲜, 锦旗 as places. A word
+# counts as a place when it is tagged ns *and* written as one: with an administrative suffix
+# (西湖区, 盐城市, 郫县, 苏州), after a word that takes a place (在, 去过, 来自, 搬到了, 老家),
+# before one that follows a place (成都人, 成都一家医院), or listed with such a place (日本和巴黎).
 _ZH = re.compile(r"[\u4e00-\u9fff]")
-# Words jieba tags as places that name none (开朗 is one of its mistakes).
-_NOT_PLACES = frozenset("城市 开朗 地方 家乡 老家 国内 国外 全国 中国 本地 外地 海外 市区 郊区 乡下 农村 城里 大陆 南方 北方 "
+# Words jieba tags as places that name none even in a place's position.
+_NOT_PLACES = frozenset("城市 地方 家乡 老家 国内 国外 全国 中国 本地 外地 海外 市区 郊区 乡下 农村 城里 大陆 南方 北方 "
                         "东方 西方 世界 各地 当地 附近 周边 社区 小区".split())
+_SUFFIX = tuple("省市县区州镇乡村岛湾港")
+_BEFORE = frozenset("在 去 到 回 往 从 于 住 赴 来自 位于 住在 回到 去过 搬到 搬去 搬回 来到 到过 生于 出生于 飞往 前往 "
+                    "离开 定居 移居 老家 家乡 故乡 籍贯".split())
+_SKIP = frozenset({"了", "过"})
+_AFTER = frozenset("人 一家 一所 一名 一位 一个 本地人 口音 方言".split())
+_AND = frozenset({"和", "、", "与", "及", "或"})
+
+
+def _as_place(words: list[tuple[str, str]], i: int) -> bool:
+    word = words[i][0]
+    if word.endswith(_SUFFIX):
+        return True
+    j = i - 1
+    while j >= 0 and words[j][0] in _SKIP:
+        j -= 1
+    if j >= 0 and words[j][0] in _BEFORE:
+        return True
+    return i + 1 < len(words) and words[i + 1][0] in _AFTER
 
 
 def zh_places(text: str) -> list[str]:
@@ -68,7 +90,15 @@ def zh_places(text: str) -> list[str]:
     jieba_module()  # quiet, its cache under memsynth's folder
     import jieba.posseg as posseg
 
-    return [p.word for p in posseg.lcut(text) if p.flag == "ns" and len(p.word) >= 2 and p.word not in _NOT_PLACES]
+    words = [(p.word, p.flag) for p in posseg.lcut(text)]
+    places: list[str] = []
+    for i, (word, flag) in enumerate(words):
+        if flag != "ns" or len(word) < 2 or word in _NOT_PLACES:
+            continue
+        listed = i >= 2 and words[i - 1][0] in _AND and words[i - 2][0] in places
+        if listed or _as_place(words, i):
+            places.append(word)
+    return places
 
 
 @check("persona_places_from_sessions")

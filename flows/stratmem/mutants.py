@@ -47,6 +47,16 @@ def _pronouns(answer: Any, v: Mapping[str, Any], language: str) -> list[tuple[st
     return out
 
 
+def _third_person(answer: Any, v: Mapping[str, Any], language: str) -> list[tuple[str, dict[str, str]]]:
+    """The query speaks of the character by name instead of to "you"."""
+    name = str(v.get("virtual_person", "")).strip()
+    if not name:
+        return []
+    if language == "zh":
+        return [("third_character", {"你们": f"{name}他们", "你": name})]
+    return [("third_character", {"you": name, "You": name, "your": f"{name}'s", "Your": f"{name}'s"})]
+
+
 # Dates as facts write them, and the relative words the rule forbids instead.
 _DATE = {"en": r"\b(on |in )?(\d{1,2} )?(January|February|March|April|May|June|July|August|September|October|"
                r"November|December)( \d{1,2})?,? \d{4}\b|\b\d{4}-\d{2}-\d{2}\b",
@@ -101,5 +111,11 @@ AIMS = (
     Aim("eval-miq", ("eval_miq",), Set("score", 6, "off_scale")),
     Aim("query-given-type", ("query",), Rewrite("query", lambda v, lang: _OFF_POOL[lang], "off_pool_query")),
     Aim("irrelevant-suppressed", ("eval_respond",), Append("response", _irrelevant, "irrelevant_memory")),
+    Aim("query-to-character", ("query",), Voice("query", _third_person)),
+    Aim("miq-consistent", ("eval_miq",), Set("failures", ["topic_drift"], "flag_against_score",
+                                             lambda a, v: not a.get("failures") and a.get("score", 0) > 2)),
+    Aim("miq-consistent", ("eval_miq",), Set("score", 5, "score_against_flags", lambda a, v: bool(a.get("failures")))),
+    Aim("miq-consistent", ("eval_miq",), Set("failures", [], "score_against_flags",
+                                             lambda a, v: bool(a.get("failures")) and a.get("score", 5) <= 2)),
     Aim(SCHEMA_RULE, tuple(s.name for s in (*STAGES, *EVAL_STAGES)), Fields()),
 )

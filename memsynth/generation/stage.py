@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
+from memsynth.generation.answer_keys import answer_keys, unknown_keys
 from memsynth.generation.prompts import PromptLibrary
 from memsynth.llm.budget import schema_budget
 from memsynth.llm.parse import UnparsableOutput, extract_json
@@ -351,6 +352,7 @@ def evaluate(stage: Stage, content: str, finish_reason: str | None,
         # Clean JSON (nearly every answer, and every one the cache replays) goes straight
         # to pydantic's own parser; anything else takes the tolerant path.
         output = stage.output.model_validate_json(content)
+        data: Any = None
     except ValidationError as fast_error:
         if not _is_json_error(fast_error):
             return None, _validation_problems(fast_error, variables), "invalid_schema"
@@ -362,6 +364,11 @@ def evaluate(stage: Stage, content: str, finish_reason: str | None,
             output = stage.output.model_validate(data)
         except ValidationError as exc:
             return None, _validation_problems(exc, variables), "invalid_schema"
+    if unknown := unknown_keys(stage.output, content if data is None else data):
+        return None, ["[schema] " + say(
+            variables, f"unknown top-level field(s) {', '.join(unknown)}: answer with the fields "
+                       f"{', '.join(answer_keys(stage.output))} only",
+            f"多出了顶层字段 {'、'.join(unknown)}：只写 {'、'.join(answer_keys(stage.output))} 这些字段")], "invalid_schema"
     problems = [p for c in stage.checks for p in c(output, variables)]
     return output, problems, ("check_failed" if problems else "ok")
 

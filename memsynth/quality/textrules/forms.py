@@ -20,8 +20,9 @@ _ALTERNATIVE = re.compile(
     r"|另一个(办法|选择|方案)是|也可以考虑|还可以考虑", re.IGNORECASE)
 
 
-# "即使不能陪伴，也可以视频通话": a concession leads to one proposal, not a second.
-_CONCESSION = re.compile(r"(即使|就算|哪怕|即便|虽然|如果|假如|要是)[^。；;]*$")
+# "即使不能陪伴，也可以视频通话": a concession leads to one proposal, not a second; it is the clause
+# just before (in "如果还有需要，随时跟我说，或者…" the 如果 clause already has its answer).
+_CONCESSION = re.compile(r"(即使|就算|哪怕|即便|虽然|如果|假如|要是)[^。；;，,]*$")
 
 
 def second_proposal(text: str) -> str | None:

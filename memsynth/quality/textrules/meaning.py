@@ -81,8 +81,8 @@ _SYNONYMS_EN = (
     "lift elevator",
 )
 _SYNONYMS_ZH = (
-    "喜欢 喜爱 热爱 爱吃 偏爱 钟爱 爱好 热衷 享受",
-    "讨厌 厌恶 反感 受不了 不喜欢 排斥 憎恶",
+    "喜欢 喜爱 热爱 爱吃 偏爱 钟爱 爱好 热衷 享受 爱",
+    "讨厌 厌恶 反感 受不了 不喜欢 排斥 憎恶 不爱",
     "安静 清静 宁静 僻静",
     "吵闹 嘈杂 喧闹 热闹",
     "辣 辛辣 麻辣",
@@ -109,6 +109,8 @@ _SYNONYMS_ZH = (
     "疲惫 疲劳 劳累 累",
     "提高 提升 改善",
     "学习 学",
+    "办法 法子 方法",
+    "每周 每个星期 每星期 每个礼拜 每礼拜",
 )
 _NEGATIVE_EN = re.compile(r"\b(not|no|never|n't|dislike\w*|hate\w*|detest\w*|loathe\w*|avoid\w*|can't stand|"
                           r"cannot stand|without)\b|n't\b")
@@ -166,10 +168,20 @@ def _zh_units(normal: str) -> frozenset[str]:
     return frozenset(units)
 
 
+# Words that announce a restatement and carry no content of their own ("In other words, …",
+# "说白了就是…"), and phrases that are one word of a synonym group ("can't stand" is "hate").
+_RESTATING = re.compile(r"^\W*(in other words|put simply|simply put|basically|that is to say|that is|essentially|"
+                        r"in short|to put it another way|换句话说|说白了就是|说白了|其实就是|也就是说|简单来说|简单地说|"
+                        r"总之|换言之)[\s,，:：]*")
+_PHRASES_EN = ((re.compile(r"\b(can't|cannot|can not) (stand|bear)\b"), "hate"),)
+
+
 def meaning_units(text: str) -> frozenset[str]:
     """The units an item is compared by: stemmed, synonym-mapped content words (English) or
     synonym-mapped character pairs (Chinese)."""
-    normal = normal_text(text)
+    normal = _RESTATING.sub("", normal_text(text).replace("’", "'"))
+    for pattern, word in _PHRASES_EN:
+        normal = pattern.sub(word, normal)
     return _zh_units(normal) if _CJK.search(normal) else _en_units(normal)
 
 

@@ -1,6 +1,7 @@
 """The forms a person is named by: full name, surname with a title, given name, kinship term.
 
-张立新 is also 张老师, 老张, 小张, 立新, 阿新 and 新新; Dr Alan Reeves is also Alan and
+张立新 is also 张老师, 老张, 小张, 立新, 阿新, 新新 and 小新 (a pet form that is
+no common word: 张天 is not 天天); Dr Alan Reeves is also Alan and
 Reeves; the user's mother is 妈妈, 母亲, 老妈, mum, mom, mother. A form is what a check
 looks for in a turn where that person must not be named.
 """
@@ -16,6 +17,9 @@ _CJK = re.compile(r"[\u4e00-\u9fff]")
 ZH_TITLES = ("老师", "大爷", "大妈", "阿姨", "叔叔", "叔", "姐", "哥", "总", "工", "经理", "医生", "大夫", "主任",
              "师傅", "老板", "教练", "教授", "奶奶", "爷爷", "婆婆", "伯", "护士", "队长", "科长", "处长", "律师",
              "同学", "姨", "婶")
+# Two-character surnames: 欧阳大爷 is 老欧阳, not 老欧.
+ZH_COMPOUND_SURNAMES = ("欧阳", "司马", "上官", "诸葛", "东方", "皇甫", "尉迟", "公孙", "慕容", "令狐", "司徒", "夏侯",
+                        "长孙", "宇文", "轩辕", "端木", "独孤", "南宫", "西门", "百里", "呼延", "澹台", "万俟")
 _ZH_GROUPS = ("组", "会", "中心", "部", "科", "院", "队", "团", "班", "处", "局", "公司", "小组", "委员会", "学校", "医院")
 _EN_TITLES = frozenset({"mr", "mrs", "ms", "miss", "dr", "prof", "professor", "sir", "madam", "coach", "uncle",
                         "aunt", "auntie", "grandma", "grandpa", "the", "a", "an", "his", "her", "their", "my", "nurse",
@@ -74,6 +78,16 @@ def kin_pattern(words: set[str], owners: tuple[str, ...] = ()) -> re.Pattern[str
     return re.compile(rf"\b({possessive})\s+(?:\w+\s+)?({kin})\b", re.IGNORECASE)
 
 
+def _common_word(word: str) -> bool:
+    """A word of jieba's dictionary: 小时 (hour), 天天 (every day) and 小心 are no pet names of
+    张天 or 王心, while 小婧 and 芳芳 are not in it."""
+    from memsynth.core.textmatch import jieba_module
+
+    jieba = jieba_module()
+    jieba.dt.check_initialized()
+    return bool(jieba.dt.FREQ.get(word))
+
+
 def person_forms(name: str) -> set[str]:
     """The ways a person is named: the whole name, surname with a title, or the given name (and
     in Chinese its pet forms: 阿新, 新新, 小新)."""
@@ -92,20 +106,20 @@ def person_forms(name: str) -> set[str]:
                 break
         forms = {name}
         if 1 <= len(core) <= 4 and all(_CJK.match(c) for c in core):
-            surname = core[0]
+            surname = core[:2] if core.startswith(ZH_COMPOUND_SURNAMES) and len(core) >= 2 else core[0]
             forms |= {surname + t for t in ZH_TITLES if len(t) >= 2} | {"老" + surname, "小" + surname}
-            given = core[1:] if len(core) >= 2 else ""
-            if len(core) >= 3:
+            given = core[len(surname):]
+            if len(core) >= 3 and given:
                 forms.add(given)
             elif core != name:
                 forms.add(core)
             if given and core == name:  # a real name, not 陈大爷: its given name's pet forms
                 last = given[-1]
-                forms |= {"阿" + last, last + last}
+                forms |= {f for f in ("阿" + last, last + last, "小" + last) if not _common_word(f)}
         return {f for f in forms if len(f) >= 2}
     # English names are capitalised: "the centre's assessment panel" names nobody.
-    return {w.lower() for w in re.findall(r"[A-Z][a-zA-Z'-]+", original)
-            if len(w) >= 3 and w.lower() not in _EN_TITLES}
+    words = (re.sub(r"['’]s$", "", w) for w in re.findall(r"[A-Z][a-zA-Z'’-]+", original))
+    return {w.lower() for w in words if len(w) >= 3 and w.lower() not in _EN_TITLES}
 
 
 def named_in(text: str, forms: set[str]) -> list[str]:
