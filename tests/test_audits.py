@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import shutil
 from collections import Counter, defaultdict
-from pathlib import Path
 
 import pytest
 

@@ -116,10 +116,10 @@ def test_a_bad_verdicts_file_is_one_line(tmp_path, content, message):
 def test_verdicts_name_known_rules_and_values(tmp_path):
     cases = audit_cases(FEW)
     case = cases[0]
-    for given, message in (({"no-such-rule": "pass"}, "not one of its audit rules"),
-                           ({case.rules[0]: {"verdict": "maybe"}}, "must be pass or violation")):
+    for verdict, message in (({"no-such-rule": "pass"}, "not one of its audit rules"),
+                             ({case.rules[0]: {"verdict": "maybe"}}, "must be pass or violation")):
         path = tmp_path / "v.json"
-        path.write_text(json.dumps({case.qualified_id: given}), encoding="utf-8")
+        path.write_text(json.dumps({case.qualified_id: verdict}), encoding="utf-8")
         with pytest.raises(MemsynthError, match=message):
             read_verdicts(path, cases)
     path.write_text(json.dumps({case.qualified_id: {case.rules[0]: "violation"}}), encoding="utf-8")

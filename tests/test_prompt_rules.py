@@ -21,8 +21,6 @@ constants the checks use (WORD_LIMITS below).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from memsynth.generation.prompts import DEFAULT_PROMPTS_DIR, PromptLibrary

@@ -20,7 +20,7 @@ import re
 import shutil
 import tempfile
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,14 @@ from memsynth.core.errors import ConfigError, MemsynthError
 from memsynth.core.inputs import loads_json
 from memsynth.generation.audit import VERDICTS, AuditStage, audit_stages, audit_variables
 from memsynth.generation.prompts import PromptLibrary
-from memsynth.quality.answer_check import AnswerFileError, AnswerVerdict, _load, _variables, answer_files, find_stage
+from memsynth.quality.answer_check import (
+    AnswerFileError,
+    AnswerVerdict,
+    _load,
+    _variables,
+    answer_files,
+    find_stage,
+)
 
 Verdicts = dict[str, dict[str, tuple[str, str]]]  # answer key → rule → (verdict, reason)
 _KEY = re.compile(r"^audit-[0-9a-f]{16}$")
