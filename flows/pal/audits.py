@@ -9,15 +9,27 @@ AUDITS = AuditPlan(
     stages={
         "preferences": ("preferences-personal",),
         "situations": ("personality-out-of-situations",),
-        "experience": ("personality-out-of-situations", "experience-ends"),
+        "experience": ("personality-out-of-situations", "experience-ends", "experience-objective"),
+        "logs": ("log-realism",),
         "requirements": ("vague-query", "needs-on-topic"),
         "candidates": ("candidates",),
         # Gold: the liked and disliked solutions are the benchmark's preference labels.
         "solution_preferences": ("choices-follow-preferences", "choices-verbatim"),
-        "dialogue": ("dialogue-skeleton", "direct-rejection", "response-adds-nothing", "preferences-hidden"),
+        "dialogue": ("dialogue-skeleton", "direct-rejection", "response-adds-nothing", "preferences-hidden",
+                     "dialogue-flow"),
     },
     gold=("solution_preferences",),
     not_audited={
+        "profile-example": "the profile is the context of the chain, and the example it must differ from is fixed "
+                           "text: a batch's own variety is checked (varied_batch)",
+        "preference-analysis": "the analysis is the model's reasoning before its answer, kept in no benchmark table",
+        "eval-assistant": "the prompt of the model under evaluation, in `memsynth eval`",
+        "language": "a shared rule of every prompt: a judge call per stage for the language of short values would "
+                    "cost more than it finds; the prompt carries it",
+        "audit-scope": "the audit's own prompt: measured by `check-answers --judge`, not audited by itself",
+        "audit-any-wording": "the audit's own prompt: measured by `check-answers --judge`, not audited by itself",
+        "emotions-what": "an emotion score is itself a model's reading, compared with annotators in `memsynth agreement`",
+        "emotions-reader": "an emotion score is itself a model's reading, compared with annotators in `memsynth agreement`",
         "eval-restatement-grade": "an evaluation stage: runs in `memsynth eval`, not in a build",
     },
     seed_validation=(

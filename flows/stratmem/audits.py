@@ -7,7 +7,7 @@ from memsynth.generation.audit import AuditPlan
 
 AUDITS = AuditPlan(
     stages={
-        "extract": ("fact-speakers", "fact-names-person"),
+        "extract": ("fact-speakers", "fact-names-person", "fact-grounded"),
         "merge": ("merge-keeps-all",),
         "query": ("query-given-type", "query-no-quote"),
         "persona": ("persona-from-sessions",),
@@ -16,6 +16,13 @@ AUDITS = AuditPlan(
     },
     gold=("label",),
     not_audited={
+        "eval-in-character": "the prompt of the model under evaluation, in `memsynth eval`",
+        "language": "a shared rule of every prompt: a judge call per stage for the language of short values would "
+                    "cost more than it finds; the prompt carries it",
+        "audit-scope": "the audit's own prompt: measured by `check-answers --judge`, not audited by itself",
+        "audit-any-wording": "the audit's own prompt: measured by `check-answers --judge`, not audited by itself",
+        "emotions-what": "an emotion score is itself a model's reading, compared with annotators in `memsynth agreement`",
+        "emotions-reader": "an emotion score is itself a model's reading, compared with annotators in `memsynth agreement`",
         "irrelevant-suppressed": "what the benchmark measures of a system's reply, in `memsynth eval`",
         "eval-miq": "an evaluation stage: runs in `memsynth eval`, not in a build",
     },
