@@ -36,16 +36,20 @@ class Recorder:
     def __init__(self) -> None:
         self.tests: dict[str, dict[str, float]] = defaultdict(dict)
         self.outcomes: dict[str, str] = {}
+        self.workers: dict[str, float] = defaultdict(float)  # seconds each xdist worker was busy
 
     def pytest_runtest_logreport(self, report) -> None:
         self.tests[report.nodeid][report.when] = round(report.duration, 3)
+        node = getattr(report, "node", None)
+        self.workers[getattr(getattr(node, "gateway", None), "id", "main")] += report.duration
         if report.when == "call" or report.outcome != "passed":
             self.outcomes.setdefault(report.nodeid, report.outcome)
 
     def pytest_sessionfinish(self, session) -> None:
         out = os.environ.get("MEMSYNTH_SUITE_TIMES")
         if out and not hasattr(session.config, "workerinput"):  # the controller only
-            Path(out).write_text(json.dumps({"tests": self.tests, "outcomes": self.outcomes}))
+            Path(out).write_text(json.dumps({"tests": self.tests, "outcomes": self.outcomes,
+                                             "workers": {k: round(v, 1) for k, v in self.workers.items()}}))
 
 
 def pytest_configure(config) -> None:
@@ -89,6 +93,7 @@ def run(name: str, note: str, pytest_args: list[str]) -> dict:
         "git": subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                               text=True).stdout.strip(),
         "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "workers": recorded.get("workers", {}),
         "files": by_file(recorded["tests"]),
         "slowest_tests": {k: v for k, v in slowest},
     }
@@ -127,7 +132,7 @@ def section(names: list[str]) -> list[str]:
     for r in runs:
         out.append(f"- {r['name']}: `{r['command']}` at {r['git']}, {r['when']}, {r['machine']}; exit "
                    f"{r['exit_code']}, {r['summary'][0]}; load average {r['load_average_before']} before, "
-                   f"{r['load_average_after']} after. {r['note']}")
+                   f"{r['load_average_after']} after; busy seconds by worker {r.get('workers', {})}. {r['note']}")
     return out + [""] + table(runs) + [""]
 
 
