@@ -73,6 +73,7 @@ def run(name: str, note: str, pytest_args: list[str]) -> dict:
                *pytest_args]
     env = {**os.environ, "MEMSYNTH_SUITE_TIMES": str(times),
            "PYTHONPATH": os.pathsep.join(filter(None, [str(BENCH), os.environ.get("PYTHONPATH")]))}
+    git = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     load_before = os.getloadavg()
     started = time.monotonic()
     proc = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
@@ -90,8 +91,7 @@ def run(name: str, note: str, pytest_args: list[str]) -> dict:
         "load_average_after": [round(x, 1) for x in os.getloadavg()],
         "summary": proc.stdout.strip().splitlines()[-1:] or [""],
         "machine": f"{os.cpu_count()} cores, Python {platform.python_version()}",
-        "git": subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                              text=True).stdout.strip(),
+        "git": git,  # at the start: the code the run tested
         "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "workers": recorded.get("workers", {}),
         "files": by_file(recorded["tests"]),
