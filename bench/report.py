@@ -465,6 +465,9 @@ def main() -> None:
                 "| t s | RSS MB | calls/s in the window |", "|---|---|---|"]
         out += [f"| {s['t_s']:.0f} | {s['rss_mb']:.0f} | {s['calls_per_s']:.0f} |" for s in plan["samples"]]
         out.append("")
+    from suite import section as suite_section  # bench/suite.py: the test suite's time by file
+
+    out += suite_section(["suite-before", "suite-after", "files-before", "files-after"])
     (BENCH / "RESULTS.md").write_text("\n".join(out))
     print((BENCH / "RESULTS.md").read_text())
 

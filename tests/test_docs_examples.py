@@ -6,8 +6,8 @@ say to put it. What an example expects is written under it as `#> text` (the com
 contains it), or `#> exits N` for a command whose point is a non-zero exit. A block is steered by an HTML comment on the line before it:
 
 - `<!-- example: file PATH -->`: the block is a file the next examples use; it is written there;
-- `<!-- example: server -->`: each command serves until stopped: it must still be up after a
-  few seconds and stop within seconds of SIGTERM;
+- `<!-- example: server -->`: each command serves until stopped: it must listen on its port
+  (its process or a child of it) and stop within seconds of SIGTERM;
 - `<!-- example: after the install -->`: the README's set-up line; the part after its install;
 - `<!-- example: not run: REASON -->`: not run, for the reason given (a real endpoint, a
   network download, a service that outlives a test).
@@ -34,6 +34,7 @@ SHARED = ROOT.parent / "shared"
 PAGES = ["README.md", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").glob("*.md"))]
 MARKER = re.compile(r"^<!-- example: (.+?) -->$")
 COMMAND_TIMEOUT_S = 300
+SERVE_TIMEOUT_S = 60  # until a server example listens; a hang guard, not a measure
 
 
 @dataclass
@@ -175,7 +176,13 @@ class Page:
     def serve(self, command: Command) -> None:
         process = self.start(command.text)
         try:
-            time.sleep(4)
+            port = served_port(command.text)
+            if port is None:
+                time.sleep(4)
+            deadline = time.monotonic() + SERVE_TIMEOUT_S
+            while port is not None and process.poll() is None and not listening(process, port):
+                assert time.monotonic() < deadline, f"{self.where(command.line)}: nothing listens on {port}"
+                time.sleep(0.1)
             if process.poll() is not None:
                 raise AssertionError(f"{self.where(command.line)}: `{command.text}` exited "
                                      f"{process.returncode} instead of serving:\n{process.stdout.read()[-3000:]}")
@@ -196,6 +203,28 @@ class Page:
     def close(self) -> None:
         for process in self.background:
             stop(process)
+
+
+def served_port(text: str) -> int | None:
+    """The port a server example listens on: its `--port`, else its command's default."""
+    given = re.search(r"--port[ =](\d+)", text)
+    if given:
+        return int(given.group(1))
+    defaults = {"memsynth review": 8501, "memsynth simulator serve": 8001}
+    return next((port for prefix, port in defaults.items() if text.startswith(prefix)), None)
+
+
+def listening(process: subprocess.Popen, port: int) -> bool:
+    """The example's own process (or a child of it) listens on `port`: it serves, rather than
+    having been left alive (a port someone else holds does not count)."""
+    import psutil
+
+    try:
+        family = [psutil.Process(process.pid), *psutil.Process(process.pid).children(recursive=True)]
+        return any(c.status == psutil.CONN_LISTEN and c.laddr.port == port
+                   for p in family for c in p.net_connections(kind="inet"))
+    except psutil.Error:
+        return False
 
 
 def stop(process: subprocess.Popen) -> None:

@@ -69,6 +69,9 @@ def built(tmp_path_factory) -> tuple[dict, Path, SimulatorThread]:
     return summary, tmp, sim
 
 
+# The two readers of the module's build on one worker: under --dist loadgroup, ungrouped tests
+# go to either, and a module fixture is built again on each worker that asks for it.
+@pytest.mark.xdist_group("long_queue")
 def test_build(built):
     summary, _, sim = built
     assert summary["version"] == 1 and summary["failed_items"] == 0 and summary["row_counts"]["benchmark"] == 4
@@ -76,6 +79,7 @@ def test_build(built):
     assert_a_long_queue(sim, 3000)
 
 
+@pytest.mark.xdist_group("long_queue")
 def test_eval(built):
     """The model under test and its judge on the one server (the judge takes the model's
     endpoint by default): answers and judgments queue together."""
