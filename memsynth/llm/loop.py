@@ -29,6 +29,7 @@ class LoopThread:
     def __init__(self, name: str = "memsynth-llm"):
         self.loop = new_event_loop()
         self._running: set[concurrent.futures.Future[Any]] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()  # the loop's side of what `submit` started
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
@@ -38,12 +39,45 @@ class LoopThread:
         self.loop.run_forever()
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Run `coro` on the loop and block the calling thread until it finishes."""
-        return self.submit(coro).result()
+        """Run `coro` on the loop and block the calling thread until it finishes. Interrupted
+        (Ctrl-C reaches the waiting thread), `coro` is cancelled and given a moment to unwind,
+        so no task is left pending when the loop is closed (asyncio's "Task was destroyed but
+        it is pending" at exit)."""
+        future = self.submit(coro)
+        try:
+            return future.result()
+        except BaseException:
+            future.cancel()
+            self._settle(5.0)
+            raise
+
+    def _settle(self, timeout_s: float) -> None:
+        """Until the coroutines `run`/`submit` started have finished (cancelled ones unwinding)."""
+        async def settled() -> None:
+            with self._lock:
+                tasks = set(self._tasks)
+            if tasks:
+                await asyncio.wait(tasks, timeout=timeout_s)
+
+        if self._thread.is_alive():
+            try:
+                asyncio.run_coroutine_threadsafe(settled(), self.loop).result(timeout_s + 1)
+            except (concurrent.futures.TimeoutError, RuntimeError, KeyboardInterrupt):
+                pass  # a second Ctrl-C, or a loop already stopping: leave at once
+
+    async def _tracked(self, coro: Coroutine[Any, Any, T]) -> T:
+        task = asyncio.current_task()
+        with self._lock:
+            self._tasks.add(task)  # type: ignore[arg-type]
+        try:
+            return await coro
+        finally:
+            with self._lock:
+                self._tasks.discard(task)  # type: ignore[arg-type]
 
     def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
         """Start `coro` on the loop and return at once; `cancel_running` cancels it too."""
-        future = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        future = asyncio.run_coroutine_threadsafe(self._tracked(coro), self.loop)
         with self._lock:
             self._running.add(future)
         future.add_done_callback(self._finished)
