@@ -312,6 +312,17 @@ def throughput_rows(runs: list[dict]) -> list[str]:
 
 # What the real-server tables do not say by themselves (2026-11-27, issue 53).
 REAL_SERVER_NOTES = [
+    "- 2026-11-28, at default settings (`--concurrency auto`): both tasks failed in about 23 minutes with "
+    "\"the endpoint failed a request 40 times in a row while answering others: the answer's stream ended "
+    "before the answer did\". llama-cpp-python's server, by default (`interrupt_requests`), ends the answer "
+    "it is streaming with `[DONE]` and no finish reason as soon as another request waits, so every request "
+    "beyond one was cut and retried. memsynth now pins concurrency to one after two such cuts (and says so "
+    "in the summary); the simulator plays it (`--interrupts`; tests/test_interrupting_server.py).",
+    "- The run in the table is the one after that fix, on a machine running six other engineers' test "
+    "suites (load 10-14 on 2 cores): the emotion scoring ran one request at a time for its 35 minutes and "
+    "was stopped there, so nothing was published; its SIGINT still ended on asyncio's `Task pending` line "
+    "(fixed since: memsynth.llm.loop lets the cancelled scoring unwind). A run on an idle machine is what "
+    "remains to show a published version.",
     "- At `--concurrency auto` (memsynth's default) the emotions run was stopped by hand after about 8 "
     "minutes: about 300 requests sent, one answer kept. llama-cpp-python answers 200 at once and generates "
     "one request at a time; the streams queued behind it get no token for `llm.idle_timeout_s` (60 s), are "
