@@ -335,13 +335,21 @@ def check_versions_show(wh: Path, dataset: str, version: int) -> None:
     shown = cli_json("versions", dataset, "--show", str(version), "--warehouse", str(wh), "--format", "json")
     cls = registry.recipe_class("enpmr")
     templates = {a["name"]: a["content"] for a in shown["artifacts"] if a["kind"] == "template"}
-    assert set(templates) == {s.template for s in cls.all_stages()} | {"_repair.j2"}
+    # The audit judge's template is recorded like any stage's.
+    assert set(templates) == {s.template for s in cls.all_stages()} | {"_repair.j2", "_audit.j2"}
     for files in templates.values():
         for file, text in files.items():
             assert text == (ROOT / "prompts" / file).read_text(encoding="utf-8")
     assert "_language.j2" in templates["enpmr/profile.j2"]
     schemas = {a["name"]: a["content"] for a in shown["artifacts"] if a["kind"] == "schema"}
-    assert schemas == {s.schema_name: s.output.model_json_schema() for s in cls.all_stages()}
+    # The audit judges' answer models are recorded for the stages whose sample the build drew.
+    from memsynth.generation.audit import audit_stages
+
+    audits = {s.schema_name: s.output.model_json_schema()
+              for s in audit_stages("enpmr", cls.rules, registry.audit_plan("enpmr")).values()}
+    assert {n: v for n, v in schemas.items() if n not in audits} == {
+        s.schema_name: s.output.model_json_schema() for s in cls.all_stages()}
+    assert all(audits[n] == v for n, v in schemas.items() if n in audits)
     _assert_artifacts_match(shown)
     listed = cli_json("versions", dataset, "--warehouse", str(wh), "--format", "json")
     assert listed[version - 1]["prompt_hashes"] == {a["name"]: a["hash"] for a in shown["artifacts"]
