@@ -204,19 +204,19 @@ def test_derived_mutators_take_any_text(summary, suggestion, language):
 
 def test_the_mutation_table_measures_a_recipes_library_checks_with_no_aims_written():
     """longmem declares no AIMS: its library check (the exchange count) still gets mutants in
-    the table, as a row of its own, killed by that check."""
+    the table, under the rule its RULES entry names for that check, killed by that check."""
     from memsynth.quality.mutants import Case, Runner, tally
 
     runner = Runner()
     rules = {a.rule for a in runner.aims("longmem")}
-    assert "check:evidence.exchange_count" in rules and "check:filler.exchange_count" in rules
+    assert "session-exchanges" in rules
     chat = {"exchanges": [{"user": "Can you help me plan meals for the week?", "assistant": "Sure: what do you like?"},
                           {"user": "Mostly soups; I got a new blender.", "assistant": "Then try a leek soup."}]}
     variables = {"language": "en", "exchanges": 2, "avoid": ["guitar"]}
     case = Case("longmem", "filler", "en", "f1", chat, variables, "test")
     assert runner.problems(case, chat) == []
     rows = tally(runner, runner.outcomes([case]))
-    row = rows["longmem", "check:filler.exchange_count"]
+    row = rows["longmem", "session-exchanges"]
     assert row.checked and row.mutants >= 2 and row.killed == row.mutants
 
 

@@ -28,7 +28,11 @@ def test_estimate_is_within_a_fifth_of_the_real_build_and_calls_nothing(tmp_path
     guessed = estimate["prompt_tokens"] + estimate["completion_tokens"]
     assert abs(guessed - tokens) <= 0.2 * tokens, (guessed, tokens)
     assert abs(estimate["calls"] - real["llm"]["calls"]) <= 0.2 * real["llm"]["calls"]
-    assert {s["stage"] for s in estimate["stages"]} == set(real["stages"])
+    # Audits are sampled by item (quality.audit_rate), so which audit stages a few personas
+    # happen to call may differ; every writer stage must be in both.
+    def writers(stages):
+        return {s for s in stages if not s.split(".")[1].startswith("audit_")}
+    assert writers(s["stage"] for s in estimate["stages"]) == writers(real["stages"])
     cost = estimate["cost_usd"]
     expected = (estimate["prompt_tokens"] * 0.15 + estimate["completion_tokens"] * 0.60) / 1e6
     assert cost["online"] == pytest.approx(expected, abs=0.01)

@@ -135,7 +135,17 @@ class Recipe(abc.ABC):
         await self.prepare_shard(contexts)
 
         async def one(ctx: PersonaContext) -> None:
-            await self.generate(ctx)
+            try:
+                await self.generate(ctx)
+            except Exception:
+                # Left alone, the audits' own failure (the same budget or full disk) would be
+                # logged as a never-retrieved task exception; waited for, what they paid for
+                # is cached.
+                await ctx.settle_audits()
+                raise
+            except BaseException:
+                await ctx.settle_audits(cancel=True)
+                raise
             await ctx.audits_done()
             if annotate is None:
                 ctx.done()
@@ -284,10 +294,23 @@ class PersonaContext:
         return result
 
     async def audits_done(self) -> None:
-        """Wait for the audits this persona's chain started."""
+        """Wait for the audits this persona's chain started; the first failure is raised once
+        all have settled, so none is left with an exception nobody retrieves."""
         while self._audits:
             pending, self._audits = self._audits, []
-            await asyncio.gather(*pending)
+            for outcome in await asyncio.gather(*pending, return_exceptions=True):
+                if isinstance(outcome, BaseException):
+                    await self.settle_audits()
+                    raise outcome
+
+    async def settle_audits(self, cancel: bool = False) -> None:
+        """Wait until the audits still running have ended, whatever their outcome (`cancel`:
+        cancel them first)."""
+        while self._audits:
+            pending, self._audits = self._audits, []
+            for future in pending if cancel else ():
+                future.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
 
     async def run_many(self, stage: Stage, items: Iterable[tuple[str, Mapping[str, Any]]]
                        ) -> list[ItemResult]:
