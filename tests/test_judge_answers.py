@@ -41,6 +41,8 @@ def test_render_audits_writes_every_audited_answer_without_its_label(tmp_path):
     assert {p["stage"] for p in index} >= {"scene", "support_dialogue", "dialogue", "label", "solution_preferences"}
     files = sorted(p for p in folder.iterdir() if p.name != "index.json")
     assert [p.stem for p in files] == sorted(p["key"] for p in index)
+    # Listed by opaque key, not in the corpus's order (acceptable answers first in each file).
+    assert [p["key"] for p in index] == sorted(p["key"] for p in index)
     corpus = _corpus()
     mistakes = [a["rule"] for a in corpus if a["label"] == "violation" and len(a["rule"]) > 12]
     ids = [a["id"] for a in corpus]

@@ -116,7 +116,8 @@ def render_audits(cases: Sequence[AuditCase], folder: Path, prompts: PromptLibra
     work = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
     try:
         index = []
-        for case in cases:
+        # In key order, not the corpus's: a file lists its acceptable answers before its mistakes.
+        for case in sorted(cases, key=lambda c: c.key):
             messages = prompts.render(case.audit.template_for(case.language), case.variables)
             record = {"key": case.key, "recipe": case.recipe, "stage": case.stage, "language": case.language,
                       "rules": case.variables["rules"], "messages": messages,
