@@ -68,6 +68,25 @@ def test_the_audit_prompt_holds_the_task_the_answer_and_every_rule_in_the_build_
         assert f"{rule.id}" in text and rule.rule in text
     language_line = prompts.render_text("_language.zh.j2" if language == "zh" else "_language.j2", {})
     assert language_line in messages[0]["content"]
+    # Each rule judged by its own words and on its own concern, no stricter: a strong judge had
+    # flagged acceptable answers for what a rule allows and for other rules' problems.
+    scope = {"en": ("on its own concern only", "not to a stricter standard"), "zh": ("只就它自己管的事", "不要更严")}
+    assert all(s in text for s in scope[language])
+
+
+# Rules a strong judge read more strictly than the seed means (tests/test_judge_figures.py):
+# each now says what it allows, in the line the judge reads.
+ALLOWS = {("enpmr", "session-invents-nothing"): "not an invention", ("stratmem", "merge-keeps-all"): "are fine",
+          ("pal", "preferences-personal"): "does not break it", ("stratmem", "query-no-quote"): "not a quote",
+          ("enpmr", "user-never-mentions"): "does not state it", ("stratmem", "roles"): "not where careful",
+          ("enpmr", "scene-fits-target"): "does not fit it by that alone", ("pal", "candidates"): "is one solution"}
+
+
+@pytest.mark.parametrize(("recipe", "rule"), sorted(ALLOWS))
+def test_an_over_read_rule_says_what_it_allows(recipe, rule):
+    by_id = {r.id: r for r in recipe_class(recipe).rules}
+    assert ALLOWS[recipe, rule] in by_id[rule].rule
+    assert any(rule in ids for ids in audit_plan(recipe).stages.values())  # the judge reads it
 
 
 def test_the_audit_answer_needs_one_verdict_per_rule_and_becomes_rows():

@@ -54,8 +54,10 @@ RULES = (
     _fields("goal", "a goal is a measurable milestone with what it takes, achieved or not, and a date"),
     _fields("highlight", "a highlight is a moment of recognition or breakthrough: a title, what happened, who "
                          "recognised it, and a date"),
-    Rule("powers-progress", "a theme's powers show progression over time", "seed 000 Fig. 8", prompt_only=BANK),
-    Rule("goals-build", "a theme's goals build on one another", "seed 000 Fig. 9", prompt_only=BANK),
+    Rule("powers-progress", "a theme's powers, read in date order, show the user growing more capable (later "
+         "ones harder, broader or built on earlier ones); a list of unrelated skills with no growth breaks it", "seed 000 Fig. 8", prompt_only=BANK),
+    Rule("goals-build", "a theme's goals, read in date order, build on one another: each later goal follows from or "
+         "goes beyond an earlier one; unrelated goals side by side break it", "seed 000 Fig. 9", prompt_only=BANK),
     Rule("distinct-memories", "no memory or preference repeats another, word for word or in other words (stems, "
          "synonyms, reordered; character pairs in Chinese)", "prompt",
          checks=("relationship.distinct_names", "power.distinct_names", "goal.distinct_names",
@@ -71,10 +73,14 @@ RULES = (
     Rule("session-reveals", "the user's turns in a memory session draw on the memory's details", "seed 000 §3.2",
          checks=("memory_session.user_reveals_memory",)),
     Rule("session-quotes-no-title", "a memory session tells the memory in the speaker's words, not by quoting its "
-         "title", "prompt", checks=("memory_session.does_not_recite_title",)),
+         "title: the title recited as a label or pasted as the whole sentence breaks it; the event's own people, "
+         "place and action recurring inside the user's own telling do not", "prompt", checks=("memory_session.does_not_recite_title",)),
     Rule("session-ai-warm", "the AI of a memory session replies warmly, in context, and asks follow-up questions",
          "seed 000 §3.2", prompt_only="no judge reviews memory sessions (see session-invents-nothing)"),
-    Rule("session-invents-nothing", "a memory session adds no facts the memory lacks", "prompt",
+    Rule("session-invents-nothing", "a memory session invents no facts that change or go beyond the memory (another event, person, "
+         "outcome, date or place; the AI stating facts about the user that the memory and profile do not give); the "
+         "colour a person adds when retelling their own moment (what was said, how it felt, small circumstances of "
+         "the same scene) is the telling, not an invention", "prompt",
          prompt_only="no judge reviews memory sessions: it would be one more call for each of a persona's ~300 "
                      "memories; the faithfulness judge reviews the dialogues the benchmark keeps"),
     Rule("need-targets", "the target memory's category can meet the need (PN preference; LB relationship; EN "
@@ -84,14 +90,18 @@ RULES = (
          built_in="flows/enpmr/plan.py samples negatives"),
     Rule("scene-need", "the scene leaves the user with the stated unmet need", "seed 000 Fig. 11",
          judges=("scenario_consistency.expresses_need",)),
-    Rule("scene-fits-target", "recalling the target is the natural support in the scene, and no negative fits it",
+    Rule("scene-fits-target", "recalling the target is the natural support in the scene, and no listed negative would "
+         "support the user there as well as the target does (a negative that shares the theme, or could add some "
+         "comfort, does not fit it by that alone)",
          "seed 000 Fig. 11, A.1", judges=("scenario_consistency.fits_target", "scenario_consistency.fits_a_negative")),
     Rule("scene-form", "the scene is 2-4 sentences and names none of the target's people in any form: full name, "
          "surname and title, given name, kinship term (the user would)",
          "prompt", checks=("scene.scene_form",)),
     Rule("dialogue-form", "a support dialogue is 2-6 utterances alternating user / AI, the user first",
          "seed 000 Fig. 11", checks=("support_dialogue.schema", "support_dialogue.dialogue_alternates")),
-    Rule("user-never-mentions", "the user never mentions the recalled memory, its people or details, in any words",
+    Rule("user-never-mentions", "the user never states the recalled memory, its people or details, in any words, at any "
+         "turn; after the AI recalls it, a user reply that only acknowledges the recall (thanks, 'yes, I'd forgotten "
+         "that') and adds none of its content does not state it",
          "seed 000 Fig. 11", checks=("support_dialogue.user_never_states_memory",),
          judges=("faithfulness.user_reveals_target",)),
     Rule("no-early-recall", "no AI turn brings the memory up before the memory turn", "seed 000 Fig. 11",

@@ -33,7 +33,10 @@ RULES = (
     Rule("preference-analysis", "the analysis reasons mainly from the user's background and personality, the "
          "recent events only to avoid contradiction", "seed 004 Step 2-3",
          prompt_only="the analysis is the model's reasoning before its answer, kept in no benchmark table"),
-    Rule("preferences-personal", "preferences are the user's own, not what nearly anyone would accept or reject",
+    Rule("preferences-personal", "each requirement's pos and neg descriptions, each read as a whole, are this user's own "
+         "(drawn from their identity, experiences or personality), not what nearly anyone would accept (effective, "
+         "affordable, safe) or reject (harmful, useless); one sentence many people would share, inside a "
+         "description that is otherwise this user's, does not break it",
          "seed 004 Step 2-3", judges=("preferences_review.items.personal",)),
     Rule("situations", "4-6 back-to-back spans a month, 2-3 valid requirement ids, at least 5 sentences",
          "seed 004 Step 3, situation.py",
@@ -42,8 +45,9 @@ RULES = (
     Rule("personality-out-of-situations", "situations and experiences do not dwell on the user's personality",
          "seed 004 situation.py", built_in="flows/pal/chain.py sends the situations and experience prompts the "
          "profile without its personality (as the authors' code does), so there is none to dwell on"),
-    Rule("experience-objective", "an experience tells objective events (what, where, with whom), not thoughts or "
-         "feelings", "seed 004 Step 4",
+    Rule("experience-objective", "an experience tells objective events (what, where, with whom) and does not dwell on "
+         "the user's personality, preferences or inner life; a brief plain reaction to an event ('was relieved') "
+         "is an event's part, not a violation", "seed 004 Step 4",
          prompt_only="objectivity is a reading of the whole text, and no judge reviews experiences"),
     Rule("experience-ends", "the experience describes nothing after the span ends: no later ISO date, prose date "
          "(11月12日, 'the next day') or clock time on the last day ('17:15', '5:30 pm', '下午五点半'); a day named as a "
@@ -69,7 +73,8 @@ RULES = (
     Rule("needs-on-topic", "both implicit needs revolve around the topic's requirement type", "seed 004 Step 5-1",
          judges=("requirements_review.topics.needs_on_topic",)),
     Rule("candidates", "8 different candidate solutions per topic (not the same in other words), each one solution "
-         "(not two joined by 'or alternatively' / 或者 / 也可以)", "seed 004 Step 5-2",
+         "(not two different courses of action offered as alternatives, 'or alternatively' / 或者 / 也可以; one "
+         "course of action that names interchangeable means for the same step is one solution)", "seed 004 Step 5-2",
          checks=("candidates.candidates_per_topic", "candidates.distinct_candidates", "candidates.one_solution_each")),
     Rule("choices-verbatim", "2 liked and 2 disliked candidates, copied verbatim, one-sentence reasons",
          "seed 004 Step 5-3", checks=("solution_preferences.verbatim_choices", "solution_preferences.one_sentence_reasons")),

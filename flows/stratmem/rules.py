@@ -15,16 +15,24 @@ RULES = (
          "left out", "seed 002 §3.2",
          prompt_only="whether a fact follows from a session is a reading of the session, and no judge reviews "
                      "extraction"),
-    Rule("merge-keeps-all", "merging loses, invents and duplicates no candidate", "seed 002 §3.2",
+    Rule("merge-keeps-all", "merging loses, invents and duplicates no candidate: every candidate's fact is kept in "
+         "substance by the item that lists it (shorter wording and a dropped minor qualifier are fine), no item "
+         "adds an event, person, date, number or place no candidate states, and no two items are about the same "
+         "fact (an item may repeat another's subject as the context that makes it clear on its own)", "seed 002 §3.2",
          checks=("merge.covers_candidates",)),
     Rule("query-form", "the query is one finished message of 5-30 words (8-60 characters) aimed at listed memories",
          "seed 002 §3.3", checks=("query.a_question", "query.valid_targets")),
     Rule("query-to-character", "the query is said to the character ('you'), never of it in the third person by name",
          "prompt", checks=("query.speaks_to_the_character",)),
-    Rule("query-no-quote", "the query does not quote a memory", "prompt", checks=("query.does_not_quote_memories",)),
+    Rule("query-no-quote", "the query does not quote a memory: it copies no memory's sentence or clause, and does not "
+         "state the details its answer needs; naming what a memory is about (an event, plan or person), as a "
+         "speaker would to ask about it, is how a query points at it, not a quote", "prompt", checks=("query.does_not_quote_memories",)),
     Rule("query-given-type", "the query needs the memories its given type says (A must, B nice, C both)",
          "seed 002 §3.3", judges=("label.labels.role",)),
-    Rule("roles", "every pool memory gets must, nice or irr by the majority of three labellers", "seed 002 §3.4",
+    Rule("roles", "every pool memory gets must, nice or irr by the majority of three labellers; a "
+         "labeller's role is wrong when it contradicts the definitions (a memory the reply cannot be correct "
+         "without, not must; an off-topic one, must), not where careful labellers could choose either of two "
+         "neighbouring roles", "seed 002 §3.4",
          checks=("label.labels_every_memory",), judges=("label.labels.role",)),
     Rule("persona-form", "the character's name; traits 6-12, style 5-8, domains 4-10, values 5-8", "seed 002 §3.3",
          checks=("persona.persona_fields",)),
