@@ -240,3 +240,22 @@ def test_eval_longmem_scores_accuracy_per_type_and_session_and_turn_recall(relea
         # a 6-session haystack holds every answer session in its first 10
         assert level == "turn" or scores["bm25", "session recall_all@10"]["value"] == 100
         assert scores["bm25", f"{level} recall_any@1"]["value"] <= scores["bm25", f"{level} recall_any@10"]["value"]
+
+
+def test_eval_counts_only_the_questions_own_evidence_turns_as_relevant():
+    """Turn recall's relevant turns are the question's own evidence: another fact's evidence
+    session in its haystack (a distractor) keeps its has_answer in the table, not in the eval."""
+    from flows.longmem.evaluation import _haystacks
+
+    def session(sid):
+        return {"session_id": sid, "date": "2024/01/02 (Tue) 10:00",
+                "turns_json": json.dumps([{"role": "user", "content": "x", "has_answer": True}])}
+
+    class Ctx:
+        def read(self, *tables):
+            return {"longmem_questions": [{"question_id": "q", "haystack_session_ids": ["own_1", "other_1"],
+                                           "answer_session_ids": ["own_1"]}],
+                    "longmem_sessions": [session("own_1"), session("other_1")]}
+
+    [(_, haystack)] = _haystacks(Ctx())
+    assert [any(t.get("has_answer") for t in s["turns"]) for s in haystack] == [True, False]
