@@ -5,6 +5,8 @@ the counters and the path reader survive any Unicode."""
 from __future__ import annotations
 
 import datetime as dt
+import re
+import unicodedata
 
 import pytest
 from hypothesis import given, settings
@@ -21,13 +23,14 @@ from memsynth.generation.checklib.counts import (
 )
 from memsynth.generation.checklib.paths import parse_path
 from memsynth.generation.checklib.timing import dates_in, times_in
+from memsynth.core.textmatch import mentions_term
 from memsynth.generation.stage import Stage, evaluate
 
 EN = {"language": "en", "window_start": "2020-01-01", "reference_date": "2024-06-01", "n": 3,
       "target": {"people": ["Zhang Lixin", "Maria Rossi"], "details": ["repaired the old harbour boat with grandfather"]},
-      "source": "I walked along the river every morning before work that spring"}
+      "source": "I walked along the river every morning before work that spring", "avoid": ["cat", "work trip"]}
 ZH = {**EN, "language": "zh", "target": {"people": ["张立新"], "details": ["和爷爷一起修好了港口那条旧渔船"]},
-      "source": "那年春天我每天上班前都沿着河边散步"}
+      "source": "那年春天我每天上班前都沿着河边散步", "avoid": ["猫", "吉他"]}
 
 
 def problems(check, out, variables):
@@ -93,6 +96,15 @@ CASES = {
                 ({"turns": [{"role": "user", "content": "I keep thinking of zhang lixin."}]},
                  {"turns": [{"role": "user", "content": "我想起和爷爷在港口修旧渔船的事。"}]}),
                 "leave them out", "不要提到它"),
+    # every text under `turns`, either speaker's; a whole word ("category" does not say "cat")
+    "no_mention": (lib.no_mention("turns", lib.var("avoid")),
+                   ({"turns": [{"role": "user", "content": "Which category of catering suits a work lunch?"},
+                               {"role": "assistant", "content": "A tray of wraps: it travels well on any trip."}]},
+                    {"turns": [{"role": "user", "content": "最近工作很忙，想学一门乐器。"}]}),
+                   ({"turns": [{"role": "user", "content": "Help me plan meals."},
+                               {"role": "assistant", "content": "Does your CAT need feeding during the Work  Trip?"}]},
+                    {"turns": [{"role": "assistant", "content": "你家的猫还好吗？"}]}),
+                   "turns must not mention: cat, work trip", "turns 不能提到：猫"),
     "not_copied": (lib.not_copied("query", lib.var("source")),
                    ({"query": "Do you remember my spring walks by the water?"}, {"query": "还记得我春天散步的习惯吗？"}),
                    ({"query": "Remember? I walked along the river every morning before work."},
@@ -207,3 +219,19 @@ def test_any_path_is_read_or_refused_with_a_value_error(path):
         assert "\n" not in str(exc).strip() or "\n" in path
         return
     assert lib.select({"a": [{"b": 1}]}, path) is not None
+
+
+WORDS = st.text(alphabet=st.characters(categories=["Lu", "Ll", "Lo", "Nd"]), min_size=1, max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(WORDS, HOSTILE)
+def test_a_term_is_mentioned_as_a_whole_word_or_by_its_chinese_characters(term, noise):
+    """`no_mention`'s reading: a term inside a longer word is no mention ("cat" in "category"),
+    unless it is Chinese (no word breaks); set off by spaces or quotes, in any case or width, it is."""
+    cjk = re.search(r"[\u3400-\u9fff\uf900-\ufaff]", unicodedata.normalize("NFKC", term)) is not None
+    assert mentions_term(f"{term}zz", term) == cjk
+    loud = term.upper() if term.upper().casefold() == term.casefold() else term  # "ı".upper() is "I"
+    assert mentions_term(f"{noise} «{loud}» {noise}", term)
+    mentions_term(noise, term)
+    mentions_term(term, noise)  # any text, lone surrogates and RTL marks included, is read or refused calmly

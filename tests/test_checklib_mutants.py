@@ -55,6 +55,7 @@ CHECKS = (
     lib.no_leak("turns[role=user].content", people=lib.var("people"), details=lib.var("details")),
     lib.no_leak("summary", people=lib.var("people"), partial_names=True),
     lib.not_copied("turns[role=user].content", lib.var("source")),
+    lib.no_mention("turns", lib.var("avoid")),
 )
 STAGE = Stage("kit", "note", Answer, checks=CHECKS)
 KINDS = {c.kind for c in CHECKS}
@@ -62,10 +63,11 @@ KINDS = {c.kind for c in CHECKS}
 VARIABLES = {
     "en": {"language": "en", "window_start": "2023-01-01", "reference_date": "2024-06-30", "min_items": 2,
            "people": ["Grace Mensah", "Tom Okafor"], "details": ["repaired the harbour boat with her grandfather"],
-           "source": "Every spring she walked along the canal before the bakery opened its doors to the street"},
+           "source": "Every spring she walked along the canal before the bakery opened its doors to the street",
+           "avoid": ["guitar", "violin lessons", "cat"]},
     "zh": {"language": "zh", "window_start": "2023-01-01", "reference_date": "2024-06-30", "min_items": 2,
            "people": ["刘卫东", "陈静怡"], "details": ["和爷爷一起修好了港口那条旧渔船"],
-           "source": "每年春天面包店开门之前她都会沿着运河慢慢走上一圈再回家"},
+           "source": "每年春天面包店开门之前她都会沿着运河慢慢走上一圈再回家", "avoid": ["吉他", "小提琴"]},
 }
 
 ANSWERS = {
@@ -209,15 +211,16 @@ def test_the_mutation_table_measures_a_recipes_library_checks_with_no_aims_writt
 
     runner = Runner()
     rules = {a.rule for a in runner.aims("longmem")}
-    assert "session-exchanges" in rules
+    assert {"session-exchanges", "avoid-terms"} <= rules
     chat = {"exchanges": [{"user": "Can you help me plan meals for the week?", "assistant": "Sure: what do you like?"},
                           {"user": "Mostly soups; I got a new blender.", "assistant": "Then try a leek soup."}]}
     variables = {"language": "en", "exchanges": 2, "avoid": ["guitar"]}
     case = Case("longmem", "filler", "en", "f1", chat, variables, "test")
     assert runner.problems(case, chat) == []
     rows = tally(runner, runner.outcomes([case]))
-    row = rows["longmem", "session-exchanges"]
-    assert row.checked and row.mutants >= 2 and row.killed == row.mutants
+    for rule in ("session-exchanges", "avoid-terms"):  # avoids: the library's no_mention, no aim written
+        row = rows["longmem", rule]
+        assert row.checked and row.mutants >= 2 and row.killed == row.mutants, rule
 
 
 @pytest.mark.parametrize(("text", "offers"), [

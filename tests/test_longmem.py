@@ -23,6 +23,7 @@ LONGMEMEVAL = ROOT.parent / "shared" / "reference-data" / "longmemeval"
 CJK = re.compile(r"[\u4e00-\u9fff]")
 pytestmark = pytest.mark.xdist_group("longmem_build")
 WAREHOUSES: dict[str, str] = {}
+FACTS: dict[str, dict[str, dict]] = {}
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +52,7 @@ def released(tmp_path_factory) -> dict[str, tuple[Path, dict, list[dict], dict]]
                                      "values": facts[q["fact_id"]]["values"] if q["fact_id"] else [],
                                      "terms": q["terms"], "abstention": q["fact_id"] is None} for q in questions}
         out[language] = (files[0].parent, summary, instances, truths)
-        WAREHOUSES[language] = wh
+        WAREHOUSES[language], FACTS[language] = wh, facts
     return out
 
 
@@ -88,6 +89,76 @@ def test_a_count_answer_and_a_temporal_answer_are_computed_from_the_haystack(rel
     assert temporal["answer"] == f"{(second - first).days} days"
     update = by_type["knowledge-update"]
     assert update["answer"] == truths[update["question_id"]]["values"][-1]
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_a_haystack_holds_the_personas_other_evidence_sessions_as_distractors(released, language):
+    """As LongMemEval's S haystacks hold other user sessions beside filler: each haystack holds
+    evidence sessions of the persona's other facts, under plain ids and without has_answer, while
+    its own evidence sessions alone are named answer_ (the sampler's convention) and carry it."""
+    _, _, instances, _ = released[language]
+    owner = {sid: f for f in FACTS[language].values() for sid in f["session_ids"]}
+    for item in instances:
+        answers = set(item["answer_session_ids"])
+        assert {s for s in item["haystack_session_ids"] if "answer" in s} == answers
+        assert answers and all(s.startswith("answer_") for s in answers) or item["question_id"].endswith("_abs")
+        own = {s.removeprefix("answer_") for s in answers}
+        distractors = [s for s in item["haystack_session_ids"] if s in owner and s not in own]
+        assert distractors, item["question_id"]
+        assert all(owner[s]["persona_id"] == owner[distractors[0]]["persona_id"] for s in distractors)
+        for sid, turns in zip(item["haystack_session_ids"], item["haystack_sessions"]):
+            assert any(t.get("has_answer") for t in turns) == (sid in answers), (item["question_id"], sid)
+
+
+def test_the_haystack_share_of_distractors_follows_the_option():
+    from flows.longmem.options import LongmemOptions
+    from flows.longmem.plan import haystack_share
+
+    assert haystack_share(1, 20, LongmemOptions()) == (20, 24)  # about half of 44, as many as there are
+    assert haystack_share(2, 30, LongmemOptions()) == (22, 21)
+    assert haystack_share(2, 30, LongmemOptions(distractor_share=0)) == (0, 43)
+    assert haystack_share(0, 5, LongmemOptions(haystack_sessions=6)) == (3, 3)
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_each_persona_draws_its_own_facts(language):
+    """Ten personas at the shipped configs' options: for every kind, the attributes drawn differ
+    between personas (not one set for all), and so do the values."""
+    import datetime as dt
+
+    from flows.longmem.options import LongmemOptions
+    from flows.longmem.plan import draw
+    from memsynth.generation.recipe import persona_rng
+
+    options = LongmemOptions(**yaml.safe_load((ROOT / "configs" / "longmem.yaml").read_text())["recipe_options"])
+    plans = [draw(f"p-{i}", options, language, dt.date(2024, 6, 30), persona_rng(11, f"p-{i}", "plan"))
+             for i in range(10)]
+    for kind in ("user", "assistant", "preference", "count", "update", "temporal"):
+        drawn = {frozenset(f.entry["key"] for f in plan.facts if f.kind == kind) for plan in plans}
+        assert len(drawn) > 1, (kind, drawn)
+    assert len({frozenset((f.entry["key"], *f.values) for f in plan.facts) for plan in plans}) == 10
+    if language == "zh":
+        assert all(CJK.search(v) for plan in plans for f in plan.facts for v in f.values)
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_the_catalog_lets_every_session_keep_off_what_it_must_avoid(language):
+    """A session avoids the abstentions' terms and the persona's other facts' terms and values:
+    no fact's own value or topic may name them (its session could never pass `avoids`), and no
+    filler topic may name any fact's."""
+    from flows.longmem.plan import catalog
+    from flows.longmem.text import named
+
+    book = catalog(language)
+    absent = [t for a in book.ABSENT for t in a["terms"]]
+    for entry in book.ATTRIBUTES:
+        own = [entry["topic"], *entry.get("values", ()), *entry.get("events", ())]
+        others = [w for o in book.ATTRIBUTES if o is not entry for w in (*o["terms"], *o.get("values", ()))]
+        for text in own:
+            assert not named(text, absent + others), (entry["key"], text, named(text, absent + others))
+    every = absent + [w for e in book.ATTRIBUTES for w in (*e["terms"], *e.get("values", ()))]
+    for topic in book.FILLER_TOPICS:
+        assert not named(topic, every), (topic, named(topic, every))
 
 
 def _mutants(item: dict, truth: dict) -> dict[str, dict]:
@@ -169,3 +240,22 @@ def test_eval_longmem_scores_accuracy_per_type_and_session_and_turn_recall(relea
         # a 6-session haystack holds every answer session in its first 10
         assert level == "turn" or scores["bm25", "session recall_all@10"]["value"] == 100
         assert scores["bm25", f"{level} recall_any@1"]["value"] <= scores["bm25", f"{level} recall_any@10"]["value"]
+
+
+def test_eval_counts_only_the_questions_own_evidence_turns_as_relevant():
+    """Turn recall's relevant turns are the question's own evidence: another fact's evidence
+    session in its haystack (a distractor) keeps its has_answer in the table, not in the eval."""
+    from flows.longmem.evaluation import _haystacks
+
+    def session(sid):
+        return {"session_id": sid, "date": "2024/01/02 (Tue) 10:00",
+                "turns_json": json.dumps([{"role": "user", "content": "x", "has_answer": True}])}
+
+    class Ctx:
+        def read(self, *tables):
+            return {"longmem_questions": [{"question_id": "q", "haystack_session_ids": ["own_1", "other_1"],
+                                           "answer_session_ids": ["own_1"]}],
+                    "longmem_sessions": [session("own_1"), session("other_1")]}
+
+    [(_, haystack)] = _haystacks(Ctx())
+    assert [any(t.get("has_answer") for t in s["turns"]) for s in haystack] == [True, False]

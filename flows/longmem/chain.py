@@ -21,7 +21,17 @@ from flows.longmem.options import (
     TYPES,
     LongmemOptions,
 )
-from flows.longmem.plan import PersonaPlan, PlannedFact, PlannedSession, answer_of, catalog, draw
+from flows.longmem.plan import (
+    PersonaPlan,
+    PlannedFact,
+    PlannedSession,
+    answer_of,
+    catalog,
+    draw,
+    haystack_share,
+    released_id,
+    released_turns,
+)
 from flows.longmem.stages import EVIDENCE, FILLER, STAGES, turns
 from flows.longmem.text import names
 from memsynth.core.records import PERSONAS
@@ -94,10 +104,13 @@ class LongmemRecipe(Recipe):
         every_term = [*absent_terms, *(w for f in plan.facts for w in (*f.entry["terms"], *f.values))]
         base = {"persona": ctx.persona.description, "exchanges": options.exchanges}
         evidence = [(s, f) for f in plan.facts for s in f.sessions]
+        # An evidence session is a distractor in every other haystack of the persona: it keeps
+        # off the other facts' terms and values as a filler does (and off the abstentions').
         written = await ctx.run_many(EVIDENCE, [(f"{pid}/evidence/{s.session_id}", {
             **base, "date": s.date, "topic": s.topic, "speaker": s.speaker, "value": s.value,
             "statement": s.statement, "question": f.entry["question"], "attribute": f.entry["attribute"],
-            "avoid": absent_terms, "mentions": {r: [s.value] if r == s.speaker else [] for r in ("user", "assistant")}}) for s, f in evidence])
+            "avoid": [*absent_terms, *(w for o in plan.facts if o is not f for w in (*o.entry["terms"], *o.values))],
+            "mentions": {r: [s.value] if r == s.speaker else [] for r in ("user", "assistant")}}) for s, f in evidence])
         fillers = await ctx.run_many(FILLER, [(f"{pid}/filler/{s.session_id}", {
             **base, "date": s.date, "topic": s.topic, "avoid": every_term}) for s in plan.fillers])
         chats: dict[str, list[dict[str, Any]]] = {}
@@ -130,8 +143,16 @@ class LongmemRecipe(Recipe):
 
     def _haystack(self, evidence: list[str], plan: PersonaPlan, options: LongmemOptions,
                   chats: Mapping[str, Any], rng) -> list[str]:
+        """The question's evidence, the persona's other evidence sessions as distractors (as
+        LongMemEval's S haystacks hold other user sessions beside filler), then filler; either
+        kind tops up when the other runs short."""
         fillers = [s.session_id for s in plan.fillers if s.session_id in chats]
-        chosen = rng.sample(fillers, min(len(fillers), max(0, options.haystack_sessions - len(evidence))))
+        others = [s.session_id for f in plan.facts for s in f.sessions
+                  if s.session_id in chats and s.session_id not in evidence]
+        distractors, filler = haystack_share(len(evidence), len(others), options)
+        filler = min(filler, len(fillers))
+        distractors = min(len(others), max(0, options.haystack_sessions - len(evidence) - filler))
+        chosen = [*rng.sample(others, distractors), *rng.sample(fillers, filler)]
         dates = plan_dates(plan)
         return sorted([*evidence, *chosen], key=lambda s: (dates[s], s))
 
@@ -148,13 +169,13 @@ class LongmemRecipe(Recipe):
         return row, {"kind": fact.kind, "values": fact.values, "terms": fact.entry["terms"], "abstention": False}
 
     def _abstention(self, pid, plan, absent, host: PlannedFact | None, book, options, chats, rng):
-        # Typed like the question whose haystack it borrows (LongMemEval's _abs questions keep a type).
-        evidence = [s.session_id for s in host.sessions if s.session_id in chats] if host else []
+        # Typed like a question of the persona (LongMemEval's _abs questions keep a type); it owns no
+        # evidence, so its haystack is the persona's evidence sessions as distractors, and filler.
         row = QuestionRow(
             question_id=f"{pid}_{absent['key']}_abs", persona_id=pid,
             question_type=TYPE_OF_KIND[host.kind] if host else TYPES[0], question=absent["question"],
             answer=book.ABSTAIN.format(attribute=absent["attribute"]), question_date=plan.question_date,
-            fact_id=None, haystack_session_ids=self._haystack(evidence, plan, options, chats, rng),
+            fact_id=None, haystack_session_ids=self._haystack([], plan, options, chats, rng),
             answer_session_ids=[], terms=list(absent["terms"]), haystack_tokens=0)
         row.haystack_tokens = sum(tokens(t["content"]) for s in row.haystack_session_ids for t in chats[s])
         return row, {"kind": "absent", "values": [], "terms": absent["terms"], "abstention": True}
@@ -166,9 +187,10 @@ def plan_dates(plan: PersonaPlan) -> dict[str, str]:
 
 def instance(row: QuestionRow, chats: Mapping[str, list[dict[str, Any]]], dates: Mapping[str, str]) -> dict[str, Any]:
     """A question as LongMemEval releases it (its S-style instance)."""
+    answers = set(row.answer_session_ids)
     return {"question_id": row.question_id, "question_type": row.question_type, "question": row.question,
             "answer": row.answer, "question_date": row.question_date,
-            "haystack_session_ids": list(row.haystack_session_ids),
+            "haystack_session_ids": [released_id(s, answers) for s in row.haystack_session_ids],
             "haystack_dates": [dates[s] for s in row.haystack_session_ids],
-            "haystack_sessions": [chats[s] for s in row.haystack_session_ids],
-            "answer_session_ids": list(row.answer_session_ids)}
+            "haystack_sessions": [released_turns(chats[s], s in answers) for s in row.haystack_session_ids],
+            "answer_session_ids": [released_id(s, answers) for s in row.answer_session_ids]}

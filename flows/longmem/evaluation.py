@@ -12,6 +12,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from flows.longmem.options import TYPES
+from flows.longmem.plan import released_turns
 from memsynth.core.errors import MemsynthError
 from memsynth.generation.stage import Stage
 from memsynth.quality.evaluation.ranking import mean
@@ -39,7 +40,10 @@ def _haystacks(ctx: EvalContext) -> list[tuple[dict[str, Any], list[dict[str, An
     sessions = {s["session_id"]: s for s in rows["longmem_sessions"]}
     out = []
     for q in sorted(rows["longmem_questions"], key=lambda q: q["question_id"]):
-        out.append((q, [{"session_id": s, "date": sessions[s]["date"], "turns": json.loads(sessions[s]["turns_json"])}
+        answers = set(q["answer_session_ids"])
+        # Another fact's evidence session is a distractor here: its evidence turns are not this question's.
+        out.append((q, [{"session_id": s, "date": sessions[s]["date"],
+                         "turns": released_turns(json.loads(sessions[s]["turns_json"]), s in answers)}
                         for s in q["haystack_session_ids"]]))
     return out
 

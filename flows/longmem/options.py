@@ -27,4 +27,7 @@ class LongmemOptions(BaseModel):
                           description="questions of each of the six types per persona (at most the catalog holds)")
     abstentions: int = Field(1, ge=0, le=3, description="abstention (_abs) questions per persona")
     count_items: tuple[int, int] = Field((2, 4), description="multi-session: sessions (items) a count spans, low-high")
+    distractor_share: float = Field(0.5, ge=0, le=1,
+                                    description="share of a haystack's other sessions that are the persona's evidence "
+                                                "sessions for other facts, the rest filler (LongMemEval S: about half)")
     span_days: int = Field(180, ge=14, le=3650, description="days of history before the reference date")

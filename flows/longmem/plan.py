@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,6 +14,31 @@ from flows.longmem import catalog_en, catalog_zh
 from flows.longmem.options import TYPE_OF_KIND, LongmemOptions
 
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+
+
+# LongMemEval names a question's evidence sessions `answer_…` (its sampler lists as answer
+# sessions the ids holding "answer"); a session is evidence for its own fact and a distractor in
+# every other haystack of its persona, so it is stored under a plain id and released under this
+# prefix only where it answers the question.
+ANSWER_PREFIX = "answer_"
+
+
+def released_id(session_id: str, answers: Collection[str]) -> str:
+    return f"{ANSWER_PREFIX}{session_id}" if session_id in answers else session_id
+
+
+def released_turns(turns: list[dict[str, Any]], answer: bool) -> list[dict[str, Any]]:
+    """A session's turns in a question's haystack: `has_answer` only where it answers that question
+    (LongMemEval's sampler clears it from every other session too)."""
+    return turns if answer else [{k: v for k, v in t.items() if k != "has_answer"} for t in turns]
+
+
+def haystack_share(evidence: int, others: int, options: LongmemOptions) -> tuple[int, int]:
+    """(the persona's other evidence sessions, filler sessions) beside a question's own `evidence`
+    sessions in its haystack, when `others` are at hand."""
+    rest = max(0, options.haystack_sessions - evidence)
+    distractors = min(others, round(options.distractor_share * rest))
+    return distractors, rest - distractors
 
 
 def catalog(language: str) -> Any:
@@ -96,7 +122,10 @@ def draw(persona_id: str, options: LongmemOptions, language: str, reference: dt.
             facts.append(PlannedFact(fid, entry, values))
     absent = rng.sample(book.ABSENT, min(options.abstentions, len(book.ABSENT)))
     evidence = sum(len(f.values) for f in facts)
-    fillers = max(0, options.haystack_sessions - min((len(f.values) for f in facts), default=0))
+    # Enough filler for the haystack that needs most: each question's own evidence, then the
+    # persona's other evidence sessions as distractors, then filler (an abstention owns none).
+    owns = [len(f.values) for f in facts] + ([0] if absent else [])
+    fillers = max((haystack_share(own, evidence - own, options)[1] for own in owns), default=0)
     # A time for every session of the persona, in order; the question comes after all of them.
     times = sorted((rng.randrange(options.span_days), rng.randint(6 * 60, 23 * 60))
                    for _ in range(evidence + fillers))
@@ -111,7 +140,7 @@ def draw(persona_id: str, options: LongmemOptions, language: str, reference: dt.
         speaker = "assistant" if fact.kind == "assistant" else "user"
         for i, value in enumerate(fact.values):
             fact.sessions.append(PlannedSession(
-                f"answer_{fact.fact_id}_{i + 1}", stamps[next(cursor)], "evidence", fact.entry["topic"],
+                f"{fact.fact_id}_{i + 1}", stamps[next(cursor)], "evidence", fact.entry["topic"],
                 fact.fact_id, speaker, value, fact.entry["statement"].format(value=value)))
     facts.sort(key=lambda f: f.fact_id)
     free = [s for s in slots if s not in set(evidence_slots)]

@@ -32,7 +32,8 @@ RELEASE = ReleaseSpec(
         "Evaluating chat assistants' long-term memory: feed a question's timestamped haystack, ask the question "
         "at its date, and judge the reply with LongMemEval's evaluate_qa.py or `memsynth eval longmem`."),
     limitations=(
-        "Facts are drawn from a small per-language catalog, so personas share attributes; sessions are written "
+        "Facts are drawn from a small per-language catalog (3-5 attributes of each kind), so personas share "
+        "some attributes and values; sessions are written "
         "by a language model and checked by code (the value is revealed by the right speaker, filler avoids "
         "every evidence term), not read by people."),
     seed_format=LongMemEvalFormat(),

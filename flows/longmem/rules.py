@@ -21,7 +21,8 @@ RULES = (
     Rule("facts-structured", "per persona, an attribute set of structured facts (demographics, possessions, dated "
          "events, preferences, relationships); some change later, some are dated events, some are said by the "
          "assistant, some are preferences", ISSUE,
-         built_in="flows/longmem/plan.py draws the facts from the language's catalog (catalog_en.py, catalog_zh.py)"),
+         built_in="flows/longmem/plan.py draws each persona's attributes and values from the language's catalog "
+                  "(catalog_en.py, catalog_zh.py), seeded by the persona"),
     Rule("answers-computed", "every answer is computed from the structured facts (latest value, date arithmetic, "
          "counts across sessions), never asked of a model", ISSUE, built_in="flows/longmem/plan.py answer_of"),
     Rule("has-answer", "every answer session holds an evidence turn, marked has_answer: true", f"{REF}; {GOLD}",
@@ -29,7 +30,8 @@ RULES = (
                   "drops a question whose answer session has none"),
     Rule("filler-untouched", "no filler session mentions or contradicts an evidence attribute", GOLD,
          checks=("filler.avoids",),
-         built_in="gold.filler_leaves_the_attribute_alone drops a question whose filler names its terms or values"),
+         built_in="gold.filler_leaves_the_attribute_alone drops a question whose filler, or another fact's evidence "
+                  "session in its haystack, names its terms or values"),
     Rule("update-latest", "a knowledge-update answer is the latest value, not an earlier one", GOLD,
          built_in="gold.update_answer_is_latest"),
     Rule("temporal-dates", "a temporal answer follows from the haystack dates", GOLD,
@@ -40,8 +42,11 @@ RULES = (
          built_in="gold.abstention_attribute_appears_nowhere"),
     Rule("time-order", "a haystack's sessions are timestamped and in time order, the question dated after the last",
          f"{REF}; {ISSUE}", built_in="gold.sessions_in_time_order"),
-    Rule("haystack-size", "an S-size haystack holds about 40-50 sessions (larger as an option)", f"{REF}; {ISSUE}",
-         built_in="flows/longmem/chain.py fills each haystack to the options' session count"),
+    Rule("haystack-size", "an S-size haystack holds about 40-50 sessions (larger as an option): the question's "
+         "evidence, other sessions of the user's (distractors), and filler", f"{REF}; {ISSUE}",
+         built_in="flows/longmem/chain.py fills each haystack to the options' session count: the question's evidence, "
+                  "the persona's other evidence sessions (distractor_share of the rest; LongMemEval S: about half), "
+                  "then filler"),
     # The writer's prompts (prompts/longmem/_system, evidence, filler).
     Rule("session-role", "a session is a realistic user-assistant chat, one of an ongoing relationship, in which the "
          "person gets help with an everyday task", ISSUE, prompt_only=NO_SESSION_JUDGE),

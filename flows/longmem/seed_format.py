@@ -1,7 +1,9 @@
 """LongMemEval's own JSON (../shared/reference-data/longmemeval/README.md, "Dataset Format"),
 written from a longmem release's views: the S-style file (each question with its whole
 timestamped haystack) and the oracle file (only its evidence sessions). Its evaluate_qa.py
-reads them unchanged."""
+reads them unchanged. As LongMemEval's own files do, a question's evidence sessions are named
+`answer_<id>` and alone carry `has_answer`; the persona's other evidence sessions in its haystack
+keep their plain ids (the sessions view's)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, RootModel
 
+from flows.longmem.plan import released_id, released_turns
 from memsynth.release.files import write_json
 from memsynth.release.folder import ReleaseFolder
 from memsynth.release.verify import model_problems
@@ -51,13 +54,16 @@ def instances(views: Mapping[str, list[dict[str, Any]]], oracle: bool = False) -
     sessions = {s["session_id"]: s for s in views["sessions"]}
     out = []
     for q in views["questions"]:
+        answers = set(q["answer_session_ids"])
         ids = list(q["answer_session_ids"]) if oracle else list(q["haystack_session_ids"])
         ids = sorted(ids, key=lambda s: (sessions[s]["date"], s))
         out.append({"question_id": q["question_id"], "question_type": q["question_type"],
                     "question": q["question"], "answer": q["answer"], "question_date": q["question_date"],
-                    "haystack_session_ids": ids, "haystack_dates": [sessions[s]["date"] for s in ids],
-                    "haystack_sessions": [json.loads(sessions[s]["turns_json"]) for s in ids],
-                    "answer_session_ids": list(q["answer_session_ids"])})
+                    "haystack_session_ids": [released_id(s, answers) for s in ids],
+                    "haystack_dates": [sessions[s]["date"] for s in ids],
+                    "haystack_sessions": [released_turns(json.loads(sessions[s]["turns_json"]), s in answers)
+                                          for s in ids],
+                    "answer_session_ids": [released_id(s, answers) for s in q["answer_session_ids"]]})
     return out
 
 
@@ -87,3 +93,5 @@ class LongMemEvalFormat:
                 yield f"{S_FILE}: {item['question_id']}: sessions not in time order"
             if not set(item["answer_session_ids"]) <= set(item["haystack_session_ids"]):
                 yield f"{S_FILE}: {item['question_id']}: an answer session is not in its haystack"
+            if {s for s in item["haystack_session_ids"] if "answer" in s} != set(item["answer_session_ids"]):
+                yield f"{S_FILE}: {item['question_id']}: the sessions named answer_ are not its answer sessions"

@@ -1,16 +1,16 @@
 """longmem's stages and their checks: an evidence session reveals its fact in the right
 speaker's turn, indirectly; no session names what it must avoid; the asked number of exchanges.
 
-The count is the check library's. The other two stay here: the library has no "a turn of this
-speaker must state this value", and `avoids` matches a term as a whole word (flows/longmem/text.py:
-"cat" is not in "category"), where the library's `no_leak` matches a name anywhere in the text."""
+The count and `avoids` are the check library's (`items`, `no_mention`: a term as a whole word,
+"cat" is not in "category"). `reveals_fact` stays here: the library has no "a turn of this
+speaker must state this value, but not in the question's words"."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from flows.longmem.text import named, names
+from flows.longmem.text import names
 from memsynth.generation import checklib as lib
 from memsynth.generation.stage import Stage, check, say
 from schemas.longmem import Chat
@@ -36,12 +36,8 @@ def reveals_fact(out: Chat, v: Mapping[str, Any]) -> Iterator[str]:
                       "要顺带透露这个事实，不要用问题本身的说法")
 
 
-@check("avoids")
-def avoids(out: Chat, v: Mapping[str, Any]) -> Iterator[str]:
-    hits = sorted({t for _, text in turns(out) for t in named(text, v["avoid"])})
-    if hits:
-        yield say(v, f"the chat must not mention: {', '.join(hits)}", f"对话不能提到：{'、'.join(hits)}")
-
+# Every text of the chat, both speakers' (the library reads every text under `exchanges`).
+avoids = lib.no_mention("exchanges", lib.var("avoid"), name="avoids")
 
 EVIDENCE = Stage("longmem", "evidence", Chat, checks=(exchange_count, reveals_fact, avoids), max_tokens=4096)
 FILLER = Stage("longmem", "filler", Chat, checks=(exchange_count, avoids), max_tokens=4096)

@@ -37,6 +37,18 @@ def mentions_exactly(text: str, name: str) -> bool:
     return _normal(name).strip() in _normal(text)
 
 
+def mentions_term(text: str, term: str) -> bool:
+    """The text names the term: a term with CJK characters as those characters anywhere (Chinese
+    has no word breaks); any other as a whole word or phrase ("cat" is not in "category", nor
+    "run" in "brunch"); case, width and runs of spaces or line breaks ignored."""
+    text, term = " ".join(_normal(text).split()), " ".join(_normal(term).split())
+    if not term:
+        return False
+    if _CJK.search(term):
+        return term in text
+    return re.search(rf"(?<![^\W_]){re.escape(term)}(?![^\W_])", text) is not None
+
+
 def mentions(text: str, name: str, share: float = 0.5) -> bool:
     """The name appears, or most of its words (or CJK character pairs) do."""
     if mentions_exactly(text, name):

@@ -23,10 +23,10 @@ from memsynth.generation.checklib.counts import (
     sentences,
     words,
 )
-from memsynth.generation.checklib.overlap import distinct, no_leak, not_copied
+from memsynth.generation.checklib.overlap import distinct, no_leak, no_mention, not_copied
 from memsynth.generation.checklib.paths import LibraryCheck, Var, select, var
 from memsynth.generation.checklib.timing import chronological, dates_within, times_within
 
 __all__ = ["LibraryCheck", "Var", "characters", "chronological", "dates_within", "distinct", "items", "no_leak",
-           "not_copied", "one_item", "one_question", "questions", "select", "sentences", "times_within", "var",
-           "words"]
+           "no_mention", "not_copied", "one_item", "one_question", "questions", "select", "sentences",
+           "times_within", "var", "words"]

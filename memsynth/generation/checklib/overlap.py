@@ -1,5 +1,6 @@
 """What a text shares with others: repeats and near-duplicates among an answer's items, named
-people and details it must not give away, and stretches copied from a source.
+people and details it must not give away, terms it must not mention, and stretches copied
+from a source.
 
 Texts are compared as `memsynth.core.textmatch` compares them (NFKC, case- and width-
 insensitive, curly quotes as straight; Chinese by characters, other scripts by words).
@@ -10,10 +11,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from pydantic import BaseModel
+
 from memsynth.core.textmatch import (
     NEAR_DUPLICATE,
     mentions,
     mentions_exactly,
+    mentions_term,
     near_duplicates,
     normal_text,
     refers_to,
@@ -92,6 +96,41 @@ def no_leak(path: str, *, people: Var | list[str] | None = None, details: Var | 
                     break
 
     return make("no_leak", name, path, fn, people=people, details=details, min_shared=min_shared)
+
+
+def texts_under(label: str, value: Any) -> Iterator[tuple[str, str]]:
+    """(label, text) of every text at or under a value: a model's or a mapping's fields, a
+    list's items, in order (`exchanges` reaches `exchanges[0].user`, `exchanges[0].assistant`, …)."""
+    if isinstance(value, str):
+        yield label, value
+    elif isinstance(value, BaseModel):
+        for key in type(value).model_fields:
+            yield from texts_under(f"{label}.{key}" if label else key, getattr(value, key))
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from texts_under(f"{label}.{key}" if label else str(key), item)
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            yield from texts_under(f"{label}[{i}]", item)
+
+
+def no_mention(path: str, terms: Var | str | list[str], *, name: str | None = None) -> LibraryCheck:
+    """No text at or under `path` mentions any of `terms`: a term with CJK characters as those
+    characters anywhere, any other as a whole word or phrase ("cat" is not in "category");
+    case and width ignored. `path` may reach a list or an object: every text under it is read
+    (`exchanges` reads both sides of every exchange)."""
+
+    def fn(out: Any, v: Mapping[str, Any]) -> Iterator[str]:
+        words = _texts(resolve(terms, v))
+        hits: list[str] = []
+        for _, value in select(out, path):
+            for _, text in texts_under("", value):
+                hits += [t for t in words if t not in hits and mentions_term(text, t)]
+        if hits:
+            yield say(v, f"{path} must not mention: {', '.join(hits)}; leave them out, and write around them",
+                      f"{path} 不能提到：{'、'.join(hits)}；请完全避开这些词")
+
+    return make("no_mention", name, path, fn, terms=terms)
 
 
 def not_copied(path: str, source: Var | str | list[str], *, longest: Bound = None,

@@ -18,6 +18,7 @@ own reading, never the check's code):
   chronological                             two values swapped out of order
   distinct                                  an item repeated (case changed) and reworded from another
   no_leak                                   a person named in each form the check claims to catch, a detail told
+  no_mention                                a term said under its path, as written, upper-cased, full-width
   not_copied                                a run one to five words (characters) past `longest` copied in
 """
 
@@ -53,6 +54,7 @@ from memsynth.quality.mutants.mutators import (
     Mutator,
     Sentences,
 )
+from memsynth.quality.mutants.terms import Mentions
 
 # Derivation ------------------------------------------------------------------------------
 
@@ -84,6 +86,8 @@ def derive(check: LibraryCheck) -> tuple[Mutator, ...]:
     if kind == "no_leak":
         return tuple(m for m in (Named(at, p["people"], bool(p.get("partial_names"))) if p.get("people") else None,
                                  Tells(at, p["details"]) if p.get("details") else None) if m)
+    if kind == "no_mention":
+        return (Mentions(at, p["terms"]),)
     if kind == "not_copied":
         return (Copied(at, p["source"], p["longest"]),)
     return ()
