@@ -309,7 +309,7 @@ def test_a_rejection_is_direct_and_its_response_proposes_nothing_new():
 @pytest.mark.parametrize(("user", "softened"), [
     ("你说的有道理，可是我真的抽不出时间。", True), ("这个主意听起来挺好的，只是我没时间。", True),
     ("这个建议其实不错，就是太贵了。", True), ("我觉得不太好，但是谢谢你。", False), ("不行，太贵了。", False),
-    ("这个方法听起来不错，但我更想要明确的计划。", False),  # as PAL-Set's users say it (flows/pal/checks._SOFTENED)
+    ("这个方法听起来不错，但我更想要明确的计划。", False),  # as PAL-Set's users say it (flows/pal/dialogue_checks._SOFTENED)
 ])
 def test_a_refusal_that_agrees_first_is_softened(user, softened):
     v = {**ZH, "framework": FRAMEWORK}

@@ -12,6 +12,11 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+# A dialogue's checks have a module of their own; stages and tests still find them here.
+from flows.pal.dialogue_checks import direct_rejection as direct_rejection
+from flows.pal.dialogue_checks import follows_skeleton as follows_skeleton
+from flows.pal.dialogue_checks import preferences_not_presumed as preferences_not_presumed
+from flows.pal.dialogue_checks import response_offers_nothing_new as response_offers_nothing_new
 from flows.pal.options import LOG_TYPES
 from memsynth.core.textmatch import length_in_words, near_duplicates, sentences
 from memsynth.generation import checklib as lib
@@ -20,7 +25,6 @@ from schemas.pal import (
     ASPECTS,
     AspectPreferences,
     Candidates,
-    Dialogue,
     Experience,
     Logs,
     MonthSituations,
@@ -337,101 +341,3 @@ def log_format(out: Logs, v: Mapping[str, Any]) -> Iterator[str]:
         if not log_format_matches(log.type, log.content, v["language"]):
             yield say(v, f"logs[{i}].content does not follow the {log.type} format: {log.content[:80]!r}",
                       f"logs[{i}].content 不符合 {log.type} 类型的格式：“{log.content[:80]}”")
-
-
-@check("follows_skeleton")
-def follows_skeleton(out: Dialogue, v: Mapping[str, Any]) -> Iterator[str]:
-    skeleton = v["skeleton"]
-    if len(out.turns) != len(skeleton):
-        yield say(v, f"write exactly {len(skeleton)} turns, one per skeleton line, got {len(out.turns)}",
-                  f"请恰好写 {len(skeleton)} 轮，模板每行一轮；实际写了 {len(out.turns)} 轮")
-        return
-    for i, (turn, slot) in enumerate(zip(out.turns, skeleton), start=1):
-        for speaker in ("user", "assistant"):
-            said = getattr(turn, speaker)
-            action, reference = slot[f"{speaker}_action"], slot[f"{speaker}_reference"]
-            if (said.action, said.reference) != (action, reference):
-                yield say(v, f"turn {i} {speaker}: expected {action} [{reference}], got {said.action} [{said.reference}]",
-                          f"第 {i} 轮 {speaker}：应为 {action} [{reference}]，实际为 {said.action} [{said.reference}]")
-
-
-def _disliked(v: Mapping[str, Any]) -> set[str]:
-    """The framework's solutions the user turns down (their labels)."""
-    return {e["label"] for e in v["framework"] if e.get("kind") == "solution" and e.get("feedback") == "neg"}
-
-
-def _actions(v: Mapping[str, Any], *names: str) -> set[str]:
-    """An action's names in either language (skeletons carry the build language's labels)."""
-    from flows.pal.plan import ACTION_LABELS
-
-    return {labels[n] for labels in ACTION_LABELS.values() for n in names}
-
-
-# "Sounds good, but…": a rejection softened into praise (the seed wants it direct).
-# PAL-Set's own users open a rejection with praise ("听起来不错，但") in 21 of
-# its 139 sessions (the release must still pass at 97 %): what the check sees beyond the bare
-# "不错，但" that opens a turn is agreement with the speaker ("你说的有道理，可是") and praise
-# hedged with 只是 / 就是 ("这个建议其实不错，就是"), which the release never writes. A clause
-# that says no ("我觉得不太好，但是") praises nothing.
-_NO_NEGATION = r"(?![^，,。！？!?]*?[不没别非难](?!错))"
-_SOFTENED = re.compile(
-    r"^\W*((听起来|看起来|感觉|这个|这主意|这个主意|主意|想法)?(还)?(挺|很|蛮|确实|倒是)?(不错|好|有道理|可以|合理)(的|啊|呀)?"
-    r"[，,、…\s]*(但是?|不过|可是|只是))"
-    rf"|^\W*{_NO_NEGATION}[^，,。！？!?]{{0,10}}(有道理|说得对|说的对|没错)[的啊呀吧]?[，,…\s]*(但是?|不过|可是|只是|就是)"
-    rf"|^\W*{_NO_NEGATION}[^，,。！？!?]{{0,10}}(不错|挺好|很好|合理|可以|有意思)[的啊呀吧]?[，,…\s]*(只是|就是)"
-    r"|^\W*((that |it |this )?(sounds|seems|looks) (good|great|nice|reasonable|interesting|like a good idea)"
-    r"|(good|great|nice|interesting) (idea|point|suggestion))[^.?!]{0,40}\bbut\b", re.IGNORECASE)
-
-
-def _on_disliked(out: Dialogue, v: Mapping[str, Any], speaker: str, action: str) -> Iterator[tuple[int, Any]]:
-    """(turn number, utterance) of `speaker`'s `action` turns about a solution the user turns down."""
-    disliked, actions = _disliked(v), _actions(v, action)
-    for i, turn in enumerate(out.turns, start=1):
-        said = getattr(turn, speaker)
-        if said.action in actions and said.reference in disliked:
-            yield i, said
-
-
-@check("direct_rejection")
-def direct_rejection(out: Dialogue, v: Mapping[str, Any]) -> Iterator[str]:
-    from memsynth.quality.textrules.forms import softened
-
-    for i, said in _on_disliked(out, v, "user", "solution_feedback"):
-        if _SOFTENED.search(said.content) or softened(said.content):
-            yield say(v, f"turn {i} user: the rejection of {said.reference} is softened into praise "
-                         f"({said.content[:40]!r}); turn it down directly",
-                      f"第 {i} 轮 user：对 {said.reference} 的拒绝被说成了先夸后转（“{said.content[:40]}”）；请直接拒绝")
-
-
-# A feedback response after a rejection apologises or moves on; it proposes nothing new.
-_PROPOSES = re.compile(r"可以试试|不妨|建议你|你可以(?!随时|再来|再找|告诉|跟我|和我)|要不要试|推荐你|或者试|可以考虑"
-                       r"|\byou (could|can|might|should) (try|consider|also)|\bwhy not\b|\bhow about\b|\btry\b"
-                       r"|\bI'?d (suggest|recommend)|\bI (suggest|recommend)", re.IGNORECASE)
-
-
-@check("response_offers_nothing_new")
-def response_offers_nothing_new(out: Dialogue, v: Mapping[str, Any]) -> Iterator[str]:
-    """Nor one joined on as an alternative ("…, or alternatively …", "…；也可以…")."""
-    from memsynth.quality.textrules.forms import second_proposal
-
-    for i, said in _on_disliked(out, v, "assistant", "feedback_response"):
-        if _PROPOSES.search(said.content) or second_proposal(said.content):
-            yield say(v, f"turn {i} assistant: after {said.reference} is turned down the feedback response proposes "
-                         "something new; only acknowledge it (new solutions come from the framework)",
-                      f"第 {i} 轮 assistant：{said.reference} 被拒绝后的反馈回应又提出了新方案；只需回应，不要提出框架外的方案")
-
-
-# The user's likes and dislikes are revealed in the dialogue, never presumed by the assistant.
-_PRESUMES = re.compile(r"我知道你.{0,4}(喜欢|爱|讨厌)|我知道你不太?愿意"
-                       r"|你(一向|向来|平时就|本来就|一直都?)不?太?(喜欢|爱|讨厌|愿意)"
-                       r"|\bI know you (don't |do not |really )?(like|love|enjoy|hate|prefer)"
-                       r"|\byou('ve)? (always|never) (like|liked|enjoy|enjoyed|hate|hated)", re.IGNORECASE)
-
-
-@check("preferences_not_presumed")
-def preferences_not_presumed(out: Dialogue, v: Mapping[str, Any]) -> Iterator[str]:
-    for i, turn in enumerate(out.turns, start=1):
-        if m := _PRESUMES.search(turn.assistant.content):
-            yield say(v, f"turn {i} assistant: presumes the user's preferences ({m.group(0)!r}); the assistant does "
-                         "not know them until the user says so",
-                      f"第 {i} 轮 assistant：预设了用户的喜好（“{m.group(0)}”）；用户说出之前，助手并不知道")

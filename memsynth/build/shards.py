@@ -1,9 +1,9 @@
-"""A shard's inputs as plain data, and the live objects a process runs shards with.
+"""The live objects a process runs shards with, built from a shard's plan (memsynth.build.plan).
 
-A `ShardPlan` holds nothing live and no secret: it pickles to any worker, which builds its
-own engine, cache handle and staging area from it (`runtime_for`) and keeps them for the
-build's other shards in that process. The thread runner registers the build's own runtime
-instead, so all its shards share one event loop, one client and one set of limits.
+A worker builds its own engine, cache handle and staging area from the plan (`runtime_for`)
+and keeps them for the build's other shards in that process. The thread runner registers
+the build's own runtime instead, so all its shards share one event loop, one client and one
+set of limits.
 """
 
 from __future__ import annotations
@@ -19,6 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from memsynth.build.backoff import WORKER_ID, BackoffListener
+
+# The plan and the counters' sums have modules of their own; the build still imports them from here.
+from memsynth.build.plan import LimitShare as LimitShare
+from memsynth.build.plan import ShardPlan
+from memsynth.build.worker_counters import concurrency_report
+from memsynth.build.worker_counters import merged_counters as merged_counters
 from memsynth.core.config import BuildConfig
 from memsynth.core.integrity import cascade
 from memsynth.core.records import LLM_CALLS, PERSONAS, STAGE_FAILURES
@@ -28,69 +34,12 @@ from memsynth.generation.emotion_scoring import annotate_shard
 from memsynth.generation.prompts import DEFAULT_PROMPTS_DIR, PromptLibrary
 from memsynth.generation.recipe import PersonaContext, Recipe, ShardOutput, persona_rng
 from memsynth.generation.registry import audit_plan
-from memsynth.generation.session import (
-    SIMULATOR_API_KEY,
-    Endpoint,
-    engine_settings,
-    generation_settings,
-    open_routes,
-    stage_alias,
-)
+from memsynth.generation.session import engine_settings, generation_settings, open_routes, stage_alias
 from memsynth.generation.stage import StageRunner
 from memsynth.llm.cache import ResponseCache
 from memsynth.llm.engine import LLMEngine
-from memsynth.llm.limits import AutoConcurrency
 from memsynth.llm.loop import LoopThread
-from memsynth.llm.settings import EngineCounters
-from memsynth.warehouse.location import Location
 from memsynth.warehouse.staging import StagingArea
-
-
-@dataclass(frozen=True)
-class LimitShare:
-    """One process's part of the endpoint's limits, and where it hears others back off."""
-
-    concurrency: int
-    rpm: float | None = None
-    tpm: float | None = None
-    budget_usd: float | None = None
-    backoff_channel: str | None = None  # a Dask Variable's name (see memsynth.build.cluster)
-    workers: int = 1  # how many share the limits (a model alias's limits are divided alike)
-
-
-@dataclass(frozen=True)
-class ShardPlan:
-    """What any process needs to run the build's shards (picklable; the API key is read
-    from the worker's own environment, never carried here)."""
-
-    build_id: str
-    config: BuildConfig
-    warehouse: str  # the local warehouse root (a recipe may read its source there)
-    dataset_dir: str  # the staging area's root
-    cache_dir: str
-    cache_read: bool
-    base_url: str | None
-    model: str
-    simulated: bool
-    regenerations: dict[str, dict[str, str]] = field(default_factory=dict)
-    share: LimitShare | None = None  # None: the config's whole limits
-    # Where staging goes (a bucket's is reachable from every worker). With `mirror_cache`, a
-    # worker's cache folder mirrors the location's shared cache logs (fetched when it starts,
-    # its own shared when it closes).
-    location: Location | None = None  # None: the local folder `dataset_dir` is in
-    mirror_cache: bool = False  # the cache is the location's (no cache_dir of the config's own)
-
-    @property
-    def api_key(self) -> str | None:
-        # memsynth's simulator accepts any key; a real one comes from $api_key_env.
-        return "simulator" if self.simulated else None
-
-    @property
-    def endpoint(self) -> Endpoint | None:
-        """The simulator this build runs on (every model alias answered there), or None."""
-        if not self.simulated or self.base_url is None:
-            return None
-        return Endpoint(base_url=self.base_url, api_key=SIMULATOR_API_KEY, model=self.model, stop=lambda: None)
 
 
 def complete_personas(recipe: Recipe, output: ShardOutput) -> set[str]:
@@ -376,26 +325,3 @@ def _close_all() -> None:
             runtime.close()
         except Exception:  # noqa: BLE001, S110 - at exit; every answer was fsynced when it came
             pass
-
-
-def merged_counters(snapshots: dict[str, dict[str, Any]], *, into: EngineCounters) -> None:
-    """Set `into` to the sum of each process's latest counters (in place: displays hold it)."""
-    total = EngineCounters()
-    for snap in snapshots.values():
-        for name, value in snap.items():
-            if name == "by_model":
-                for model, tokens in value.items():
-                    mine = total.by_model.setdefault(model, [0, 0, 0])
-                    for i, n in enumerate(tokens):
-                        mine[i] += n
-            elif name != "in_flight":
-                setattr(total, name, getattr(total, name) + value)
-    for name, value in asdict(total).items():
-        if name != "in_flight":
-            setattr(into, name, value)
-
-
-def concurrency_report(engine: LLMEngine) -> dict[str, Any] | None:
-    """With `llm.concurrency: auto`, the ceiling the engine settled on and why (else None)."""
-    limit = engine.limits.concurrency
-    return limit.report() if isinstance(limit, AutoConcurrency) else None

@@ -1,9 +1,10 @@
-"""Declarative stages and the one runner that executes them.
+"""The one runner that executes declared stages (memsynth.generation.stagedef).
 
 A stage is a template, an output model, a few named checks and a failure policy.
-The runner renders → calls → parses → validates → checks, re-asks with the problems
-appended when any step fails (bounded), and then applies the stage's policy. It never
-raises for a bad answer: every item comes back as an `ItemResult` saying what happened.
+The runner renders → calls → parses → validates → checks (memsynth.generation.answers),
+re-asks with the problems appended when any step fails (bounded), and then applies the
+stage's policy. It never raises for a bad answer: every item comes back as an `ItemResult`
+saying what happened.
 """
 
 from __future__ import annotations
@@ -15,93 +16,24 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from memsynth.generation.answer_keys import answer_keys, unknown_keys
+# What a stage is, and how one answer is judged, have modules of their own; recipes and the
+# quality tools still import those names from here.
+from memsynth.generation.answers import _validation_problems as _validation_problems
+from memsynth.generation.answers import evaluate
 from memsynth.generation.prompts import PromptLibrary
+from memsynth.generation.stagedef import Check as Check
+from memsynth.generation.stagedef import CheckFn as CheckFn
+from memsynth.generation.stagedef import Judge, Stage, localized
+from memsynth.generation.stagedef import Policy as Policy
+from memsynth.generation.stagedef import check as check
+from memsynth.generation.stagedef import say as say
 from memsynth.llm.budget import schema_budget
-from memsynth.llm.parse import UnparsableOutput, extract_json
 from memsynth.llm.request import LLMRequest, TransportFailure
-from memsynth.llm.runaway import RUNAWAY
 
 if TYPE_CHECKING:  # the engine (openai and its HTTP stack) is not needed to know a recipe's stages
     from memsynth.llm.engine import LLMEngine
-
-Policy = Literal["drop", "flag"]
-CheckFn = Callable[[Any, Mapping[str, Any]], Iterable[str]]
-
-
-@dataclass(frozen=True)
-class Check:
-    """A rule a JSON schema cannot express; yields one message per violation."""
-
-    name: str
-    fn: CheckFn
-
-    def __call__(self, output: Any, variables: Mapping[str, Any]) -> list[str]:
-        return [f"[{self.name}] {problem}" for problem in self.fn(output, variables)]
-
-
-def check(name: str) -> Callable[[CheckFn], Check]:
-    """Decorator: turn a generator of problems into a named `Check`."""
-    return lambda fn: Check(name, fn)
-
-
-def say(variables: Mapping[str, Any], en: str, zh: str) -> str:
-    """A problem in the build's language: the repair prompt hands it back to the model."""
-    return zh if variables.get("language") == "zh" else en
-
-
-@dataclass(frozen=True)
-class Judge:
-    """A model reviewing an answer on rules code cannot see: its stage, and how its verdict
-    becomes problems (worded for the repair prompt, like a check's)."""
-
-    stage: Stage
-    verdict: CheckFn  # (the judge's answer, the judged stage's variables) -> problems
-
-    def variables(self, answer: BaseModel, variables: Mapping[str, Any]) -> dict[str, Any]:
-        """The judge sees what the judged stage saw, and the answer under `answer`."""
-        return {**variables, "answer": answer.model_dump(mode="json")}
-
-
-@dataclass(frozen=True)
-class Stage:
-    """One prompt of a recipe: `prompts/<recipe>/<name>.j2` answered as `output`."""
-
-    recipe: str
-    name: str
-    output: type[BaseModel]
-    checks: tuple[Check, ...] = ()
-    policy: Policy = "drop"
-    temperature: float | None = None  # None: the build's default
-    # The stage's token budget, declared (memsynth.llm.budget): about twice the largest answer
-    # a strong model wrote to its prompt. None: from the schema's bounds when it bounds every
-    # length, else the build's llm.max_tokens.
-    max_tokens: int | None = None
-    # Asked after the checks pass; a verdict against the answer is re-asked with its reasons,
-    # then handled by the policy, like a failed check.
-    judge: Judge | None = None
-    # writer: it makes data; judge: it grades another stage's answer (llm.stages can send
-    # each kind to its own model, say a judge from another family than the writer).
-    kind: Literal["writer", "judge"] = "writer"
-
-    @property
-    def template(self) -> str:
-        """The English template; `template_for` picks the one for a language."""
-        return f"{self.recipe}/{self.name}.j2"
-
-    def template_for(self, language: str) -> str:
-        """`prompts/<recipe>/<name>.j2` for English, `<name>.<language>.j2` for any other."""
-        return localized(self.template, language)
-
-    @property
-    def schema_name(self) -> str:
-        return f"{self.recipe}_{self.name}"
-
-    @property
-    def qualified_name(self) -> str:
-        return f"{self.recipe}.{self.name}"
 
 
 @dataclass(frozen=True)
@@ -332,57 +264,11 @@ class StageRunner:
             for key, pid, variables in items)))
 
 
-def evaluate(stage: Stage, content: str, finish_reason: str | None,
-             variables: Mapping[str, Any]) -> tuple[Any | None, list[str], str]:
-    """Judge one answer as a build does: (output, problems, outcome).
-
-    The outcome is `ok`, `check_failed` (valid output, failed checks), `invalid_schema`,
-    `invalid_json`, `truncated` or `runaway` (stopped while it ran on in whitespace or one
-    repeated fragment); the problems are worded in the variables' language.
-    """
-    if finish_reason == RUNAWAY:
-        return None, ["[runaway] " + say(
-            variables, "the answer ran on with whitespace or one repeated fragment and was stopped; "
-                       "write the JSON compactly, without padding, and end it when every field is given",
-            "回答不断重复空白或同一片段，已被中止；请紧凑地写出 JSON，不要填充空白，所有字段写完即结束")], "runaway"
-    if finish_reason == "length":
-        return None, ["[truncated] " + say(variables, "the answer was cut off at the token limit; "
-                                           "answer more concisely", "回答超出长度上限被截断；请写得更简洁")], "truncated"
-    try:
-        # Clean JSON (nearly every answer, and every one the cache replays) goes straight
-        # to pydantic's own parser; anything else takes the tolerant path.
-        output = stage.output.model_validate_json(content)
-        data: Any = None
-    except ValidationError as fast_error:
-        if not _is_json_error(fast_error):
-            return None, _validation_problems(fast_error, variables), "invalid_schema"
-        try:
-            data = extract_json(content)
-        except UnparsableOutput as exc:
-            return None, ["[json] " + say(variables, str(exc), "回答不是可解析的 JSON")], "invalid_json"
-        try:
-            output = stage.output.model_validate(data)
-        except ValidationError as exc:
-            return None, _validation_problems(exc, variables), "invalid_schema"
-    if unknown := unknown_keys(stage.output, content if data is None else data):
-        return None, ["[schema] " + say(
-            variables, f"unknown top-level field(s) {', '.join(unknown)}: answer with the fields "
-                       f"{', '.join(answer_keys(stage.output))} only",
-            f"多出了顶层字段 {'、'.join(unknown)}：只写 {'、'.join(answer_keys(stage.output))} 这些字段")], "invalid_schema"
-    problems = [p for c in stage.checks for p in c(output, variables)]
-    return output, problems, ("check_failed" if problems else "ok")
-
-
 def schema_in_prompt(response_mode: str) -> bool:
     """Whether requests in this mode carry their schema in the prompt."""
     if response_mode == "auto":
         raise ValueError("llm.response_mode auto must be resolved by the endpoint's probe first")
     return response_mode != "json_schema"
-
-
-def localized(template: str, language: str) -> str:
-    """`name.j2` for English, `name.<language>.j2` otherwise."""
-    return template if language == "en" else template.removesuffix(".j2") + f".{language}.j2"
 
 
 def _hints(stage: Stage, variables: Mapping[str, Any], sample: int, salt: str = "") -> dict[str, Any]:
@@ -395,65 +281,6 @@ def _hints(stage: Stage, variables: Mapping[str, Any], sample: int, salt: str = 
     if salt:
         hints["salt"] = salt
     return hints
-
-
-def _is_json_error(exc: ValidationError) -> bool:
-    """True when pydantic could not parse the text as JSON at all (not a schema mismatch)."""
-    return any(err["type"] == "json_invalid" for err in exc.errors())
-
-
-# pydantic's error types, worded in Chinese for a zh repair prompt; each states the bound
-# it enforces, as pydantic's English message does.
-_ZH_ERRORS = {
-    "missing": "缺少这个字段",
-    "extra_forbidden": "不允许出现这个字段",
-    "too_short": "条目太少：至少要有 {min_length} 个，实际 {actual_length} 个",
-    "too_long": "条目太多：至多 {max_length} 个，实际 {actual_length} 个",
-    "string_type": "应当是字符串",
-    "string_too_short": "太短：至少要有 {min_length} 个字符",
-    "string_too_long": "太长：至多 {max_length} 个字符",
-    "string_pattern_mismatch": "格式不对：应当符合正则表达式 {pattern}",
-    "int_type": "应当是整数",
-    "int_parsing": "应当是整数",
-    "int_from_float": "应当是整数",
-    "bool_type": "应当是 true 或 false",
-    "bool_parsing": "应当是 true 或 false",
-    "list_type": "应当是列表",
-    "dict_type": "应当是对象",
-    "model_type": "应当是对象",
-    "date_type": "应当是 YYYY-MM-DD 格式的日期",
-    "date_parsing": "应当是 YYYY-MM-DD 格式的日期",
-    "date_from_datetime_parsing": "应当是 YYYY-MM-DD 格式的日期",
-    "literal_error": "取值必须是 {expected} 之一",
-    "enum": "取值必须是 {expected} 之一",
-    "greater_than_equal": "数值不能小于 {ge}",
-    "greater_than": "数值必须大于 {gt}",
-    "less_than_equal": "数值不能大于 {le}",
-    "less_than": "数值必须小于 {lt}",
-}
-
-
-def _zh_error(err: Mapping[str, Any]) -> str:
-    """pydantic's error in Chinese with its bound; its English message where none is written."""
-    template = _ZH_ERRORS.get(err["type"])
-    if template is None:
-        return f"不符合要求（{err['msg']}）"
-    try:
-        return template.format(**(err.get("ctx") or {}))
-    except (KeyError, IndexError):  # a bound pydantic did not report: say it in its words
-        return f"{template.split('：')[0]}（{err['msg']}）"
-
-
-def _validation_problems(exc: ValidationError, variables: Mapping[str, Any], limit: int = 12) -> list[str]:
-    zh = variables.get("language") == "zh"
-    problems = []
-    for err in exc.errors()[:limit]:
-        where = ".".join(str(p) for p in err["loc"]) or "(root)"
-        problems.append(f"[schema] 字段 {where}：{_zh_error(err)}" if zh else f"[schema] {where}: {err['msg']}")
-    if exc.error_count() > limit:
-        more = exc.error_count() - limit
-        problems.append("[schema] " + (f"……另有 {more} 处问题" if zh else f"… and {more} more"))
-    return problems
 
 
 def _empty_usage() -> dict[str, Any]:

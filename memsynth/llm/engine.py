@@ -9,43 +9,29 @@ import time
 from dataclasses import replace
 from typing import Any
 
-import httpx2 as httpx  # the HTTP library of openai >= 3
 import openai
-import orjson
-from tenacity import AsyncRetrying, retry_if_exception
 
 from memsynth.core.errors import BuildFailed, ConfigError, MemsynthError
 from memsynth.core.secrets import masked_error, remember
-from memsynth.llm.attempts import CallBudget, ceiling_for, describe_failure, longer_max_tokens
+from memsynth.llm.attempts import ceiling_for, longer_max_tokens
 from memsynth.llm.batch import BatchQueue, LineFailed
 from memsynth.llm.cache import ResponseCache
 from memsynth.llm.capabilities import Capabilities, learn
 from memsynth.llm.completion import Completion, response_from_record
-from memsynth.llm.http import DirectPoster, OpenAIPoster, Poster, openai_client
+from memsynth.llm.http import Poster
 from memsynth.llm.limits import RequestLimits
+from memsynth.llm.online import OnlineCalls
 from memsynth.llm.outage import OutageGate
 from memsynth.llm.request import EmbeddingRequest, LLMRequest, LLMResponse, TransportFailure
-from memsynth.llm.retry import (
-    EmptyResponse,
-    FailureRate,
-    StreamCut,
-    Truncated,
-    invalid_request,
-    is_connect_failure,
-    is_fatal,
-    is_rate_limit,
-    is_retryable,
-)
-from memsynth.llm.runaway import RUNAWAY, Runaway
+from memsynth.llm.retry import EmptyResponse, FailureRate
 from memsynth.llm.settings import EngineCounters, EngineSettings, Spend
 from memsynth.llm.silence import Pulse
-
-# Calls that must fail to connect, with no call ever answered, before a build gives up.
-UNREACHABLE_AFTER = 2
+from memsynth.llm.wire import Wire
 
 
-class LLMEngine:
-    """Answers `LLMRequest`s, from the cache when it can, from the endpoint when it must."""
+class LLMEngine(OnlineCalls, Wire):
+    """Answers `LLMRequest`s, from the cache when it can, from the endpoint when it must: how
+    it asks online is `OnlineCalls`', what it sends and how is `Wire`'s."""
 
     def __init__(self, settings: EngineSettings, cache: ResponseCache,
                  *, api_key: str | None = None):
@@ -95,30 +81,6 @@ class LLMEngine:
         self.counters.probe_requests += found.probe_requests
         self.capabilities = found
         return found
-
-    @property
-    def base_url(self) -> str:
-        """The URL requests go to (the settings', else $OPENAI_BASE_URL, else OpenAI's)."""
-        return str(self._openai().base_url).rstrip("/")
-
-    def _openai(self) -> openai.AsyncOpenAI:
-        # Created lazily so it binds to the event loop that runs the calls.
-        if self._client is None:
-            self._client = openai_client(self._api_key, self.settings.base_url,
-                                         timeout_s=self.settings.timeout_s,
-                                         connections=self.settings.concurrency)
-        return self._client
-
-    def _http(self) -> Poster:
-        if self._poster is None:
-            idle = self.settings.idle_timeout_s if self.settings.stream else None
-            runaway = self.settings.runaway_tokens or None
-            self._poster = (DirectPoster(self._openai(), self._api_key, timeout_s=self.settings.timeout_s,
-                                         connections=self.settings.concurrency, idle_timeout_s=idle,
-                                         pulse=self.pulse, runaway_tokens=runaway)
-                            if self.settings.client == "direct"
-                            else OpenAIPoster(self._openai(), idle, self.pulse, runaway))
-        return self._poster
 
     async def aclose(self) -> None:
         if self.batches is not None:
@@ -267,205 +229,3 @@ class LLMEngine:
         per_model[0] += response.prompt_tokens
         per_model[1] += response.completion_tokens
         per_model[2] += response.cached_prompt_tokens
-
-    async def _fetch_within_budget(self, request: Any, send: Any) -> LLMResponse:
-        estimate = _estimate_tokens(request)
-        started = time.monotonic()
-        attempts = 0
-        budget = CallBudget(self.settings, self.gate, self.failure_rate, started)
-        cut: list[Completion] = []  # cut-off answers, each asked again
-
-        async def attempt() -> Completion:
-            nonlocal attempts
-            await self.gate.admit()
-            attempts += 1
-            if attempts > 1:
-                self.counters.retries += 1
-            try:
-                max_tokens = budget.max_tokens(request)
-                try:
-                    raw = await send(request, estimate, max_tokens)
-                except Runaway as stopped:
-                    # An answer, stopped: the stage runner re-asks it with a repair (not a retry
-                    # here, which would ask the same prompt to run on the same way).
-                    self.counters.runaways += 1
-                    raw = Completion(content=stopped.content, finish_reason=RUNAWAY,
-                                     prompt_tokens=_prompt_tokens(request), completion_tokens=stopped.tokens,
-                                     model=stopped.model or request.model)
-                if raw.finish_reason == "length":
-                    cut.append(raw)  # paid for, even if thrown away
-                    raise Truncated(raw, max_tokens or request.first_max_tokens)
-            except Exception as exc:
-                self._never_answered(exc)
-                budget.failed(exc)
-                raise
-            self.gate.answered()
-            self.failure_rate.record(ok=True)
-            return raw
-
-        try:
-            first: Exception | None = None
-            try:
-                # Nearly every call is answered at once: the retry machinery (a measurable
-                # share of the CPU per call) is built only for the few that are not.
-                raw = await attempt()
-            except Exception as exc:
-                first = exc
-            if first is not None:
-                retrying = AsyncRetrying(retry=retry_if_exception(is_retryable), stop=budget.exhausted,
-                                         wait=budget.wait, reraise=True)
-                async for trying in retrying:
-                    with trying:
-                        if first is not None:  # the failure above, judged as tenacity judges any
-                            failure, first = first, None
-                            raise failure
-                        raw = await attempt()
-        except Truncated as exc:
-            # Cut off every time: the stage runner asks for a shorter answer instead.
-            raw = exc.completion
-        except Exception as exc:
-            if isinstance(exc, BuildFailed):
-                raise
-            if is_fatal(exc):
-                hint = await self._not_found_hint(exc, request.model)
-                raise BuildFailed(f"the endpoint refused the request: {describe_failure(exc)}{hint}") from exc
-            if fix := invalid_request(exc):
-                raise BuildFailed(f"the endpoint refused the request ({describe_failure(exc)[:120]}); {fix}") from exc
-            if is_retryable(exc):
-                # The endpoint is up but keeps failing this request: stop the build rather
-                # than drop the item (every answer so far is cached).
-                raise BuildFailed(f"the endpoint failed a request {budget.describe()}: {describe_failure(exc)}. "
-                                  "Every answer so far is cached: re-run the build to resume") from exc
-            raise TransportFailure(f"{describe_failure(exc)} (after {attempts} attempts)") from exc
-        self._successes += 1
-        # The call's tokens are every attempt's: a cut-off answer asked again was generated
-        # (and billed) all the same.
-        thrown = [c for c in cut if c is not raw]
-        response = LLMResponse(
-            content=raw.content,
-            finish_reason=raw.finish_reason,
-            prompt_tokens=raw.prompt_tokens + sum(c.prompt_tokens for c in thrown),
-            completion_tokens=raw.completion_tokens + sum(c.completion_tokens for c in thrown),
-            cached_prompt_tokens=raw.cached_prompt_tokens + sum(c.cached_prompt_tokens for c in thrown),
-            model=raw.model or request.model,
-            cached=False,
-            attempts=attempts,
-            latency_s=time.monotonic() - started,
-        )
-        self._count_usage(request.model, response)
-        return response
-
-    async def _not_found_hint(self, exc: BaseException, model: str) -> str:
-        """What a 404 most likely means: a model the server does not serve (named with those
-        it does), or a base URL without its /v1."""
-        if not isinstance(exc, openai.APIStatusError) or exc.status_code != 404:
-            return ""
-        served = await self.served_models()
-        if served and model not in served:
-            listed = ", ".join(served[:8]) + (f" and {len(served) - 8} more" if len(served) > 8 else "")
-            return f"; the model {model!r} is not served there (it serves {listed}): set llm.model or $MEMSYNTH_MODEL"
-        base = (self.settings.base_url or "").rstrip("/")
-        if base and not base.endswith("/v1"):
-            return f"; the base URL {base} does not end in /v1, where OpenAI-compatible servers answer"
-        return ""
-
-    async def served_models(self) -> list[str]:
-        """The model names the endpoint lists at /models ([] when it lists none or cannot)."""
-        try:
-            listed = await self._openai().get("/models", cast_to=httpx.Response)
-            return [str(m["id"]) for m in listed.json().get("data", []) if isinstance(m, dict) and "id" in m]
-        except Exception:
-            return []
-
-    async def _probe(self) -> bool:
-        """Is the endpoint there? Any HTTP answer below 500 (a 404 too) says yes."""
-        try:
-            await self._openai().get("/models", cast_to=httpx.Response)
-        except openai.APIStatusError as exc:
-            return exc.status_code < 500
-        except Exception:
-            return False
-        return True
-
-    def _never_answered(self, exc: BaseException) -> None:
-        """An endpoint that has refused every connection so far is a wrong URL, not an outage."""
-        if self._successes == 0 and is_connect_failure(exc):
-            self._unreachable += 1
-            if self._unreachable >= UNREACHABLE_AFTER:
-                raise BuildFailed(
-                    f"cannot reach the endpoint at {self.settings.base_url or 'the default OpenAI URL'}: "
-                    f"{describe_failure(exc)}") from exc
-
-    async def _send(self, request: LLMRequest, estimate: int, max_tokens: int | None) -> Completion:
-        body = self._chat_body(request, max_tokens)
-        if self.settings.stream:  # not part of the request's key: the answer is the same
-            body["stream"] = True
-            body["stream_options"] = {"include_usage": True}
-        return await self._post("/chat/completions", body, estimate, Completion.parse, stream=self.settings.stream)
-
-    @staticmethod
-    def _chat_body(request: LLMRequest, max_tokens: int | None) -> dict[str, Any]:
-        """The chat completions body for `request` (max_tokens raised when given)."""
-        body: dict[str, Any] = {"model": request.model, "messages": list(request.messages),
-                                **request.params}
-        first = max_tokens or request.first_max_tokens
-        if first is not None:
-            body["max_tokens"] = first
-        fmt = request.response_format()
-        if fmt is not None:
-            body["response_format"] = fmt
-        if request.hints is not None:
-            body["memsynth"] = request.hints
-        return body
-
-    async def _send_embedding(self, request: EmbeddingRequest, estimate: int, _max_tokens: int | None
-                              ) -> Completion:
-        return await self._post("/embeddings", {"model": request.model, "input": [request.text]},
-                                estimate, Completion.from_embedding)
-
-    async def _post(self, path: str, body: dict[str, Any], estimate: int, parse: Any,
-                    stream: bool = False) -> Completion:
-        await self.limits.acquire(estimate)
-        try:
-            self.cache.check_writable()  # the disk may have filled while this call waited
-        except BuildFailed:
-            self.limits.release(estimate, None)
-            raise
-        self.counters.in_flight += 1
-        self.counters.requests += 1
-        actual: int | None = None
-        started = time.monotonic()
-        try:
-            content = orjson.dumps(body)
-            try:
-                raw = parse(await self._http().post(path, content, stream=stream))
-            except (ValueError, KeyError, TypeError, IndexError) as exc:
-                raise EmptyResponse(f"unreadable answer from {path}: {exc}") from exc
-            actual = raw.prompt_tokens + raw.completion_tokens
-            self.limits.concurrency.on_success(time.monotonic() - started, raw.completion_tokens)
-            return raw
-        except Exception as exc:
-            if is_rate_limit(exc):
-                self.limits.concurrency.on_rate_limited()
-            elif isinstance(exc, StreamCut) and self.counters.in_flight > 1:
-                self.limits.concurrency.on_cut()
-            elif isinstance(exc, openai.APITimeoutError):
-                # Given up on, its connection closed: a server that stops on a disconnect (a
-                # streamed answer's does) is not still writing it when it is sent again.
-                self.counters.abandoned += 1
-            raise
-        finally:
-            self.counters.in_flight -= 1
-            self.limits.release(estimate, actual)
-
-
-def _prompt_tokens(request: LLMRequest) -> int:
-    """About the prompt's tokens, for an answer stopped before the server said (a runaway)."""
-    return sum(len(m.get("content", "")) for m in request.messages) // 4
-
-
-def _estimate_tokens(request: LLMRequest | EmbeddingRequest) -> int:
-    if isinstance(request, EmbeddingRequest):
-        return len(request.text) // 4 + 1
-    chars = sum(len(m.get("content", "")) for m in request.messages)
-    return chars // 4 + min(request.first_max_tokens or 1000, 1000)

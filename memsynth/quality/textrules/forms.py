@@ -47,7 +47,7 @@ def questions(text: str) -> int:
 
 # A refusal turned into praise first: "I see the logic, but", "我理解你的意思，但". Not "听上去不错，
 # 但" or "谢谢你的建议，但" in mid-turn: PAL-Set's own feedback says so in 4 of 139 sessions beside
-# the 4 whose turn opens with it (flows/pal/checks._SOFTENED), and the release must pass at 97 %.
+# the 4 whose turn opens with it (flows/pal/dialogue_checks._SOFTENED), and the release must pass at 97 %.
 SOFTENED = re.compile(
     r"\bI (can )?(see|understand|get|appreciate) (the|your|why|where|what|how)\b[^.?!]{0,60}\bbut\b"
     r"|\b(that|it|this) (makes sense|is a (nice|good|fair|great|lovely|kind) (thought|idea|point|suggestion))"
