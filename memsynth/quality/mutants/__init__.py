@@ -4,7 +4,7 @@
     AIMS = (Aim("scene-form", ("scene",), Sentences("scene", low=2, high=4)), ...)
 
 A recipe declares its aims in `flows/<recipe>/mutants.py` (`AIMS`): each names a rule id of
-the recipe's rules table, the stages it applies to and a mutator (mutators.py) saying where
+the recipe's rules table, the stages it applies to and a mutator (mutators.py names them) saying where
 in the answer it works and which bound it breaks. `python -m memsynth.quality.mutants PATH...`
 runs them over the acceptable answers of answer files and prints, per rule, how many mutants
 the rule's checks reject; the ones no check rejects are the rule's judge work.

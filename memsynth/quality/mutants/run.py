@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memsynth.quality.mutants.mutators import CHECK_RULE, Aim, Context, Mutant
+from memsynth.quality.mutants.base import CHECK_RULE, Aim, Context, Mutant
 
 # Not a rule of the recipes' tables: the stage's output model itself (dropped or invented fields).
 SCHEMA_RULE = "schema"
