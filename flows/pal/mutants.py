@@ -31,6 +31,7 @@ from memsynth.quality.mutants import (
     Set,
     Soften,
     Swap,
+    Values,
     Voice,
 )
 from schemas.pal import ASPECTS
@@ -196,5 +197,8 @@ AIMS = (
                                                       "second_question")),
     Aim("one-question", ("dialogue",), InsertText(_said("topic_inquiry"), lambda v, lang: _SECOND_QUESTION[lang],
                                                   "second_question")),
-    Aim(SCHEMA_RULE, tuple(s.name for s in (*STAGES, *EVAL_STAGES)), Fields()),
+    # a log's fields are a rule of their own (log-fields): the schema's mutants of logs are its.
+    Aim("log-fields", ("logs",), Fields(every=True)),
+    Aim("log-fields", ("logs",), Values()),
+    Aim(SCHEMA_RULE, tuple(s.name for s in (*STAGES, *EVAL_STAGES) if s.name != "logs"), Fields()),
 )

@@ -21,6 +21,8 @@ Path = tuple[str | int, ...]
 # The rule of an aim derived from a library check no rule of the recipe's table names
 # (memsynth.quality.mutants.library): killed by that check alone.
 CHECK_RULE = "check:"
+# Not a rule of the recipes' tables: the stage's output model itself (dropped or invented fields).
+SCHEMA_RULE = "schema"
 Where = str | Callable[[Any, Mapping[str, Any]], list[Path]]
 Bound = int | Callable[[Mapping[str, Any]], int | None] | None
 # What a recipe's functions give a mutator, from the answer and the variables (or the variables

@@ -25,7 +25,7 @@ from memsynth.quality.mutants.base import (
     parse_path,
     put,
 )
-from memsynth.quality.mutants.fields import Fields, Set
+from memsynth.quality.mutants.fields import Copy, Fields, Set, Values
 from memsynth.quality.mutants.moments import Moved, ProseMoment
 from memsynth.quality.mutants.sizes import Count, DropOne, Longer, Sentences
 from memsynth.quality.mutants.wording import (
@@ -41,8 +41,8 @@ from memsynth.quality.mutants.wording import (
 )
 
 __all__ = [
-    "CHECK_RULE", "Aim", "Bound", "Context", "Count", "DropOne", "Duplicate", "Fields", "InsertPerson", "InsertText",
+    "CHECK_RULE", "Aim", "Bound", "Context", "Copy", "Count", "DropOne", "Duplicate", "Fields", "InsertPerson", "InsertText",
     "Join", "Longer", "Moved", "Mutant", "Mutator", "PairDuplicate", "Path", "People", "ProseMoment", "Replace",
-    "Reword", "Sentences", "Set", "Soften", "Swaps", "Texts", "Voice", "Where", "_bound", "_key", "_pick", "_show",
+    "Reword", "Sentences", "Set", "Soften", "Swaps", "Texts", "Values", "Voice", "Where", "_bound", "_key", "_pick", "_show",
     "_texts", "get", "locate", "parse_path", "put",
 ]
