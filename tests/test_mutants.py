@@ -112,7 +112,6 @@ UNAIMED = frozenset({
     ('enpmr', 'profile-facts'),
     ('enpmr', 'recall-natural'),
     ('enpmr', 'session-ai-warm'),
-    ('enpmr', 'theme-description'),
     ('enpmr', 'themes-spread'),
     ('pal', 'audit-any-wording'),
     ('pal', 'audit-scope'),

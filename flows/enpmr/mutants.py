@@ -145,6 +145,8 @@ AIMS = (
     Aim("life-themes", ("life_themes",), Moved("themes[*].start_date", after=lambda v: v["reference_date"],
                                                before=lambda v: v["window_start"])),
     Aim("life-themes", ("life_themes",), Duplicate("themes", keys=("theme", "description"))),
+    # Judge work: a description's length is left to the prompt (rules.py says why).
+    Aim("theme-description", ("life_themes",), Sentences("themes[*].description", low=2, high=3, places=2)),
     Aim("memory-counts", MEMORIES, Count("items", low=lambda v: v["min_items"])),
     Aim("memory-dates", MEMORIES, Moved("items[*].date", after=lambda v: v["reference_date"],
                                         before=lambda v: str(v["theme"]["start_date"]))),
