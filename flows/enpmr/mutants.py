@@ -24,10 +24,14 @@ from memsynth.quality.mutants import (
     Rewrite,
     Sentences,
     Set,
+    Values,
 )
 from memsynth.quality.mutants.text import names_in, split_sentences
 
 MEMORIES = ("relationship", "power", "goal", "highlight")
+# The stages whose fields a rule of their own names (`<stage>-fields`, `profile-fields`): their
+# schema's mutants are that rule's; the other stages' are the table's `schema` row.
+FIELDS = ("profile", "life_themes", *MEMORIES, "preferences")
 # A memory's people, as memory_text (flows/enpmr/plan.py) writes them.
 _RELATION = {"en": re.compile(r"^During '.*?', (.+?) \(the user's (.+?), "),
              "zh": re.compile(r"期间，(.+?)（用户的(.+?)，")}
@@ -141,6 +145,8 @@ AIMS = (
     Aim("life-themes", ("life_themes",), Moved("themes[*].start_date", after=lambda v: v["reference_date"],
                                                before=lambda v: v["window_start"])),
     Aim("life-themes", ("life_themes",), Duplicate("themes", keys=("theme", "description"))),
+    # Judge work: a description's length is left to the prompt (rules.py says why).
+    Aim("theme-description", ("life_themes",), Sentences("themes[*].description", low=2, high=3, places=2)),
     Aim("memory-counts", MEMORIES, Count("items", low=lambda v: v["min_items"])),
     Aim("memory-dates", MEMORIES, Moved("items[*].date", after=lambda v: v["reference_date"],
                                         before=lambda v: str(v["theme"]["start_date"]))),
@@ -181,5 +187,9 @@ AIMS = (
     Aim("eval-reply", ("eval_respond",), Longer("response", lambda v: REPLY_LIMIT[v["language"]])),
     Aim("eval-reply", ("eval_respond",), Set("memory", lambda v: len(v["memories"]) + 1, "unlisted_memory")),
     Aim("eval-grades", ("eval_judge",), Set("empathy", 6, "off_scale")),
-    Aim(SCHEMA_RULE, tuple(s.name for s in (*STAGES, *EVAL_STAGES)), Fields()),
+    *(a for stage in FIELDS for a in (Aim(f"{stage.replace('_', '-')}-fields", (stage,), Fields(every=True)),
+                                      Aim(f"{stage.replace('_', '-')}-fields", (stage,), Values()))),
+    Aim("profile-preferences", ("profile",), Count("preferences", low=10)),
+    Aim("profile-preferences", ("profile",), Duplicate("preferences", times=1)),
+    Aim(SCHEMA_RULE, tuple(s.name for s in (*STAGES, *EVAL_STAGES) if s.name not in FIELDS), Fields()),
 )

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from memsynth.core.tables import Ref, Table
+from memsynth.generation import checklib as lib
 from memsynth.generation.stage import ItemResult, Stage, check, say
 
 # Plutchik's eight, in the order the seed's vectors use.
@@ -45,8 +46,9 @@ def every_emotion_once(out: EmotionScores, v: Mapping[str, Any]) -> Iterator[str
 
 # Eight one-sentence analyses and scores: a strong model writes under 400 tokens (the
 # model answers' largest, indented); the schema bounds no sentence, so the budget is declared.
-SCORE = Stage("emotions", "score", EmotionScores, checks=(every_emotion_once,), policy="drop", temperature=0.0,
-              max_tokens=768)
+SCORE = Stage("emotions", "score", EmotionScores,
+              checks=(every_emotion_once, lib.sentences("scores[].analysis", max=1, name="one_sentence_analysis")),
+              policy="drop", temperature=0.0, max_tokens=768)
 
 
 @dataclass(frozen=True)

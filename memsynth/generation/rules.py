@@ -78,7 +78,7 @@ EMOTION_RULES = (
     Rule("emotions-eight", "each of Plutchik's eight emotions is scored exactly once", "seed 001 §II-B",
          checks=("score.schema", "score.every_emotion_once")),
     Rule("emotions-scale", "a score is a whole number from 1 (absent) to 10 (overwhelming), after a one-sentence "
-         "analysis of the evidence", "seed 001 §II-B", checks=("score.schema",)),
+         "analysis of the evidence", "seed 001 §II-B", checks=("score.schema", "score.one_sentence_analysis")),
     Rule("emotions-what", "a query is scored on the state behind it (in which the speaker would recall memories that "
          "felt the same); a memory on the emotions its speaker expresses", "seed 001 §II-B", prompt_only=_NO_TRUTH),
     Rule("emotions-reader", "score what most readers would sense, not what a single word suggests", "prompt",

@@ -4,7 +4,7 @@
     AIMS = (Aim("scene-form", ("scene",), Sentences("scene", low=2, high=4)), ...)
 
 A recipe declares its aims in `flows/<recipe>/mutants.py` (`AIMS`): each names a rule id of
-the recipe's rules table, the stages it applies to and a mutator (mutators.py) saying where
+the recipe's rules table, the stages it applies to and a mutator (mutators.py names them) saying where
 in the answer it works and which bound it breaks. `python -m memsynth.quality.mutants PATH...`
 runs them over the acceptable answers of answer files and prints, per rule, how many mutants
 the rule's checks reject; the ones no check rejects are the rule's judge work.
@@ -15,15 +15,18 @@ dated after an end: "17:15", "5:30 pm", "下午五点半", "10月16日"), Insert
 surname + title, given name, kinship term), Duplicate / PairDuplicate (an item reworded
 from another), Join (two solutions as one: or / alternatively / 或者 / 也可以), Soften (a
 refusal that agrees first), Voice (person or voice switched), Fields (a field dropped or
-invented), Rewrite (texts replaced: a user who never gets to the point, a scene of another
-need), Swap (two values exchanged: a liked choice and a disliked one), Append (text chosen from the
-answer itself: a memory the reply has not used).
+invented), Values (a value the schema constrains broken: emptied, off its list, a date in
+words, past its bounds), Copy (a field given another item's value), Rewrite (texts replaced: a
+user who never gets to the point, a scene of another need), Swap (two values exchanged: a liked
+choice and a disliked one), Append (text chosen from the answer itself: a memory the reply has
+not used). The emotion-scoring stage every recipe shares has its aims in emotions.py.
 The word tables (lexicon.py) are small and hand-made.
 """
 
 from memsynth.quality.mutants.mutators import (
     Aim,
     Context,
+    Copy,
     Count,
     DropOne,
     Duplicate,
@@ -42,6 +45,7 @@ from memsynth.quality.mutants.mutators import (
     Sentences,
     Set,
     Soften,
+    Values,
     Voice,
     get,
     locate,
@@ -59,8 +63,8 @@ from memsynth.quality.mutants.run import (
 )
 
 __all__ = [
-    "SCHEMA_RULE", "Aim", "Append", "Case", "Context", "Count", "DropOne", "Duplicate", "Fields", "InsertPerson",
+    "SCHEMA_RULE", "Aim", "Append", "Case", "Context", "Copy", "Count", "DropOne", "Duplicate", "Fields", "InsertPerson",
     "InsertText", "Join", "Longer", "Moved", "Mutant", "Mutator", "Outcome", "PairDuplicate",
-    "ProseMoment", "Replace", "Reword", "Rewrite", "Swap", "least_related", "RuleTally", "Runner", "Sentences", "Set", "Soften", "Voice",
+    "ProseMoment", "Replace", "Reword", "Rewrite", "Swap", "least_related", "RuleTally", "Runner", "Sentences", "Set", "Soften", "Values", "Voice",
     "corpus_cases", "format_table", "get", "locate", "tally"
 ]

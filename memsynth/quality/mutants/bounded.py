@@ -15,7 +15,8 @@ from typing import Any
 from memsynth.generation.checklib.paths import parse_path, resolve
 from memsynth.quality.mutants import lexicon as lx
 from memsynth.quality.mutants import text as tx
-from memsynth.quality.mutants.mutators import Context, InsertPerson, Mutant, Mutator, Path, _show, get, put
+from memsynth.quality.mutants.base import Context, Mutant, Mutator, Path, _show, get, put
+from memsynth.quality.mutants.wording import InsertPerson
 
 
 def where(path: str, upto: int | None = None) -> Callable[[Any, Mapping[str, Any]], list[Path]]:

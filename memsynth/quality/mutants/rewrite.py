@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memsynth.quality.mutants.mutators import (
+from memsynth.quality.mutants.base import (
     Context,
     Mutant,
     Mutator,

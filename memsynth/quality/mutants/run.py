@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memsynth.quality.mutants.mutators import CHECK_RULE, Aim, Context, Mutant
+from memsynth.quality.mutants.base import CHECK_RULE, SCHEMA_RULE, Aim, Context, Mutant
 
-# Not a rule of the recipes' tables: the stage's output model itself (dropped or invented fields).
-SCHEMA_RULE = "schema"
+__all__ = ["SCHEMA_RULE", "Case", "Outcome", "RuleTally", "Runner", "corpus_cases", "format_table", "tally"]
+
 
 
 @dataclass(frozen=True)
@@ -127,21 +127,32 @@ class Runner:
         return self._stages[recipe, name]
 
     def rules(self, recipe: str) -> dict[str, Any]:
+        """The recipe's rules table; for emotion scoring (a stage of no one recipe), its rules."""
+        from memsynth.generation.emotions import SCORE
         from memsynth.generation.registry import names, recipe_class
+        from memsynth.generation.rules import EMOTION_RULES
 
         if recipe not in self._rules:
-            self._rules[recipe] = {r.id: r for r in recipe_class(recipe).rules} if recipe in names() else {}
+            table = EMOTION_RULES if recipe == SCORE.recipe else recipe_class(recipe).rules if recipe in names() else ()
+            self._rules[recipe] = {r.id: r for r in table}
         return self._rules[recipe]
 
     def aims(self, recipe: str) -> tuple[Aim, ...]:
         """The recipe's declared aims (AIMS), and those derived from each library check no
         declared aim covers (memsynth.quality.mutants.library)."""
+        from memsynth.generation.emotions import SCORE
         from memsynth.generation.registry import mutant_aims, names, recipe_class
 
         if recipe not in self._aims:
-            declared = mutant_aims(recipe) if recipe in names() else ()
-            self._aims[recipe] = declared + (self._derived(recipe_class(recipe).all_stages(), declared, recipe)
-                                             if recipe in names() else ())
+            if recipe == SCORE.recipe:
+                from memsynth.quality.mutants.emotions import AIMS
+
+                declared, stages = AIMS, (SCORE,)
+            else:
+                known = recipe in names()
+                declared = mutant_aims(recipe) if known else ()
+                stages = recipe_class(recipe).all_stages() if known else ()
+            self._aims[recipe] = declared + self._derived(stages, declared, recipe)
         return self._aims[recipe]
 
     def _derived(self, stages: Iterable[Any], declared: tuple[Aim, ...], recipe: str) -> tuple[Aim, ...]:

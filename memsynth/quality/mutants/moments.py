@@ -1,0 +1,91 @@
+"""Mutators of time: a date or minute field moved past a bound, and prose dated past an end
+in each way it is written ("17:15", "5:30 pm", "下午五点半", "16 October", "10月16日").
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from memsynth.quality.mutants import lexicon as lx
+from memsynth.quality.mutants import text as tx
+from memsynth.quality.mutants.base import (
+    Context,
+    Mutant,
+    Mutator,
+    Where,
+    _key,
+    _show,
+    _texts,
+    get,
+    locate,
+    put,
+)
+
+
+@dataclass(frozen=True)
+class Moved(Mutator):
+    """A date (or minute) field moved past a bound: `after` (the latest allowed) or `before`
+    (the earliest), each a function of the variables giving the bound in `fmt`."""
+
+    where: Where
+    after: Callable[[Mapping[str, Any]], str | None] | None = None
+    before: Callable[[Mapping[str, Any]], str | None] | None = None
+    fmt: str = "%Y-%m-%d"
+    kind = "move_date"
+
+    def __call__(self, answer: Any, ctx: Context) -> Iterator[Mutant]:
+        rng = ctx.rng(f"moved/{_key(self.where)}")
+        paths = [p for p in locate(answer, self.where, ctx.variables) if isinstance(get(answer, p), str)]
+        if not paths:
+            return
+        minutes = "%H" in self.fmt
+        step = dt.timedelta(minutes=rng.randint(5, 180)) if minutes else dt.timedelta(days=rng.randint(1, 90))
+        for side, bound_of, path, sign in (("after", self.after, paths[-1], 1), ("before", self.before, paths[0], -1)):
+            raw = bound_of(ctx.variables) if bound_of else None
+            if not raw:
+                continue
+            moved = dt.datetime.strptime(raw, self.fmt) + sign * step
+            value = moved.strftime(self.fmt)
+            yield Mutant(put(answer, path, value), "move_date", f"{_show(path)} = {value}, {side} {raw}")
+
+
+@dataclass(frozen=True)
+class ProseMoment(Mutator):
+    """Prose that runs past the end: a sentence dated after `end` (a function of the variables
+    giving "YYYY-MM-DD HH:MM"), one mutant per way of writing it ("17:15", "5:30 pm",
+    "下午五点半", "16 October", "10月16日")."""
+
+    where: Where
+    end: Callable[[Mapping[str, Any]], str]
+    kind = "prose_time"
+
+    def __call__(self, answer: Any, ctx: Context) -> Iterator[Mutant]:
+        rng = ctx.rng(f"prose/{_key(self.where)}")
+        paths = _texts(answer, self.where, ctx)
+        if not paths:
+            return
+        path = paths[-1]
+        end = dt.datetime.strptime(self.end(ctx.variables), "%Y-%m-%d %H:%M")
+        lang = ctx.language
+        moments: list[tuple[str, str]] = []
+        for delta in (dt.timedelta(minutes=15), dt.timedelta(minutes=30), dt.timedelta(hours=3)):
+            later = end + delta
+            if later.date() != end.date():
+                continue
+            day = tx.date_forms(later.date(), lang)["prose"]
+            for form, clock in tx.clock_forms(later, lang).items():
+                moments.append((f"clock_{form}", f"{day}{clock}" if lang == "zh" else f"at {clock} on {day}"))
+        next_day = end.date() + dt.timedelta(days=rng.randint(1, 3))
+        for form, day in tx.date_forms(next_day, lang).items():
+            moments.append((f"date_{form}", day if lang == "zh" else f"on {day}"))
+        seen: set[str] = set()
+        for form, when in moments:
+            if when in seen:
+                continue
+            seen.add(when)
+            sentence = tx.moment_sentence(lang, when, rng.choice(lx.EVENTS[lang]))
+            new = tx.joined(lang, [get(answer, path).strip(), sentence])
+            yield Mutant(put(answer, path, new), f"prose_time:{form}", f"{_show(path)} + {sentence!r}, after {end}")
