@@ -24,11 +24,13 @@ bench/results/real-server.json; `python bench/report.py` puts them in RESULTS.md
 
     python bench/real_server.py                        # emotions and stratmem-label, 30 min each
     python bench/real_server.py --tasks emotions --minutes 10
+    python bench/real_server.py --tasks emotions --folder runs/real --port 34231   # kept; re-run resumes
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -159,14 +161,17 @@ def emotions(base_url: str, folder: Path, minutes: float) -> dict:
     """A CharacterEval sample imported, then annotated on the server and published."""
     sample, warehouse = folder / "characters_test.json", folder / "wh-emotions"
     sample.write_text(json.dumps(SAMPLE, ensure_ascii=False), encoding="utf-8")
-    code, out, err, _ = memsynth("import", "characters", str(sample), "--dataset", "charactereval",
-                                 "--warehouse", str(warehouse), "--format", "json")
-    if code != 0:
-        return {"task": "emotions", "exit": code, "error": last_line(err)}
+    resumed = (warehouse / "charactereval").exists()  # --folder of a stopped run: its cache is used
+    if not resumed:
+        code, out, err, _ = memsynth("import", "characters", str(sample), "--dataset", "charactereval",
+                                     "--warehouse", str(warehouse), "--format", "json")
+        if code != 0:
+            return {"task": "emotions", "exit": code, "error": last_line(err)}
     code, out, err, wall = memsynth("annotate", "emotions", "--dataset", "charactereval", "--warehouse",
                                     str(warehouse), "--base-url", base_url, "--model", ALIAS, "--concurrency", str(CONCURRENCY),
                                     "--response-mode", "auto", "--no-progress", "--format", "json", minutes=minutes)
-    result: dict = {"task": "emotions", "exit": code, "wall_s": wall, "error": "" if code == 0 else last_line(err)}
+    result: dict = {"task": "emotions", "exit": code, "wall_s": wall, "error": "" if code == 0 else last_line(err),
+                    "resumed": resumed}
     if code == 0:
         summary = json.loads(out)
         result.update(published={"version": summary["version"], **summary["by_kind"]}, failed_items=summary["failed"],
@@ -246,6 +251,9 @@ def main() -> None:
     ap.add_argument("--concurrency", default="auto",
                     help="requests in flight to the server (default: auto, memsynth's default); the server "
                          "generates one at a time, the rest wait silent")
+    ap.add_argument("--folder", type=Path, help="work here and keep it (default: a temporary folder); a "
+                    "stopped run's folder resumes it from its cache")
+    ap.add_argument("--port", type=int, help="the server's port (default: a free one)")
     args = ap.parse_args()
     global CONCURRENCY
     CONCURRENCY = args.concurrency if args.concurrency == "auto" else int(args.concurrency)
@@ -253,9 +261,12 @@ def main() -> None:
     if unknown:
         raise SystemExit(f"unknown task {unknown[0]!r} (known: {', '.join(TASKS)})")
     install()
-    port = free_port()
+    port = args.port or free_port()
     runs = []
-    with tempfile.TemporaryDirectory(prefix="memsynth-real-") as folder:
+    if args.folder:
+        args.folder.mkdir(parents=True, exist_ok=True)
+    with (contextlib.nullcontext(str(args.folder)) if args.folder
+          else tempfile.TemporaryDirectory(prefix="memsynth-real-")) as folder:
         server = serve(port, args.threads, Path(folder) / "server.log")
         try:
             for task in args.tasks.split(","):
