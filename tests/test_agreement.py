@@ -24,7 +24,7 @@ def stratmem_build(tmp_path_factory) -> Path:
     config = write_config(folder / "c.yaml", dataset="smb", recipe="stratmem", personas={"count": 1},
                           recipe_options=STRATMEM_OPTIONS)
     cli_json_here("build", str(config), "--llm", "simulator", "--warehouse", str(folder / "wh"), "--no-progress",
-             "--format", "json")
+                  "--format", "json")
     return folder / "wh"
 
 
@@ -64,8 +64,8 @@ def test_judgments_of_two_annotators_never_collide_and_the_latest_counts(tmp_pat
 def test_two_annotators_label_20_items_and_agreement_prints_the_hand_computed_kappas(stratmem_build: Path):
     wh = stratmem_build
     memories = cli_json_here("query", "SELECT instance_id || '#' || memory_index AS item, role FROM stratmem_memories "
-                        "ORDER BY instance_id, memory_index LIMIT 20", "--dataset", "smb",
-                        "--warehouse", str(wh), "--format", "json")
+                             "ORDER BY instance_id, memory_index LIMIT 20", "--dataset", "smb",
+                             "--warehouse", str(wh), "--format", "json")
     items = [m["item"] for m in memories]
     log = AnnotationLog(wh / "smb")
     # "appropriate": both yes on 9 items, ann yes / bo no on 3, ann no / bo yes on 2, both no on 6.

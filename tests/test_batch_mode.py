@@ -38,7 +38,7 @@ def _stats(simulator) -> dict:
 
 def _build(config: Path, warehouse: Path) -> dict:
     return cli_json_here("build", str(config), "--warehouse", str(warehouse), "--no-progress", "--format", "json",
-                    env=ENV)
+                         env=ENV)
 
 
 def test_a_batch_build_publishes_the_online_build_s_rows_at_the_batch_price(tmp_path: Path):

@@ -240,7 +240,7 @@ def test_a_build_on_a_server_whose_answers_run_on_finishes_with_budgets_and_runa
     assert stages["enpmr.life_themes"]["budget"] == 2560 and stages["enpmr.goal"]["budget"] == 768
     assert all(0 < s["largest_answer"] for s in stages.values()), stages
     rows = cli_json_here("query", "SELECT outcome, completion_tokens FROM llm_calls", "--dataset", "cut",
-                    "--warehouse", str(tmp_path / "wh-cut"), "--format", "json")
+                         "--warehouse", str(tmp_path / "wh-cut"), "--format", "json")
     stopped = [r["completion_tokens"] for r in rows if r["outcome"] == "runaway"]
     assert len(stopped) == drawn and all(256 <= t <= 256 + 32 for t in stopped), stopped
     # The server stopped generating each one soon after the client closed its stream.

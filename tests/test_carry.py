@@ -23,7 +23,7 @@ def test_a_build_after_annotate_carries_the_emotions_and_scores_only_what_change
     build = ["build", str(config), "--llm", "simulator", "--warehouse", str(wh), "--no-progress"]
     cli_json_here(*build, "--format", "json")
     annotated = cli_json_here("annotate", "emotions", "--dataset", "t", "--llm", "simulator", "--warehouse", str(wh),
-                         "--no-progress", "--format", "json")
+                              "--no-progress", "--format", "json")
     assert annotated["version"] == 2 and annotated["annotated"] > 0
 
     # The same config again: the scores are carried, every one from the cache, and as the rows

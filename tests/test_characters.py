@@ -74,26 +74,26 @@ def test_a_bad_file_is_one_line(tmp_path, content, says):
 def test_import_annotate_and_eval_retrieval_on_the_simulator(tmp_path):
     wh = str(tmp_path)
     summary = cli_json_here("import", "characters", str(SAMPLE), "--dataset", "roles", "--warehouse", wh,
-                       "--format", "json")
+                            "--format", "json")
     assert summary["version"] == 1
     assert summary["statistics"] == {"roles": 2, "fragments": 10, "fragments_per_role": 5.0, "queries": 7}
     version = cli_json_here("versions", "roles", "--warehouse", wh, "--format", "json")[-1]
     assert version["config"]["language"] == "zh" and version["recipe"] == "characters"
 
     annotated = cli_json_here("annotate", "emotions", "--dataset", "roles", "--llm", "simulator", "--warehouse", wh,
-                         "--no-progress", "--format", "json")
+                              "--no-progress", "--format", "json")
     assert annotated["version"] == 2 and annotated["by_kind"] == {"memory": 10, "query": 7}
     out_of_range = " OR ".join(f"{e} NOT BETWEEN 1 AND 10" for e in EMOTIONS)
     counts = cli_json_here("query", f"""SELECT count(*) AS n, count(*) FILTER ({out_of_range}) AS bad,
         (SELECT count(*) FROM character_fragments) AS fragments FROM emotions""",
-                      "--dataset", "roles", "--warehouse", wh, "--format", "json")[0]
+                           "--dataset", "roles", "--warehouse", wh, "--format", "json")[0]
     assert counts == {"n": 17, "bad": 0, "fragments": 10}
     # The zh scoring prompt was the one used: the data was detected as Chinese.
     assert "emotions/score.zh.j2" in cli_json_here("versions", "roles", "--warehouse", wh, "--format", "json")[-1][
         "prompt_hashes"]
 
     run = cli_json_here("eval", "retrieval", "--dataset", "roles", "--llm", "simulator", "--warehouse", wh,
-                   "--k", "1,3", "--format", "json")
+                        "--k", "1,3", "--format", "json")
     scores = {(s["system"], s["metric"]): s for s in run["scores"]}
     assert run["items"] == 7 and sorted({s for s, _ in scores}) == sorted(RETRIEVERS)
     for system in RETRIEVERS:

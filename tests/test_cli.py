@@ -76,7 +76,7 @@ def test_quickstart_builds_versions_and_queries(tmp_path, quickstart_build):
         WHERE persona_id = p""", "--dataset", "quickstart", "--warehouse", str(wh), "--format", "json")
     assert rules == [{"out_of_window": 0, "fewest": rules[0]["fewest"]}] and rules[0]["fewest"] >= 10
     prefs = cli_json_here("query", "SELECT min(len(preferences)) AS p FROM profiles",
-                     "--dataset", "quickstart", "--warehouse", str(wh), "--format", "json")
+                          "--dataset", "quickstart", "--warehouse", str(wh), "--format", "json")
     assert prefs[0]["p"] >= 10
 
     stats = cli_json_here("cache", "stats", "--warehouse", str(wh), "--format", "json")
@@ -283,7 +283,7 @@ def test_build_writes_personas_when_the_pool_is_short(tmp_path):
     assert report["kept"] == 3 and report["generated"] >= 3
     assert {"exact_duplicates", "near_duplicates"} <= report.keys()
     rows = cli_json_here("query", "SELECT source, count(DISTINCT persona_id) n FROM personas GROUP BY 1",
-                    "--dataset", "synth", "--warehouse", str(tmp_path / "wh"), "--format", "json")
+                         "--dataset", "synth", "--warehouse", str(tmp_path / "wh"), "--format", "json")
     assert rows == [{"source": "synthesized", "n": 3}]
     assert summary["row_counts"]["profiles"] == 3
 

@@ -59,7 +59,7 @@ def test_a_zh_build_scores_every_memory_and_query_on_all_eight_emotions(zh_build
 def test_eval_retrieval_scores_bm25_dense_and_the_four_emotional_strategies(zh_build, tmp_path):
     out = tmp_path / "report.md"
     run = cli_json_here("eval", "retrieval", "--dataset", "zh", "--llm", "simulator", "--warehouse", str(zh_build),
-                   "--out", str(out), "--format", "json")
+                        "--out", str(out), "--format", "json")
     overall = {(s["system"], s["metric"]): s["value"] for s in run["scores"] if s["scope"] == "all"}
     assert sorted({system for system, _ in overall}) == sorted(RETRIEVERS)
     for system in RETRIEVERS:
@@ -78,7 +78,7 @@ def test_eval_retrieval_scores_bm25_dense_and_the_four_emotional_strategies(zh_b
 
 def test_eval_response_grades_base_cot_and_golden_replies(zh_build):
     run = cli_json_here("eval", "response", "--dataset", "zh", "--llm", "simulator", "--warehouse", str(zh_build),
-                   "--limit", "3", "--format", "json")
+                        "--limit", "3", "--format", "json")
     s = {(x["system"], x["metric"], x["scope"]): x for x in run["scores"]}
     for setting in ("base", "cot", "golden"):
         for dim in ("fluency", "humanoid", "information", "empathy", "avg"):
@@ -114,7 +114,7 @@ def test_annotate_publishes_the_next_version_and_repairs_bad_scores(tmp_path, si
                                  "(SELECT count(*) FROM support_dialogues) AS dialogues")[0]
     assert same["scored"] == same["items"] == summary["items"]
     parent = cli_json_here("query", "SELECT count(*) AS n FROM support_dialogues", "--dataset", "en", "--version", "1",
-                      "--warehouse", str(tmp_path), "--format", "json")[0]
+                           "--warehouse", str(tmp_path), "--format", "json")[0]
     assert parent["n"] == same["dialogues"]
     other = memsynth_cli("eval", "stratmem", "--dataset", "en", "--llm", "simulator", "--warehouse", str(tmp_path))
     assert other.returncode != 0 and "does not apply to en (a enpmr dataset" in other.stderr
@@ -124,7 +124,7 @@ def test_annotate_publishes_the_next_version_and_repairs_bad_scores(tmp_path, si
 def test_eval_stratmem_runs_on_the_real_file(tmp_path):
     cli_json_here("import", "stratmem", str(STRATMEM), "--dataset", "smb", "--warehouse", str(tmp_path), "--format", "json")
     run = cli_json_here("eval", "stratmem", "--dataset", "smb", "--llm", "simulator", "--warehouse", str(tmp_path),
-                   "--format", "json")
+                        "--format", "json")
     assert run["items"] == 657
     s = {x["metric"]: x for x in run["scores"]}
     assert [s[f"SMC {k}"]["n"] for k in ("must-only", "nice-only", "must+nice")] == [50, 132, 475]
@@ -141,7 +141,7 @@ def test_eval_pal_runs_on_a_pal_build(tmp_path):
     config = write_config(tmp_path / "pal.yaml", dataset="p", recipe="pal", personas={"count": 2})
     cli_json_here("build", str(config), "--llm", "simulator", "--warehouse", str(tmp_path), "--format", "json")
     run = cli_json_here("eval", "pal", "--dataset", "p", "--llm", "simulator", "--warehouse", str(tmp_path),
-                   "--format", "json")
+                        "--format", "json")
     s = {x["metric"]: x["value"] for x in run["scores"]}
     assert run["items"] > 0
     for n in (1, 2, 3, 4):

@@ -105,7 +105,7 @@ def test_drops_at_every_stage_leave_no_dangling_id(tmp_path, recipe, options, ev
                               shard_size=2, max_failure_rate=1.0, recipe_options=options,
                               llm={"model": "m", "stage_variables": True, "concurrency": 8, "repairs": 0})
         summary = cli_json_here("build", str(config), "--warehouse", str(tmp_path / "wh"), "--format", "json",
-                           env={"OPENAI_BASE_URL": sim.base_url, "OPENAI_API_KEY": "k"})
+                                env={"OPENAI_BASE_URL": sim.base_url, "OPENAI_API_KEY": "k"})
         poisoned = sim.simulator.poisoned
     dropped = {stage for stage, counts in summary["stages"].items() if counts.get("dropped")}
     assert dropped == set(poisoned), (dropped, poisoned)
@@ -228,11 +228,11 @@ def test_a_build_without_benchmark_rows_publishes_nothing_whatever_the_failure_l
     (kept,) = cli_json_here("runs", "lost", *wh, "--format", "json")
     assert kept["run"] == run and kept["error"] in line and kept["llm"]["requests"] > 0
     failures = cli_json_here("query", "--dataset", "lost", "--run", run, *wh, "--format", "json",
-                        "SELECT stage, action, rejected_answer, count(*) AS n FROM stage_failures GROUP BY ALL")
+                             "SELECT stage, action, rejected_answer, count(*) AS n FROM stage_failures GROUP BY ALL")
     assert failures == [{"stage": "enpmr.profile", "action": "dropped", "rejected_answer": "Sorry, not today.",
                          "n": 2}]
     calls = cli_json_here("query", "--dataset", "lost", "--run", run, *wh, "--format", "json",
-                     "SELECT count(*) AS n FROM llm_calls")
+                          "SELECT count(*) AS n FROM llm_calls")
     assert calls == [{"n": kept["llm"]["requests"]}]
     refused = memsynth_cli("query", "--dataset", "lost", "--run", "nope", *wh, "SELECT 1")
     assert refused.returncode != 0 and "no run 'nope'" in refused.stderr

@@ -39,9 +39,9 @@ def test_annotate_at_default_settings_on_an_interrupting_one_slot_server_scores_
     sim = Simulator(profile="llamacpp", token_rate=400, capacity=1, interrupts=True)
     with SimulatorThread(sim) as served:
         summary = cli_json_here("annotate", "emotions", "--dataset", "roles", "--warehouse", str(wh), "--no-progress",
-                           "--format", "json", "--llm-config", str(llm), "--base-url", served.base_url,
-                           "--model", "local",
-                           env={"OPENAI_API_KEY": "x"})
+                                "--format", "json", "--llm-config", str(llm), "--base-url", served.base_url,
+                                "--model", "local",
+                                env={"OPENAI_API_KEY": "x"})
         outcomes = dict(served.simulator.counters.by_outcome)
     assert summary["annotated"] == summary["items"] == 17 and summary["failed"] == 0, summary
     assert outcomes.get("interrupted", 0) >= 2, outcomes  # the server did cut answers short

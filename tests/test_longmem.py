@@ -46,7 +46,7 @@ def released(tmp_path_factory) -> dict[str, tuple[Path, dict, list[dict], dict]]
         facts = {r["fact_id"]: r for r in cli_json_here("query", "SELECT * FROM longmem_facts", "--dataset", "lm",
                                                      "--warehouse", wh, "--format", "json")}
         questions = cli_json_here("query", "SELECT question_id, fact_id, terms FROM longmem_questions", "--dataset", "lm",
-                             "--warehouse", wh, "--format", "json")
+                                  "--warehouse", wh, "--format", "json")
         truths = {q["question_id"]: {"kind": facts[q["fact_id"]]["kind"] if q["fact_id"] else "absent",
                                      "values": facts[q["fact_id"]]["values"] if q["fact_id"] else [],
                                      "terms": q["terms"], "abstention": q["fact_id"] is None} for q in questions}
@@ -158,7 +158,7 @@ def test_longmemeval_evaluate_qa_reads_the_release_unchanged(released, tmp_path)
 def test_eval_longmem_scores_accuracy_per_type_and_session_and_turn_recall(released, language):
     released[language]  # noqa: B018  (the build)
     run = cli_json_here("eval", "longmem", "--dataset", "lm", "--llm", "simulator", "--warehouse", WAREHOUSES[language],
-                   "--format", "json")
+                        "--format", "json")
     scores = {(s["system"], s["metric"]): s for s in run["scores"] if s["scope"] == "all"}
     model = next(system for system, metric in scores if metric == "accuracy")
     assert scores[model, "accuracy"]["n"] == 14 and 0 <= scores[model, "accuracy"]["value"] <= 100

@@ -53,7 +53,7 @@ def test_an_outage_mid_build_is_waited_out_with_every_row(tmp_path):
     config = _config(tmp_path / "c.yaml")
     with SimulatorThread(Simulator(latency_ms=30)) as clean_sim:
         clean = cli_json_here("build", str(config), "--warehouse", str(tmp_path / "clean"), "--format", "json",
-                         env={"OPENAI_BASE_URL": clean_sim.base_url, "OPENAI_API_KEY": "x"})
+                              env={"OPENAI_BASE_URL": clean_sim.base_url, "OPENAI_API_KEY": "x"})
     sim = SimulatorThread(Simulator(latency_ms=30)).start()
     restarted: list[SimulatorThread] = []
     thread = _outage(sim, after=40, down_s=20.0, restarted=restarted)  # the 20 s
@@ -88,7 +88,7 @@ def test_an_outage_past_the_limit_publishes_nothing_and_a_rerun_pays_nothing_twi
     answered = sim.simulator.counters.requests
     with SimulatorThread(Simulator(latency_ms=30), port=port) as back:
         again = cli_json_here("build", str(config), "--warehouse", str(tmp_path / "wh"), "--format", "json",
-                         env={"OPENAI_BASE_URL": back.base_url, "OPENAI_API_KEY": "x"})
+                              env={"OPENAI_BASE_URL": back.base_url, "OPENAI_API_KEY": "x"})
         sent_again = back.simulator.counters.requests
     assert again["version"] == 1 and again["failed_items"] == 0
     # What the first run got answered was cached and not asked again.

@@ -29,7 +29,7 @@ def pal_build(tmp_path_factory):
     config = write_config(folder / "pal.yaml", dataset="pal", recipe="pal", personas={"count": 3},
                           shard_size=3, recipe_options={"months": [2, 3]})
     summary = cli_json_here("build", str(config), "--llm", "simulator", "--warehouse", str(folder / "wh"),
-                       "--format", "json")
+                            "--format", "json")
     return folder / "wh", summary
 
 
@@ -232,7 +232,7 @@ def test_a_cached_rebuild_sends_the_same_requests(pal_build):
     warehouse, first = pal_build
     config = warehouse.parent / "pal.yaml"
     again = cli_json_here("build", str(config), "--llm", "simulator", "--warehouse", str(warehouse), "--format", "json",
-                     "--publish-unchanged")  # a version of its own, whose calls are compared below
+                          "--publish-unchanged")  # a version of its own, whose calls are compared below
     assert again["llm"]["requests"] == 0 and again["llm"]["cache_hits"] == again["llm"]["calls"]
     keys = {v: {k for (k,) in run_query(warehouse, "pal", "SELECT DISTINCT cache_key FROM llm_calls", v)[1]}
             for v in (first["version"], again["version"])}

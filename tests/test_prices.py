@@ -46,5 +46,5 @@ def test_the_estimate_of_the_chinese_pal_config_shows_a_cost(tmp_path: Path):
     path = write_config(tmp_path / "pal-set.yaml", **config)
     env = {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "x"}  # nothing may be called
     estimate = cli_json_here("build", str(path), "--estimate", "--personas", "2", "--warehouse", str(tmp_path / "w"),
-                        "--format", "json", env=env)
+                             "--format", "json", env=env)
     assert estimate["cost_usd"] is not None and estimate["cost_usd"]["online"] > 0

@@ -66,7 +66,7 @@ def test_the_report_of_a_simulator_build_renders_every_figure(tmp_path: Path, re
     compare = recipe == "enpmr"  # one recipe also builds version 2 (from the cache) to compare with
     for again in range(2 if compare else 1):  # the same rows again: published only when asked to
         cli_json_here("build", str(config), "--llm", "simulator", "--warehouse", str(wh), "--no-progress", "--format", "json",
-                 *(["--publish-unchanged"] if again else []))
+                      *(["--publish-unchanged"] if again else []))
     cost = [cost_figure({"llm": llm})] if recipe == "pal" else []
     figures = (*ENGINE_FIGURES[:3], *cost, *ENGINE_FIGURES[3:], *recipe_class(recipe).report_figures)
     out = tmp_path / "report.html"
@@ -128,7 +128,7 @@ def test_a_missing_version_is_one_clear_line(tmp_path: Path):
     config = write_config(tmp_path / "c.yaml", dataset="r", recipe="stratmem", personas={"count": 1},
                           recipe_options=BUILDS["stratmem"])
     cli_json_here("build", str(config), "--llm", "simulator", "--warehouse", str(tmp_path / "wh"), "--no-progress",
-             "--format", "json")
+                  "--format", "json")
     result = memsynth_cli("report", "--dataset", "r", "--warehouse", str(tmp_path / "wh"), "--version", "7",
                           "--out", str(tmp_path / "x.html"))
     assert result.returncode != 0 and "Traceback" not in result.stderr

@@ -42,13 +42,13 @@ def builds(tmp_path_factory):
     for config, counts in ((pal, ("2", "4")), (enpmr, ("2", "3"))):
         for count in counts:
             cli_json_here("build", str(config), "--llm", "simulator", "--warehouse", str(warehouse),
-                     "--personas", count, "--format", "json", env=env)
+                          "--personas", count, "--format", "json", env=env)
     releases = folder / "releases"
     for dataset, splits in (("pal", "train=0.5,test=0.5"), ("enpmr", "test=1")):
         for version, tag in ((1, "v1.0.0"), (2, "v1.1.0")):
             cli_json_here("release", "create", "--dataset", dataset, "--version", str(version), "--tag", tag,
-                     "--out", str(releases), "--splits", splits, "--warehouse", str(warehouse),
-                     "--accept-violation-rate", "--format", "json", env=env)  # a few audited items prove no rate
+                          "--out", str(releases), "--splits", splits, "--warehouse", str(warehouse),
+                          "--accept-violation-rate", "--format", "json", env=env)  # a few audited items prove no rate
     return warehouse, releases
 
 
@@ -289,9 +289,9 @@ def test_diff_lists_exactly_the_added_personas_rows(builds):
     for dataset in ("pal", "enpmr"):
         old = {r[0] for r in run_query(warehouse, dataset, "SELECT persona_id FROM personas", 1)[1]}
         diff = cli_json_here("release", "diff", "--dataset", dataset, "--from", "1", "--to", "2",
-                        "--warehouse", str(warehouse), "--format", "json")
+                             "--warehouse", str(warehouse), "--format", "json")
         folders = cli_json_here("release", "diff", str(releases / f"{dataset}-v1.0.0"),
-                           str(releases / f"{dataset}-v1.1.0"), "--format", "json")
+                                str(releases / f"{dataset}-v1.1.0"), "--format", "json")
         for config, d in diff.items():
             key = d["key"]
             rows = [json.loads(line) for f in (releases / f"{dataset}-v1.1.0" / "jsonl" / config).glob("*.jsonl")

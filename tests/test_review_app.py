@@ -41,7 +41,7 @@ def warehouse(tmp_path_factory) -> Path:
         config = write_config(folder / f"{recipe}.yaml", dataset=recipe, recipe=recipe, personas=personas,
                               recipe_options=options)
         cli_json_here("build", str(config), "--llm", "simulator", "--warehouse", str(folder / "wh"), "--no-progress",
-                 "--format", "json")
+                      "--format", "json")
     return folder / "wh"
 
 
@@ -138,7 +138,7 @@ def test_a_chinese_dataset_is_reviewed_in_chinese(tmp_path: Path, monkeypatch):
     config = write_config(tmp_path / "zh.yaml", dataset="zh", recipe="enpmr", language="zh", personas={"count": 1},
                           recipe_options={"dialogues_per_persona": 2})
     cli_json_here("build", str(config), "--llm", "simulator", "--warehouse", str(tmp_path / "wh"), "--no-progress",
-             "--format", "json")
+                  "--format", "json")
     app = open_app(tmp_path / "wh", monkeypatch, dataset="zh", annotator="zhou", size=2)
     assert app.title[0].value == "第 1 条，共 2 条"
     prompts = " ".join(str(m.value) for m in app.markdown)
@@ -179,7 +179,7 @@ def test_judgments_are_an_annotations_table_to_query(warehouse: Path):
     AnnotationLog(warehouse / "pal").record(Judgment("x-1", "logs", "2", "fay"))
     AnnotationLog(warehouse / "pal").record(Judgment("x-1", "logs", "3", "fay"))
     result = cli_json_here("query", "SELECT annotator, item_id, criterion, value FROM annotations WHERE annotator = 'fay'",
-                      "--dataset", "pal", "--warehouse", str(warehouse), "--format", "json")
+                           "--dataset", "pal", "--warehouse", str(warehouse), "--format", "json")
     assert result == [{"annotator": "fay", "item_id": "x-1", "criterion": "logs", "value": "3"}]
 
 

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.xdist_group("seed_reproduction")
 def _build(tmp_path_factory, config: str, personas: int):
     warehouse = tmp_path_factory.mktemp(config) / "wh"
     summary = cli_json_here("build", str(ROOT / "configs" / f"{config}.yaml"), "--llm", "simulator",
-                       "--personas", str(personas), "--warehouse", str(warehouse), "--format", "json")
+                            "--personas", str(personas), "--warehouse", str(warehouse), "--format", "json")
     return warehouse, summary
 
 

@@ -115,7 +115,7 @@ def test_the_quickstart_builds_on_every_server_profile_with_auto(tmp_path, profi
                        for b in built), formats
             assert all("<json-schema" in b["messages"][0]["content"] for b in built)
         shown = cli_json_here("versions", f"qs_{profile}", "--warehouse", str(tmp_path / "wh"), "--show", "1",
-                         "--format", "json")
+                              "--format", "json")
         assert shown["config"]["llm"]["response_mode"] == mode
         sent = sim.simulator.counters.requests
         again = _build(config, tmp_path / "wh", "--personas", "1", env={"OPENAI_API_KEY": "x"})

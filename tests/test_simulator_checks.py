@@ -117,7 +117,7 @@ def test_the_quickstart_on_every_served_profile_loses_nothing(tmp_path: Path, pr
     config.write_text(yaml.safe_dump(quickstart), encoding="utf-8")
     with SimulatorThread(Simulator(profile=profile)) as served:
         summary = cli_json_here("build", str(config), "--warehouse", str(tmp_path / "w"), "--no-progress",
-                           "--format", "json", env={"OPENAI_BASE_URL": served.base_url, "OPENAI_API_KEY": "x"})
+                                "--format", "json", env={"OPENAI_BASE_URL": served.base_url, "OPENAI_API_KEY": "x"})
         assert served.simulator.maker.failing == {}
     assert summary["failed_items"] == 0 and summary["lost_personas"] == 0, json.dumps(summary["stages"])[:2000]
 

@@ -27,7 +27,7 @@ def test_two_aliases_on_two_servers_each_answer_their_stages_and_the_version_say
                             "judge": {"model": "judge", "base_url": other.base_url, "concurrency": 2}},
                  "stages": {"support_dialogue": "strong", "judges": "judge"}})
         summary = cli_json_here("build", str(config), "--warehouse", str(tmp_path / "wh"), "--format", "json",
-                           env={"OPENAI_BASE_URL": main.base_url, "OPENAI_API_KEY": "x"})
+                                env={"OPENAI_BASE_URL": main.base_url, "OPENAI_API_KEY": "x"})
         assert summary["version"] == 1 and summary["row_counts"]["support_dialogues"] > 0
         sent = {(b["model"], b["memsynth"]["stage"]) for b in main.simulator.recorded if "memsynth" in b}
         judged = {(b["model"], b["memsynth"]["stage"]) for b in other.simulator.recorded if "memsynth" in b}

@@ -152,7 +152,7 @@ def test_a_build_from_locomo_yields_every_type_from_every_window_with_older_memo
                           recipe_options={"source": f"locomo:{LOCOMO}", "max_sessions": 8})
     wh = str(tmp_path / "wh")
     summary = cli_json_here("build", str(config), "--llm", "simulator", "--warehouse", wh, "--no-progress",
-                       "--format", "json")
+                            "--format", "json")
     assert summary["failed_items"] == 0 and 0 < summary["statistics"]["fleiss_kappa"] <= 1
 
     def rows(sql: str) -> list[tuple]:
@@ -201,11 +201,11 @@ def test_a_build_from_locomo_yields_every_type_from_every_window_with_older_memo
 def test_a_build_from_an_enpmr_version_yields_instances(tmp_path):
     wh = str(tmp_path / "wh")
     cli_json_here("build", str(ROOT / "configs/quickstart.yaml"), "--llm", "simulator", "--warehouse", wh,
-             "--personas", "1", "--no-progress", "--format", "json")
+                  "--personas", "1", "--no-progress", "--format", "json")
     config = write_config(tmp_path / "c.yaml", dataset="from-qs", recipe="stratmem", personas={"count": 1},
                           recipe_options={"source": "dataset:quickstart@1", "max_sessions": 5})
     summary = cli_json_here("build", str(config), "--llm", "simulator", "--warehouse", wh, "--no-progress",
-                       "--format", "json")
+                            "--format", "json")
     assert summary["row_counts"]["stratmem_instances"] > 0
     name = run_query(Path(wh), "quickstart", "SELECT name FROM profiles")[1][0][0]
     pid = run_query(Path(wh), "quickstart", "SELECT persona_id FROM profiles")[1][0][0]
@@ -226,7 +226,7 @@ def test_a_build_from_an_enpmr_version_yields_instances(tmp_path):
         "(choose another dataset name); nothing was published"], refused.stderr
     assert cli_json_here("versions", "quickstart", "--warehouse", wh, "--format", "json")[0]["recipe"] == "enpmr"
     assert cli_json_here("import", "stratmem", str(one), "--dataset", "one", "--warehouse", wh,
-                    "--format", "json")["statistics"]["type_A"] == 1
+                         "--format", "json")["statistics"]["type_A"] == 1
 
     for source, needle in (("dataset:nope", "nope"), ("locomo:missing.json", "missing.json does not exist")):
         bad = write_config(tmp_path / "bad.yaml", dataset="bad", recipe="stratmem", personas={"count": 1},
