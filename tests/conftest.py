@@ -140,15 +140,22 @@ def cli_here(*args: str, env: dict[str, str] | None = None, cwd: Path | None = N
     test is about: each `memsynth` process spends about 3 s of CPU importing before it starts.
     Exit codes, one-line errors and signals of a real process stay with memsynth_cli."""
     import contextlib
+    import signal
     from unittest import mock
 
     from tests.release_probe import run_cli
 
-    # main() freezes the collector for a quick exit; a test process goes on, its garbage with it.
-    # Click names the program from __main__: `python -m pytest.memsynth` in a one-process run.
-    with mock.patch.dict(os.environ, env or {}), contextlib.chdir(cwd or ROOT), \
-            mock.patch("gc.freeze"), mock.patch.object(sys.modules["__main__"], "__package__", None):
-        return run_cli(*args)
+    # main() freezes the collector for a quick exit, and `build` keeps its SIGTERM handler for the
+    # rest of its process: a test process goes on. Click names the program from __main__
+    # (`python -m pytest.memsynth` in a one-process run).
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with mock.patch.dict(os.environ, env or {}), contextlib.chdir(cwd or ROOT), \
+                mock.patch("gc.freeze"), mock.patch.object(sys.modules["__main__"], "__package__", None):
+            return run_cli(*args)
+    finally:
+        for number, handler in handlers.items():
+            signal.signal(number, handler)
 
 
 def cli_json_here(*args: str, **kwargs) -> object:
