@@ -13,6 +13,10 @@ contains it), or `#> exits N` for a command whose point is a non-zero exit. A bl
   network download, a service that outlives a test).
 
 A bash command ending in `&` is started in the background and stopped when the page ends.
+On the docs/ pages a line that is only `NAME=value ... memsynth ARGS` runs in this process (with
+the page's environment and folder; `plain_memsynth` takes only what bash would pass unchanged),
+since a process apiece cost about 3 s of imports; the README's page, a line expecting an error
+exit and anything the shell must read run in bash, as typed.
 """
 from __future__ import annotations
 
@@ -153,6 +157,7 @@ class Page:
             self.exports.append(text)
         if text.rstrip().endswith("&"):
             self.background.append(self.start(text.rstrip()[:-1]))
+            self.wait_listening(self.background[-1], served_port(text), command.line)
             return
         started = time.monotonic()
         status = next((int(e.split()[1]) for e in command.expect if re.fullmatch(r"exits \d+", e)), 0)
@@ -190,16 +195,21 @@ class Page:
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 start_new_session=True)
 
+    def wait_listening(self, process: subprocess.Popen, port: int | None, line: int) -> None:
+        """Until a server listens on its port: a line run in-process comes at once, where a
+        process of its own took seconds to start (the page's next line is its client)."""
+        deadline = time.monotonic() + SERVE_TIMEOUT_S
+        while port is not None and process.poll() is None and not listening(process, port):
+            assert time.monotonic() < deadline, f"{self.where(line)}: nothing listens on {port}"
+            time.sleep(0.1)
+
     def serve(self, command: Command) -> None:
         process = self.start(command.text)
         try:
             port = served_port(command.text)
             if port is None:
                 time.sleep(4)
-            deadline = time.monotonic() + SERVE_TIMEOUT_S
-            while port is not None and process.poll() is None and not listening(process, port):
-                assert time.monotonic() < deadline, f"{self.where(command.line)}: nothing listens on {port}"
-                time.sleep(0.1)
+            self.wait_listening(process, port, command.line)
             if process.poll() is not None:
                 raise AssertionError(f"{self.where(command.line)}: `{command.text}` exited "
                                      f"{process.returncode} instead of serving:\n{process.stdout.read()[-3000:]}")
