@@ -134,14 +134,44 @@ def cli_json(*args: str, **kwargs) -> object:
     return json.loads(result.stdout)
 
 
+def cli_here(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> tuple[int, str, str]:
+    """`memsynth ARGS` in this process (tests/release_probe.run_cli), `env` set and `cwd` entered
+    for its length: (exit code, stdout, stderr). For a command whose own process is not what the
+    test is about: each `memsynth` process spends about 3 s of CPU importing before it starts.
+    Exit codes, one-line errors and signals of a real process stay with memsynth_cli."""
+    import contextlib
+    import signal
+    from unittest import mock
+
+    from tests.release_probe import run_cli
+
+    # main() freezes the collector for a quick exit, and `build` keeps its SIGTERM handler for the
+    # rest of its process: a test process goes on. Click names the program from __main__
+    # (`python -m pytest.memsynth` in a one-process run).
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with mock.patch.dict(os.environ, env or {}), contextlib.chdir(cwd or ROOT), \
+                mock.patch("gc.freeze"), mock.patch.object(sys.modules["__main__"], "__package__", None):
+            return run_cli(*args)
+    finally:
+        for number, handler in handlers.items():
+            signal.signal(number, handler)
+
+
+def cli_json_here(*args: str, **kwargs) -> object:
+    code, out, err = cli_here(*args, **kwargs)
+    assert code == 0, err[-3000:]
+    return json.loads(out)
+
+
 @pytest.fixture(scope="session")
 def quickstart_build(tmp_path_factory) -> tuple[Path, dict]:
     """configs/quickstart.yaml built once on the simulator: (warehouse, summary). Tests read it,
     or copy it to build on; those using it share the xdist group "enpmr_build", so one worker
     builds it for all of them."""
     warehouse = tmp_path_factory.mktemp("quickstart") / "wh"
-    summary = cli_json("build", str(ROOT / "configs/quickstart.yaml"), "--llm", "simulator",
-                       "--warehouse", str(warehouse), "--format", "json")
+    summary = cli_json_here("build", str(ROOT / "configs/quickstart.yaml"), "--llm", "simulator",
+                            "--warehouse", str(warehouse), "--format", "json")
     return warehouse, summary
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from memsynth.quality.review.agreement import agreement, cohen_kappa, fleiss_kappa
 from memsynth.warehouse.annotations import AnnotationLog, Judgment
-from tests.conftest import ROOT, cli_json, memsynth_cli, write_config
+from tests.conftest import ROOT, cli_here, cli_json_here, memsynth_cli, write_config
 
 # One worker runs the whole module, so its module fixture (builds) is made once, not once per worker.
 pytestmark = pytest.mark.xdist_group("agreement")
@@ -23,8 +23,8 @@ def stratmem_build(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("agreement")
     config = write_config(folder / "c.yaml", dataset="smb", recipe="stratmem", personas={"count": 1},
                           recipe_options=STRATMEM_OPTIONS)
-    cli_json("build", str(config), "--llm", "simulator", "--warehouse", str(folder / "wh"), "--no-progress",
-             "--format", "json")
+    cli_json_here("build", str(config), "--llm", "simulator", "--warehouse", str(folder / "wh"), "--no-progress",
+                  "--format", "json")
     return folder / "wh"
 
 
@@ -63,9 +63,9 @@ def test_judgments_of_two_annotators_never_collide_and_the_latest_counts(tmp_pat
 
 def test_two_annotators_label_20_items_and_agreement_prints_the_hand_computed_kappas(stratmem_build: Path):
     wh = stratmem_build
-    memories = cli_json("query", "SELECT instance_id || '#' || memory_index AS item, role FROM stratmem_memories "
-                        "ORDER BY instance_id, memory_index LIMIT 20", "--dataset", "smb",
-                        "--warehouse", str(wh), "--format", "json")
+    memories = cli_json_here("query", "SELECT instance_id || '#' || memory_index AS item, role FROM stratmem_memories "
+                             "ORDER BY instance_id, memory_index LIMIT 20", "--dataset", "smb",
+                             "--warehouse", str(wh), "--format", "json")
     items = [m["item"] for m in memories]
     log = AnnotationLog(wh / "smb")
     # "appropriate": both yes on 9 items, ann yes / bo no on 3, ann no / bo yes on 2, both no on 6.
@@ -81,7 +81,7 @@ def test_two_annotators_label_20_items_and_agreement_prints_the_hand_computed_ka
     for item, role in zip(items, ann_roles):
         log.record(Judgment(item, "role", role, "ann"))
 
-    result = cli_json("agreement", "--dataset", "smb", "--warehouse", str(wh), "--format", "json")
+    result = cli_json_here("agreement", "--dataset", "smb", "--warehouse", str(wh), "--format", "json")
     by = {c["criterion"]: c for c in result["criteria"]}
     # By hand: p_o = 15/20; p_e = (12/20)(11/20) + (8/20)(9/20) = 0.51; κ = 0.24 / 0.49.
     assert by["appropriate"]["cohen"]["ann~bo"] == pytest.approx(0.24 / 0.49, abs=1e-4)
@@ -95,8 +95,8 @@ def test_two_annotators_label_20_items_and_agreement_prints_the_hand_computed_ka
     assert by["role"]["judge"]["ann"]["kappa"] == pytest.approx((p_o - p_e) / (1 - p_e), abs=1e-4)
     assert result["judge_labels"] > 20
 
-    text = memsynth_cli("agreement", "--dataset", "smb", "--warehouse", str(wh))
-    assert text.returncode == 0 and "0.490" in text.stdout, text.stdout
+    code, text, _ = cli_here("agreement", "--dataset", "smb", "--warehouse", str(wh))
+    assert code == 0 and "0.490" in text, text
 
 
 def test_three_annotators_give_fleiss_kappa_over_the_items_all_judged():
@@ -116,7 +116,7 @@ def test_agreement_without_judgments_is_one_clear_line(tmp_path: Path):
     config = write_config(tmp_path / "c.yaml", dataset="smb", recipe="stratmem", personas={"count": 1},
                           recipe_options={**STRATMEM_OPTIONS, "windows": [1], "max_sessions": 2})
     wh = tmp_path / "wh"
-    cli_json("build", str(config), "--llm", "simulator", "--warehouse", str(wh), "--no-progress", "--format", "json")
+    cli_json_here("build", str(config), "--llm", "simulator", "--warehouse", str(wh), "--no-progress", "--format", "json")
     result = memsynth_cli("agreement", "--dataset", "smb", "--warehouse", str(wh))
     assert result.returncode != 0 and "no judgments recorded for smb" in result.stderr
     as_json = memsynth_cli("agreement", "--dataset", "smb", "--warehouse", str(wh), "--format", "json")

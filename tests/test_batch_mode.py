@@ -18,7 +18,7 @@ import pytest
 from memsynth.core.errors import ConfigError
 from memsynth.generation.registry import load_config
 from memsynth.simulator.batches import BatchFaults
-from tests.conftest import ROOT, cli_json, start_simulator, write_config
+from tests.conftest import ROOT, cli_json_here, start_simulator, write_config
 from tests.test_cluster import _recipe_rows
 
 ENV = {"OPENAI_API_KEY": "test"}
@@ -37,8 +37,8 @@ def _stats(simulator) -> dict:
 
 
 def _build(config: Path, warehouse: Path) -> dict:
-    return cli_json("build", str(config), "--warehouse", str(warehouse), "--no-progress", "--format", "json",
-                    env=ENV, timeout=300)
+    return cli_json_here("build", str(config), "--warehouse", str(warehouse), "--no-progress", "--format", "json",
+                         env=ENV)
 
 
 def test_a_batch_build_publishes_the_online_build_s_rows_at_the_batch_price(tmp_path: Path):

@@ -23,7 +23,7 @@ from memsynth.llm.engine import LLMEngine
 from memsynth.llm.runaway import RunawayWatch
 from memsynth.llm.settings import EngineSettings
 from memsynth.simulator.server import Faults, Simulator, SimulatorThread
-from tests.conftest import cli_json, memsynth_cli, write_config
+from tests.conftest import cli_json_here, memsynth_cli, write_config
 
 ROOT = Path(__file__).resolve().parent.parent
 ANSWERS = Path(os.environ.get("MEMSYNTH_MODEL_ANSWERS", ROOT.parent / "shared" / "model-answers"))
@@ -239,8 +239,8 @@ def test_a_build_on_a_server_whose_answers_run_on_finishes_with_budgets_and_runa
     assert drawn >= 3 and sum(s["runaways"] for s in stages.values()) == drawn, (drawn, stages)
     assert stages["enpmr.life_themes"]["budget"] == 2560 and stages["enpmr.goal"]["budget"] == 768
     assert all(0 < s["largest_answer"] for s in stages.values()), stages
-    rows = cli_json("query", "SELECT outcome, completion_tokens FROM llm_calls", "--dataset", "cut",
-                    "--warehouse", str(tmp_path / "wh-cut"), "--format", "json")
+    rows = cli_json_here("query", "SELECT outcome, completion_tokens FROM llm_calls", "--dataset", "cut",
+                         "--warehouse", str(tmp_path / "wh-cut"), "--format", "json")
     stopped = [r["completion_tokens"] for r in rows if r["outcome"] == "runaway"]
     assert len(stopped) == drawn and all(256 <= t <= 256 + 32 for t in stopped), stopped
     # The server stopped generating each one soon after the client closed its stream.

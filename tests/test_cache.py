@@ -269,17 +269,17 @@ def test_compact_is_refused_while_a_build_holds_the_cache(tmp_path):
 
 
 def test_gc_drops_what_no_kept_version_used_and_a_rebuild_still_pays_nothing(tmp_path):
-    from tests.conftest import cli_json, write_config
+    from tests.conftest import cli_json_here, write_config
 
     config = write_config(tmp_path / "c.yaml", dataset="g", personas={"count": 1},
                           recipe_options={"dialogues_per_persona": 1})
     wh = str(tmp_path / "wh")
-    built = cli_json("build", str(config), "--llm", "simulator", "--warehouse", wh, "--format", "json")
+    built = cli_json_here("build", str(config), "--llm", "simulator", "--warehouse", wh, "--format", "json")
     junk = ResponseCache(tmp_path / "wh" / "_cache")
     _put_all(junk, {f"unused-{i}": "x" for i in range(25)})
     junk.close()
-    summary = cli_json("cache", "gc", "--keep-versions", "1", "--warehouse", wh, "--format", "json")
+    summary = cli_json_here("cache", "gc", "--keep-versions", "1", "--warehouse", wh, "--format", "json")
     assert summary["entries_before"] - summary["entries_after"] == summary["dropped"] >= 25
     assert ResponseCache(tmp_path / "wh" / "_cache").get("unused-3") is None
-    rebuilt = cli_json("build", str(config), "--llm", "simulator", "--warehouse", wh, "--format", "json")
+    rebuilt = cli_json_here("build", str(config), "--llm", "simulator", "--warehouse", wh, "--format", "json")
     assert rebuilt["llm"]["requests"] == 0 and rebuilt["llm"]["calls"] == built["llm"]["calls"]

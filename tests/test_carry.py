@@ -9,21 +9,21 @@ from pathlib import Path
 from memsynth.build.carry import carry
 from memsynth.core.config import BuildConfig
 from memsynth.generation.registry import recipe_class
-from tests.conftest import cli_json, memsynth_cli, write_config
+from tests.conftest import cli_json_here, memsynth_cli, write_config
 
 
 def _query(wh: Path, sql: str, version: int | None = None) -> list[dict]:
     extra = ["--version", str(version)] if version else []
-    return cli_json("query", sql, "--dataset", "t", "--warehouse", str(wh), "--format", "json", *extra)
+    return cli_json_here("query", sql, "--dataset", "t", "--warehouse", str(wh), "--format", "json", *extra)
 
 
 def test_a_build_after_annotate_carries_the_emotions_and_scores_only_what_changed(tmp_path: Path):
     wh = tmp_path / "wh"
     config = write_config(tmp_path / "c.yaml", personas={"count": 2})
     build = ["build", str(config), "--llm", "simulator", "--warehouse", str(wh), "--no-progress"]
-    cli_json(*build, "--format", "json")
-    annotated = cli_json("annotate", "emotions", "--dataset", "t", "--llm", "simulator", "--warehouse", str(wh),
-                         "--no-progress", "--format", "json")
+    cli_json_here(*build, "--format", "json")
+    annotated = cli_json_here("annotate", "emotions", "--dataset", "t", "--llm", "simulator", "--warehouse", str(wh),
+                              "--no-progress", "--format", "json")
     assert annotated["version"] == 2 and annotated["annotated"] > 0
 
     # The same config again: the scores are carried, every one from the cache, and as the rows
@@ -33,9 +33,9 @@ def test_a_build_after_annotate_carries_the_emotions_and_scores_only_what_change
     assert "carried emotions: version 2 has emotion scores" in same.stdout
     assert "nothing changed: t version 2 is current" in same.stdout
 
-    grown = cli_json(*build, "--personas", "3", "--format", "json")
+    grown = cli_json_here(*build, "--personas", "3", "--format", "json")
     assert grown["version"] == 3 and "carried emotions" in grown["carried"]
-    record = cli_json("versions", "t", "--warehouse", str(wh), "--format", "json")[-1]
+    record = cli_json_here("versions", "t", "--warehouse", str(wh), "--format", "json")[-1]
     assert "emotions" in record["derivation"]["carried"]
     new = _query(wh, "SELECT min(persona_id) AS p FROM personas WHERE persona_id NOT IN "
                      "(SELECT persona_id FROM emotions)", version=2)  # nobody: v2 scored all

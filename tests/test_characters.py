@@ -15,7 +15,7 @@ import pytest
 from flows.characters.source import language_of, lines_of, memory_units, read_scenes
 from memsynth.core.errors import ConfigError
 from memsynth.quality.evaluation.emotional import EMOTIONS
-from tests.conftest import ROOT, cli_json, memsynth_cli, write_config
+from tests.conftest import ROOT, cli_json_here, memsynth_cli, write_config
 
 SAMPLE = ROOT / "tests" / "data" / "characters_sample.zh.json"
 RETRIEVERS = ["bm25", "dense", "emotional-C-A", "emotional-C-M", "emotional-S-S", "emotional-S-E"]
@@ -73,27 +73,27 @@ def test_a_bad_file_is_one_line(tmp_path, content, says):
 
 def test_import_annotate_and_eval_retrieval_on_the_simulator(tmp_path):
     wh = str(tmp_path)
-    summary = cli_json("import", "characters", str(SAMPLE), "--dataset", "roles", "--warehouse", wh,
-                       "--format", "json")
+    summary = cli_json_here("import", "characters", str(SAMPLE), "--dataset", "roles", "--warehouse", wh,
+                            "--format", "json")
     assert summary["version"] == 1
     assert summary["statistics"] == {"roles": 2, "fragments": 10, "fragments_per_role": 5.0, "queries": 7}
-    version = cli_json("versions", "roles", "--warehouse", wh, "--format", "json")[-1]
+    version = cli_json_here("versions", "roles", "--warehouse", wh, "--format", "json")[-1]
     assert version["config"]["language"] == "zh" and version["recipe"] == "characters"
 
-    annotated = cli_json("annotate", "emotions", "--dataset", "roles", "--llm", "simulator", "--warehouse", wh,
-                         "--no-progress", "--format", "json")
+    annotated = cli_json_here("annotate", "emotions", "--dataset", "roles", "--llm", "simulator", "--warehouse", wh,
+                              "--no-progress", "--format", "json")
     assert annotated["version"] == 2 and annotated["by_kind"] == {"memory": 10, "query": 7}
     out_of_range = " OR ".join(f"{e} NOT BETWEEN 1 AND 10" for e in EMOTIONS)
-    counts = cli_json("query", f"""SELECT count(*) AS n, count(*) FILTER ({out_of_range}) AS bad,
+    counts = cli_json_here("query", f"""SELECT count(*) AS n, count(*) FILTER ({out_of_range}) AS bad,
         (SELECT count(*) FROM character_fragments) AS fragments FROM emotions""",
-                      "--dataset", "roles", "--warehouse", wh, "--format", "json")[0]
+                           "--dataset", "roles", "--warehouse", wh, "--format", "json")[0]
     assert counts == {"n": 17, "bad": 0, "fragments": 10}
     # The zh scoring prompt was the one used: the data was detected as Chinese.
-    assert "emotions/score.zh.j2" in cli_json("versions", "roles", "--warehouse", wh, "--format", "json")[-1][
+    assert "emotions/score.zh.j2" in cli_json_here("versions", "roles", "--warehouse", wh, "--format", "json")[-1][
         "prompt_hashes"]
 
-    run = cli_json("eval", "retrieval", "--dataset", "roles", "--llm", "simulator", "--warehouse", wh,
-                   "--k", "1,3", "--format", "json")
+    run = cli_json_here("eval", "retrieval", "--dataset", "roles", "--llm", "simulator", "--warehouse", wh,
+                        "--k", "1,3", "--format", "json")
     scores = {(s["system"], s["metric"]): s for s in run["scores"]}
     assert run["items"] == 7 and sorted({s for s, _ in scores}) == sorted(RETRIEVERS)
     for system in RETRIEVERS:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from memsynth.simulator.server import Faults
-from tests.conftest import ROOT, cli_json, memsynth_cli, start_simulator, write_config
+from tests.conftest import ROOT, cli_here, cli_json_here, memsynth_cli, start_simulator, write_config
 from tests.test_recipe_contract import check_versions_show
 
 SECRET = "sk-memsynth-test-secret-0123456789abcdef"
@@ -19,8 +19,9 @@ RECIPE_TABLES = ("personas", "profiles", "life_themes", "memories", "memory_sess
 
 
 def _build(config: Path | str, warehouse: Path, *extra: str, env=None) -> dict:
-    return cli_json("build", str(config), "--warehouse", str(warehouse), "--format", "json",
-                    *extra, env=env)
+    """`memsynth build` in this process: the tests that stop, refuse or time a build run the real one."""
+    return cli_json_here("build", str(config), "--warehouse", str(warehouse), "--format", "json",
+                         *extra, env=env)
 
 
 def _count(warehouse: Path, dataset: str, table: str, version: int | None = None) -> int:
@@ -28,7 +29,7 @@ def _count(warehouse: Path, dataset: str, table: str, version: int | None = None
             "--warehouse", str(warehouse), "--format", "json"]
     if version is not None:
         args += ["--version", str(version)]
-    return cli_json(*args)[0]["n"]
+    return cli_json_here(*args)[0]["n"]
 
 
 @pytest.mark.xdist_group("enpmr_build")  # with tests/test_enpmr_build.py: one quickstart build for both
@@ -59,31 +60,31 @@ def test_quickstart_builds_versions_and_queries(tmp_path, quickstart_build):
     assert not third["unchanged"] and third["version"] == 3 and third["llm"]["requests"] == 0
     assert third["row_counts"] == second["row_counts"]
 
-    versions = cli_json("versions", "quickstart", "--warehouse", str(wh), "--format", "json")
+    versions = cli_json_here("versions", "quickstart", "--warehouse", str(wh), "--format", "json")
     assert [v["version"] for v in versions] == [1, 2, 3]
     assert {"enpmr/profile.j2", "enpmr/life_themes.j2", "enpmr/blri.j2"} <= versions[0]["prompt_hashes"].keys()
     assert versions[1]["parent_version"] == 1
     # Every version describes itself (tests/test_recipe_contract.py); three share their texts.
     check_versions_show(wh, "quickstart", 2)
-    listed = cli_json("datasets", "list", "--warehouse", str(wh), "--format", "json")
+    listed = cli_json_here("datasets", "list", "--warehouse", str(wh), "--format", "json")
     assert listed[0]["dataset"] == "quickstart" and listed[0]["latest_version"] == 3
 
-    rules = cli_json("query", """
+    rules = cli_json_here("query", """
         SELECT count(*) FILTER (WHERE start_date < DATE '2019-12-02' OR start_date > DATE '2024-12-02') AS out_of_window,
                min(n) AS fewest
         FROM life_themes, (SELECT persona_id AS p, count(*) AS n FROM life_themes GROUP BY 1)
         WHERE persona_id = p""", "--dataset", "quickstart", "--warehouse", str(wh), "--format", "json")
     assert rules == [{"out_of_window": 0, "fewest": rules[0]["fewest"]}] and rules[0]["fewest"] >= 10
-    prefs = cli_json("query", "SELECT min(len(preferences)) AS p FROM profiles",
-                     "--dataset", "quickstart", "--warehouse", str(wh), "--format", "json")
+    prefs = cli_json_here("query", "SELECT min(len(preferences)) AS p FROM profiles",
+                          "--dataset", "quickstart", "--warehouse", str(wh), "--format", "json")
     assert prefs[0]["p"] >= 10
 
-    stats = cli_json("cache", "stats", "--warehouse", str(wh), "--format", "json")
+    stats = cli_json_here("cache", "stats", "--warehouse", str(wh), "--format", "json")
     assert stats["entries"] == second["llm"]["calls"]
 
-    csv_out = memsynth_cli("query", "SELECT theme_id FROM life_themes ORDER BY 1 LIMIT 2",
-                           "--dataset", "quickstart", "--warehouse", str(wh), "--format", "csv")
-    assert csv_out.stdout.splitlines()[0] == "theme_id" and len(csv_out.stdout.splitlines()) == 3
+    code, csv_out, _ = cli_here("query", "SELECT theme_id FROM life_themes ORDER BY 1 LIMIT 2",
+                                "--dataset", "quickstart", "--warehouse", str(wh), "--format", "csv")
+    assert code == 0 and csv_out.splitlines()[0] == "theme_id" and len(csv_out.splitlines()) == 3
 
 
 # The first request is the build's capability probe; each fault then meets the build itself.
@@ -93,7 +94,7 @@ FAULT_MIX = Faults(rate_429=0.2, rate_500=0.1, rate_malformed=0.05, rate_truncat
 
 
 def _rows(warehouse: Path, dataset: str, sql: str) -> list:
-    return cli_json("query", sql, "--dataset", dataset, "--warehouse", str(warehouse), "--format", "json")
+    return cli_json_here("query", sql, "--dataset", dataset, "--warehouse", str(warehouse), "--format", "json")
 
 
 def _served_quickstart() -> dict:
@@ -240,10 +241,9 @@ def test_a_served_simulator_without_stage_variables_is_one_clear_line(tmp_path):
 def test_personas_import_validates_and_feeds_builds(tmp_path):
     good = tmp_path / "mine.jsonl"
     good.write_text('{"persona": "A lighthouse keeper who paints"}\n\n{"persona": "A beekeeper"}\n')
-    out = memsynth_cli("personas", "import", str(good), "--warehouse", str(tmp_path / "wh"))
-    assert out.returncode == 0 and "read 2 personas, 2 new" in out.stdout
-    again = memsynth_cli("personas", "import", str(good), "--warehouse", str(tmp_path / "wh"))
-    assert "0 new" in again.stdout
+    code, out, _ = cli_here("personas", "import", str(good), "--warehouse", str(tmp_path / "wh"))
+    assert code == 0 and "read 2 personas, 2 new" in out
+    assert "0 new" in cli_here("personas", "import", str(good), "--warehouse", str(tmp_path / "wh"))[1]
 
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"persona": "fine"}\n{"persona": 3}\n')
@@ -268,7 +268,8 @@ def test_query_refusals_are_one_line(tmp_path):
 
 
 def test_help_explains_every_build_flag():
-    out = memsynth_cli("build", "--help").stdout
+    code, out, _ = cli_here("build", "--help")
+    assert code == 0
     for flag in ("--llm", "--personas", "--concurrency", "--warehouse", "--no-cache", "--format"):
         assert flag in out
 
@@ -281,8 +282,8 @@ def test_build_writes_personas_when_the_pool_is_short(tmp_path):
     report = summary["persona_synthesis"]
     assert report["kept"] == 3 and report["generated"] >= 3
     assert {"exact_duplicates", "near_duplicates"} <= report.keys()
-    rows = cli_json("query", "SELECT source, count(DISTINCT persona_id) n FROM personas GROUP BY 1",
-                    "--dataset", "synth", "--warehouse", str(tmp_path / "wh"), "--format", "json")
+    rows = cli_json_here("query", "SELECT source, count(DISTINCT persona_id) n FROM personas GROUP BY 1",
+                         "--dataset", "synth", "--warehouse", str(tmp_path / "wh"), "--format", "json")
     assert rows == [{"source": "synthesized", "n": 3}]
     assert summary["row_counts"]["profiles"] == 3
 
@@ -411,10 +412,10 @@ def test_a_warehouse_is_a_folder_that_can_be_moved_copied_and_named_relatively(t
     config = write_config(tmp_path / "c.yaml", dataset="portable", personas={"count": 1})
     built = _build(config, tmp_path / "wh", "--llm", "simulator")
     expected = built["row_counts"]["memories"]
-    relative = memsynth_cli("query", "SELECT count(*) AS n FROM memories", "--dataset", "portable",
-                            "--warehouse", "wh", "--format", "json", cwd=tmp_path)
-    assert relative.returncode == 0 and "Traceback" not in relative.stderr, relative.stderr
-    assert relative.stdout.count(str(expected)) == 1
+    code, out, err = cli_here("query", "SELECT count(*) AS n FROM memories", "--dataset", "portable",
+                              "--warehouse", "wh", "--format", "json", cwd=tmp_path)
+    assert code == 0, err  # a traceback fails the test in cli_here
+    assert out.count(str(expected)) == 1
     shutil.move(tmp_path / "wh", tmp_path / "moved")
     assert _count(tmp_path / "moved", "portable", "memories") == expected
     shutil.copytree(tmp_path / "moved", tmp_path / "copy")

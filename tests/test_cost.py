@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memsynth.core.config import Price
-from tests.conftest import cli_json, memsynth_cli, start_simulator, write_config
+from tests.conftest import cli_json_here, memsynth_cli, start_simulator, write_config
 
 PRICES = {"test-model": {"input_per_1m": 0.15, "output_per_1m": 0.60}}
 
@@ -18,12 +18,12 @@ def test_estimate_is_within_a_fifth_of_the_real_build_and_calls_nothing(tmp_path
                           llm={"model": "test-model", "stage_variables": True, "prices": PRICES})
     # No endpoint exists at this address: an estimate that called one would fail.
     env = {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "x"}
-    estimate = cli_json("build", str(config), "--estimate", "--warehouse", str(tmp_path / "w"),
-                        "--format", "json", env=env)
+    estimate = cli_json_here("build", str(config), "--estimate", "--warehouse", str(tmp_path / "w"),
+                             "--format", "json", env=env)
     assert estimate["dry_run_personas"] == 4 and estimate["personas"] == 8
     assert not (tmp_path / "w" / "t").exists()  # nothing published where the config points
-    real = cli_json("build", str(config), "--llm", "simulator", "--warehouse", str(tmp_path / "real"),
-                    "--no-progress", "--format", "json")
+    real = cli_json_here("build", str(config), "--llm", "simulator", "--warehouse", str(tmp_path / "real"),
+                         "--no-progress", "--format", "json")
     tokens = real["llm"]["prompt_tokens"] + real["llm"]["completion_tokens"]
     guessed = estimate["prompt_tokens"] + estimate["completion_tokens"]
     assert abs(guessed - tokens) <= 0.2 * tokens, (guessed, tokens)
@@ -62,8 +62,8 @@ def test_a_budget_stops_the_build_before_it_is_passed_and_a_rerun_goes_on(tmp_pa
         config = write_config(tmp_path / "c.yaml", llm={"model": "test-model", "stage_variables": True,
                                                         "concurrency": 4, "max_tokens": 1024,
                                                         "prices": prices, "budget_usd": 100_000})
-        summary = cli_json("build", str(config), "--warehouse", str(tmp_path / "w"), "--no-progress",
-                           "--format", "json", env=env)
+        summary = cli_json_here("build", str(config), "--warehouse", str(tmp_path / "w"), "--no-progress",
+                                "--format", "json", env=env)
         assert summary["llm"]["cache_hits"] >= len(records)
         assert summary["llm"]["requests"] == summary["llm"]["calls"] - summary["llm"]["cache_hits"]
     finally:
@@ -101,13 +101,13 @@ def test_cached_prompt_tokens_are_recorded_per_call_and_priced(tmp_path: Path):
         env = {"OPENAI_BASE_URL": sim.base_url, "OPENAI_API_KEY": "x"}
         config = write_config(tmp_path / "c.yaml", llm={"model": "test-model", "stage_variables": True,
                                                         "prices": prices})
-        summary = cli_json("build", str(config), "--warehouse", str(tmp_path / "w"), "--no-progress",
-                           "--format", "json", env=env)
-        rows = cli_json("query", "SELECT stage, sum(prompt_tokens) p, sum(cached_prompt_tokens) c FROM llm_calls "
-                        "WHERE NOT cache_hit GROUP BY stage", "--dataset", "t", "--warehouse", str(tmp_path / "w"),
-                        "--format", "json")
-        estimate = cli_json("build", str(config), "--estimate", "--warehouse", str(tmp_path / "e"),
-                            "--format", "json", env=env)
+        summary = cli_json_here("build", str(config), "--warehouse", str(tmp_path / "w"), "--no-progress",
+                                "--format", "json", env=env)
+        rows = cli_json_here("query", "SELECT stage, sum(prompt_tokens) p, sum(cached_prompt_tokens) c FROM llm_calls "
+                             "WHERE NOT cache_hit GROUP BY stage", "--dataset", "t", "--warehouse", str(tmp_path / "w"),
+                             "--format", "json")
+        estimate = cli_json_here("build", str(config), "--estimate", "--warehouse", str(tmp_path / "e"),
+                                 "--format", "json", env=env)
     finally:
         sim.stop()
     cached = {r["stage"]: r["c"] for r in rows}

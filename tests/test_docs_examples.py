@@ -13,6 +13,10 @@ contains it), or `#> exits N` for a command whose point is a non-zero exit. A bl
   network download, a service that outlives a test).
 
 A bash command ending in `&` is started in the background and stopped when the page ends.
+On the docs/ pages a line that is only `NAME=value ... memsynth ARGS` runs in this process (with
+the page's environment and folder; `plain_memsynth` takes only what bash would pass unchanged),
+since a process apiece cost about 3 s of imports; the README's page, a line expecting an error
+exit and anything the shell must read run in bash, as typed.
 """
 from __future__ import annotations
 
@@ -153,25 +157,51 @@ class Page:
             self.exports.append(text)
         if text.rstrip().endswith("&"):
             self.background.append(self.start(text.rstrip()[:-1]))
+            self.wait_listening(self.background[-1], served_port(text), command.line)
             return
         started = time.monotonic()
-        done = subprocess.run(["bash", "-c", self.script(text)], cwd=self.ws, env=self.env,
-                              capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S)
-        print(f"{self.where(command.line)} ({time.monotonic() - started:.1f} s): {text.splitlines()[0]}")
-        output = done.stdout + done.stderr
         status = next((int(e.split()[1]) for e in command.expect if re.fullmatch(r"exits \d+", e)), 0)
-        assert done.returncode == status, (
-            f"{self.where(command.line)}: `{text}` exited {done.returncode}:\n{output[-3000:]}")
+        in_process = None if status or self.page == "README.md" or self.exports else plain_memsynth(text)
+        if in_process is not None:
+            returncode, output = self.run_here(*in_process)
+        else:
+            done = subprocess.run(["bash", "-c", self.script(text)], cwd=self.ws, env=self.env,
+                                  capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S)
+            returncode, output = done.returncode, done.stdout + done.stderr
+        print(f"{self.where(command.line)} ({time.monotonic() - started:.1f} s): {text.splitlines()[0]}")
+        assert returncode == status, (
+            f"{self.where(command.line)}: `{text}` exited {returncode}:\n{output[-3000:]}")
         for noise in ("Traceback", "EventsWorker"):  # nothing a user should have to read past
             assert noise not in output, f"{self.where(command.line)}: `{text}` printed {noise}:\n{output[-3000:]}"
         for expected in (e for e in command.expect if not re.fullmatch(r"exits \d+", e)):
             assert normalized(expected) in normalized(output), (
                 f"{self.where(command.line)}: `{text}` did not print {expected!r}:\n{output[-3000:]}")
 
+    def run_here(self, assignments: dict[str, str], args: list[str]) -> tuple[int, str]:
+        """A plain `memsynth ...` line in this process, in the page's environment and folder
+        (tests/conftest.cli_here): a process apiece spent about 3 s of CPU importing, and the
+        docs/ pages run some sixty. The README's page, lines that expect an error exit and lines
+        that need the shell keep a real `bash` and a real process."""
+        from unittest import mock
+
+        from tests.conftest import cli_here
+
+        with mock.patch.dict(os.environ, {**self.env, **assignments}, clear=True):
+            code, out, err = cli_here(*args, cwd=self.ws)
+        return code, out + err
+
     def start(self, text: str) -> subprocess.Popen:
         return subprocess.Popen(["bash", "-c", self.script("exec " + text)], cwd=self.ws, env=self.env,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 start_new_session=True)
+
+    def wait_listening(self, process: subprocess.Popen, port: int | None, line: int) -> None:
+        """Until a server listens on its port: a line run in-process comes at once, where a
+        process of its own took seconds to start (the page's next line is its client)."""
+        deadline = time.monotonic() + SERVE_TIMEOUT_S
+        while port is not None and process.poll() is None and not listening(process, port):
+            assert time.monotonic() < deadline, f"{self.where(line)}: nothing listens on {port}"
+            time.sleep(0.1)
 
     def serve(self, command: Command) -> None:
         process = self.start(command.text)
@@ -179,10 +209,7 @@ class Page:
             port = served_port(command.text)
             if port is None:
                 time.sleep(4)
-            deadline = time.monotonic() + SERVE_TIMEOUT_S
-            while port is not None and process.poll() is None and not listening(process, port):
-                assert time.monotonic() < deadline, f"{self.where(command.line)}: nothing listens on {port}"
-                time.sleep(0.1)
+            self.wait_listening(process, port, command.line)
             if process.poll() is not None:
                 raise AssertionError(f"{self.where(command.line)}: `{command.text}` exited "
                                      f"{process.returncode} instead of serving:\n{process.stdout.read()[-3000:]}")
@@ -203,6 +230,33 @@ class Page:
     def close(self) -> None:
         for process in self.background:
             stop(process)
+
+
+def plain_memsynth(text: str) -> tuple[dict[str, str], list[str]] | None:
+    """`NAME=value ... memsynth ARGS` with nothing for the shell to do (no expansion, pipe,
+    redirection, unquoted glob or list): (the assignments, ARGS). Anything else is None."""
+    try:
+        if any("\n" in w and re.search("['\"]", w) for w in _words(text, posix=False)):
+            return None  # a line break inside quotes: bash's to read
+        text = text.replace("\\\n", " ")  # a continued line
+        if re.search(r"[$`~\n\r]", text):
+            return None
+        raw, words = _words(text, posix=False), _words(text, posix=True)
+    except ValueError:
+        return None
+    if any(set(w) <= set("();<>|&") or (w[0] not in "'\"" and re.search(r"[*?[{]", w)) for w in raw):
+        return None
+    assignments = {}
+    while words and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", words[0], re.S):
+        name, value = words.pop(0).split("=", 1)
+        assignments[name] = value
+    return (assignments, words[1:]) if words and words[0] == "memsynth" else None
+
+
+def _words(text: str, posix: bool) -> list[str]:
+    lexer = shlex.shlex(text, posix=posix, punctuation_chars=True)
+    lexer.whitespace_split, lexer.commenters = True, "#"
+    return list(lexer)
 
 
 def served_port(text: str) -> int | None:

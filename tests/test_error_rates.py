@@ -13,7 +13,7 @@ from scipy.stats import binomtest
 
 from memsynth.core.errors import MemsynthError
 from memsynth.release.error_rates import error_rates, refuse_over_limit, wilson_interval
-from tests.conftest import memsynth_cli
+from tests.conftest import cli_here, cli_json_here, memsynth_cli
 
 # Hand-checked: Wilson (1927) 95 % intervals, z = 1.96 (e.g. Newcombe 1998, Table I: 0/10 → 0–0.2775,
 # 1/10 → 0.0179–0.4042, 81/263 → 0.2553–0.3662).
@@ -91,9 +91,7 @@ def test_release_create_refuses_an_unproven_version_and_the_card_says_when_accep
     assert "--accept-violation-rate" in refused.stderr and "Traceback" not in refused.stderr
     assert not out.exists()  # nothing half-written
 
-    done = memsynth_cli(*args, "--accept-violation-rate", "--format", "json")
-    assert done.returncode == 0, done.stderr
-    summary = json.loads(done.stdout)
+    summary = cli_json_here(*args, "--accept-violation-rate", "--format", "json")
     gold = {r["rule"]: r for r in summary["error_rates"]["rules"]}
     assert set(gold) >= {"recall-grounded", "scene-fits-target"} and summary["error_rates"]["accepted_over_limit"]
     card = (out / "quickstart-v1.0.0" / "README.md").read_text(encoding="utf-8")
@@ -104,4 +102,4 @@ def test_release_create_refuses_an_unproven_version_and_the_card_says_when_accep
     assert "90 %, 95 % and 85 %" in card and "agreement between the annotators" in card
     manifest = json.loads((out / "quickstart-v1.0.0" / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["error_rates"]["over_limit"]
-    assert memsynth_cli("release", "verify", str(out / "quickstart-v1.0.0")).returncode == 0
+    assert cli_here("release", "verify", str(out / "quickstart-v1.0.0"))[0] == 0

@@ -15,7 +15,7 @@ from memsynth.llm.engine import LLMEngine
 from memsynth.llm.request import EmbeddingRequest
 from memsynth.llm.settings import EngineSettings
 from memsynth.quality.evaluation.emotional import EMOTIONS
-from tests.conftest import ROOT, cli_json, memsynth_cli, write_config
+from tests.conftest import ROOT, cli_json_here, memsynth_cli, write_config
 
 # One worker runs the whole module, so its module fixture (builds) is made once, not once per worker.
 pytestmark = pytest.mark.xdist_group("evaluation")
@@ -26,7 +26,7 @@ RETRIEVERS = ["bm25", "dense", "emotional-C-A", "emotional-C-M", "emotional-S-S"
 
 
 def query(wh: Path, dataset: str, sql: str) -> list[dict]:
-    return cli_json("query", sql, "--dataset", dataset, "--warehouse", str(wh), "--format", "json")
+    return cli_json_here("query", sql, "--dataset", dataset, "--warehouse", str(wh), "--format", "json")
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +35,7 @@ def zh_build(tmp_path_factory) -> Path:
     wh = tmp_path_factory.mktemp("zh")
     config = write_config(wh / "zh.yaml", dataset="zh", language="zh", personas={"count": 2},
                           recipe_options={"emotions": True, "dialogues_per_persona": 3})
-    cli_json("build", str(config), "--llm", "simulator", "--warehouse", str(wh), "--format", "json")
+    cli_json_here("build", str(config), "--llm", "simulator", "--warehouse", str(wh), "--format", "json")
     return wh
 
 
@@ -52,14 +52,14 @@ def test_a_zh_build_scores_every_memory_and_query_on_all_eight_emotions(zh_build
     out_of_range = " OR ".join(f"{e} NOT BETWEEN 1 AND 10 OR {e} IS NULL" for e in EMOTIONS)
     assert query(zh_build, "zh", f"SELECT count(*) AS n FROM emotions WHERE {out_of_range}")[0]["n"] == 0
     # The zh prompt was used: the stage's calls name the zh template's hash in the version.
-    version = cli_json("versions", "zh", "--warehouse", str(zh_build), "--format", "json")[-1]
+    version = cli_json_here("versions", "zh", "--warehouse", str(zh_build), "--format", "json")[-1]
     assert "emotions/score.zh.j2" in version["prompt_hashes"]
 
 
 def test_eval_retrieval_scores_bm25_dense_and_the_four_emotional_strategies(zh_build, tmp_path):
     out = tmp_path / "report.md"
-    run = cli_json("eval", "retrieval", "--dataset", "zh", "--llm", "simulator", "--warehouse", str(zh_build),
-                   "--out", str(out), "--format", "json")
+    run = cli_json_here("eval", "retrieval", "--dataset", "zh", "--llm", "simulator", "--warehouse", str(zh_build),
+                        "--out", str(out), "--format", "json")
     overall = {(s["system"], s["metric"]): s["value"] for s in run["scores"] if s["scope"] == "all"}
     assert sorted({system for system, _ in overall}) == sorted(RETRIEVERS)
     for system in RETRIEVERS:
@@ -77,8 +77,8 @@ def test_eval_retrieval_scores_bm25_dense_and_the_four_emotional_strategies(zh_b
 
 
 def test_eval_response_grades_base_cot_and_golden_replies(zh_build):
-    run = cli_json("eval", "response", "--dataset", "zh", "--llm", "simulator", "--warehouse", str(zh_build),
-                   "--limit", "3", "--format", "json")
+    run = cli_json_here("eval", "response", "--dataset", "zh", "--llm", "simulator", "--warehouse", str(zh_build),
+                        "--limit", "3", "--format", "json")
     s = {(x["system"], x["metric"], x["scope"]): x for x in run["scores"]}
     for setting in ("base", "cot", "golden"):
         for dim in ("fluency", "humanoid", "information", "empathy", "avg"):
@@ -91,7 +91,7 @@ def test_eval_response_grades_base_cot_and_golden_replies(zh_build):
 def test_annotate_publishes_the_next_version_and_repairs_bad_scores(tmp_path, simulator, monkeypatch):
     config = write_config(tmp_path / "en.yaml", dataset="en", personas={"count": 1},
                           recipe_options={"dialogues_per_persona": 2})
-    cli_json("build", str(config), "--llm", "simulator", "--warehouse", str(tmp_path), "--format", "json")
+    cli_json_here("build", str(config), "--llm", "simulator", "--warehouse", str(tmp_path), "--format", "json")
     # Without emotion scores, the emotional retrievers refuse, in one line.
     refused = memsynth_cli("eval", "retrieval", "--dataset", "en", "--llm", "simulator", "--warehouse", str(tmp_path))
     assert refused.returncode != 0 and "memsynth annotate emotions" in refused.stderr
@@ -113,8 +113,8 @@ def test_annotate_publishes_the_next_version_and_repairs_bad_scores(tmp_path, si
                                  "(SELECT count(*) FROM memories) + (SELECT count(*) FROM benchmark) AS items, "
                                  "(SELECT count(*) FROM support_dialogues) AS dialogues")[0]
     assert same["scored"] == same["items"] == summary["items"]
-    parent = cli_json("query", "SELECT count(*) AS n FROM support_dialogues", "--dataset", "en", "--version", "1",
-                      "--warehouse", str(tmp_path), "--format", "json")[0]
+    parent = cli_json_here("query", "SELECT count(*) AS n FROM support_dialogues", "--dataset", "en", "--version", "1",
+                           "--warehouse", str(tmp_path), "--format", "json")[0]
     assert parent["n"] == same["dialogues"]
     other = memsynth_cli("eval", "stratmem", "--dataset", "en", "--llm", "simulator", "--warehouse", str(tmp_path))
     assert other.returncode != 0 and "does not apply to en (a enpmr dataset" in other.stderr
@@ -122,9 +122,9 @@ def test_annotate_publishes_the_next_version_and_repairs_bad_scores(tmp_path, si
 
 @pytest.mark.skipif(not STRATMEM.is_file(), reason=f"StratMem-Bench release not found at {STRATMEM}")
 def test_eval_stratmem_runs_on_the_real_file(tmp_path):
-    cli_json("import", "stratmem", str(STRATMEM), "--dataset", "smb", "--warehouse", str(tmp_path), "--format", "json")
-    run = cli_json("eval", "stratmem", "--dataset", "smb", "--llm", "simulator", "--warehouse", str(tmp_path),
-                   "--format", "json")
+    cli_json_here("import", "stratmem", str(STRATMEM), "--dataset", "smb", "--warehouse", str(tmp_path), "--format", "json")
+    run = cli_json_here("eval", "stratmem", "--dataset", "smb", "--llm", "simulator", "--warehouse", str(tmp_path),
+                        "--format", "json")
     assert run["items"] == 657
     s = {x["metric"]: x for x in run["scores"]}
     assert [s[f"SMC {k}"]["n"] for k in ("must-only", "nice-only", "must+nice")] == [50, 132, 475]
@@ -139,9 +139,9 @@ def test_eval_stratmem_runs_on_the_real_file(tmp_path):
 
 def test_eval_pal_runs_on_a_pal_build(tmp_path):
     config = write_config(tmp_path / "pal.yaml", dataset="p", recipe="pal", personas={"count": 2})
-    cli_json("build", str(config), "--llm", "simulator", "--warehouse", str(tmp_path), "--format", "json")
-    run = cli_json("eval", "pal", "--dataset", "p", "--llm", "simulator", "--warehouse", str(tmp_path),
-                   "--format", "json")
+    cli_json_here("build", str(config), "--llm", "simulator", "--warehouse", str(tmp_path), "--format", "json")
+    run = cli_json_here("eval", "pal", "--dataset", "p", "--llm", "simulator", "--warehouse", str(tmp_path),
+                        "--format", "json")
     s = {x["metric"]: x["value"] for x in run["scores"]}
     assert run["items"] > 0
     for n in (1, 2, 3, 4):

@@ -14,7 +14,7 @@ from memsynth.core.errors import ConfigError
 from memsynth.generation.personas import build_personas
 from memsynth.generation.registry import load_config
 from memsynth.warehouse.catalog import run_query
-from tests.conftest import ROOT, cli_json, memsynth_cli, write_config
+from tests.conftest import ROOT, cli_here, cli_json_here, memsynth_cli, write_config
 
 ENGINE_TABLES = {"llm_calls", "stage_failures"}
 REAL_LOCOMO = Path(os.environ.get("MEMSYNTH_REFERENCE_DATA", ROOT.parent / "shared" / "reference-data")) / "locomo" / "locomo10.json"
@@ -53,11 +53,11 @@ def test_pal_builds_past_the_pool_with_numbered_users(tmp_path):
     config = write_config(tmp_path / "p.yaml", dataset="p", recipe="pal", language="zh", shard_size=4,
                           personas={"count": 3, "include_seed": False},
                           recipe_options={"months": [2, 2], "profile_batch_size": 2})
-    summary = cli_json("build", str(config), "--llm", "simulator", "--warehouse", str(tmp_path / "wh"),
-                       "--format", "json")
+    summary = cli_json_here("build", str(config), "--llm", "simulator", "--warehouse", str(tmp_path / "wh"),
+                            "--format", "json")
     assert summary["row_counts"]["pal_profiles"] == 3
-    rows = cli_json("query", "SELECT persona_id, source FROM personas ORDER BY ordinal", "--dataset", "p",
-                    "--warehouse", str(tmp_path / "wh"), "--format", "json")
+    rows = cli_json_here("query", "SELECT persona_id, source FROM personas ORDER BY ordinal", "--dataset", "p",
+                         "--warehouse", str(tmp_path / "wh"), "--format", "json")
     assert [r["persona_id"] for r in rows] == ["slot-0000000", "slot-0000001", "slot-0000002"]
 
 
@@ -96,9 +96,10 @@ def test_growing_by_one_persona_changes_no_earlier_row(tmp_path, recipe, options
     warehouse = tmp_path / "wh"
     config = write_config(tmp_path / "c.yaml", dataset="g", recipe=recipe, shard_size=5,
                           personas={"count": count}, recipe_options=options)
-    first = cli_json("build", str(config), "--llm", "simulator", "--warehouse", str(warehouse), "--format", "json")
-    grown = cli_json("build", str(config), "--llm", "simulator", "--warehouse", str(warehouse),
-                     "--add-personas", "1", "--format", "json")
+    first = cli_json_here("build", str(config), "--llm", "simulator", "--warehouse", str(warehouse),
+                          "--format", "json")
+    grown = cli_json_here("build", str(config), "--llm", "simulator", "--warehouse", str(warehouse),
+                          "--add-personas", "1", "--format", "json")
     assert grown["version"] == first["version"] + 1
     before, after = _rows(warehouse, "g", first["version"]), _rows(warehouse, "g", grown["version"])
     for table, rows in before.items():
@@ -112,14 +113,14 @@ def test_a_plain_build_after_growth_keeps_the_grown_personas(tmp_path):
     config = write_config(tmp_path / "c.yaml", dataset="g", personas={"count": 2},
                           recipe_options={"dialogues_per_persona": 0})
     build = ["build", str(config), "--llm", "simulator", "--warehouse", str(warehouse), "--format", "json"]
-    cli_json(*build)
-    grown = cli_json(*build, "--add-personas", "2")
-    again = cli_json(*build)
+    cli_json_here(*build)
+    grown = cli_json_here(*build, "--add-personas", "2")
+    again = cli_json_here(*build)
     assert grown["personas"] == again["personas"] == 4
     assert "built 4 personas, as the last version has" in again["personas_note"]
-    text = memsynth_cli(*build[:-2])
-    assert text.returncode == 0 and "note: built 4 personas" in text.stdout
-    asked = cli_json(*build, "--personas", "2")  # asked for explicitly: honoured
+    code, text, _ = cli_here(*build[:-2])
+    assert code == 0 and "note: built 4 personas" in text
+    asked = cli_json_here(*build, "--personas", "2")  # asked for explicitly: honoured
     assert asked["personas"] == 2 and asked["personas_note"] is None
 
 
@@ -132,7 +133,7 @@ def test_a_build_into_another_recipe_s_dataset_is_refused_before_any_request(tmp
     if not release.is_file():
         pytest.skip(f"the StratMem-Bench release is not at {release}")
     wh = tmp_path / "wh"
-    cli_json("import", "stratmem", str(release), "--dataset", "t", "--warehouse", str(wh), "--format", "json")
+    cli_json_here("import", "stratmem", str(release), "--dataset", "t", "--warehouse", str(wh), "--format", "json")
     sim = start_simulator()
     try:
         config = write_config(tmp_path / "c.yaml", llm={"base_url": sim.base_url, "stage_variables": True})

@@ -18,7 +18,7 @@ from memsynth.warehouse.catalog import list_versions, run_query
 from memsynth.warehouse.publish import publish
 from memsynth.warehouse.staging import StagingArea
 from schemas.enpmr import BENCHMARK, MEMORIES, MEMORY_SESSIONS, NEGATIVES, SUPPORT_DIALOGUES, MemoryRow
-from tests.conftest import cli_json, memsynth_cli, write_config
+from tests.conftest import cli_json_here, memsynth_cli, write_config
 
 # Every reference of every table, written out here rather than read from the declarations,
 # so a reference missing from a declaration fails too: (table, column, table, key[, when]).
@@ -104,8 +104,8 @@ def test_drops_at_every_stage_leave_no_dangling_id(tmp_path, recipe, options, ev
         config = write_config(tmp_path / "c.yaml", dataset="drops", recipe=recipe, personas={"count": 4},
                               shard_size=2, max_failure_rate=1.0, recipe_options=options,
                               llm={"model": "m", "stage_variables": True, "concurrency": 8, "repairs": 0})
-        summary = cli_json("build", str(config), "--warehouse", str(tmp_path / "wh"), "--format", "json",
-                           env={"OPENAI_BASE_URL": sim.base_url, "OPENAI_API_KEY": "k"})
+        summary = cli_json_here("build", str(config), "--warehouse", str(tmp_path / "wh"), "--format", "json",
+                                env={"OPENAI_BASE_URL": sim.base_url, "OPENAI_API_KEY": "k"})
         poisoned = sim.simulator.poisoned
     dropped = {stage for stage, counts in summary["stages"].items() if counts.get("dropped")}
     assert dropped == set(poisoned), (dropped, poisoned)
@@ -225,14 +225,14 @@ def test_a_build_without_benchmark_rows_publishes_nothing_whatever_the_failure_l
     # What it did is kept as a run, named in the error line, and readable with SQL.
     run = re.search(r"\[run (\S+): memsynth runs lost\]$", line).group(1)
     wh = ["--warehouse", str(tmp_path / "wh")]
-    (kept,) = cli_json("runs", "lost", *wh, "--format", "json")
+    (kept,) = cli_json_here("runs", "lost", *wh, "--format", "json")
     assert kept["run"] == run and kept["error"] in line and kept["llm"]["requests"] > 0
-    failures = cli_json("query", "--dataset", "lost", "--run", run, *wh, "--format", "json",
-                        "SELECT stage, action, rejected_answer, count(*) AS n FROM stage_failures GROUP BY ALL")
+    failures = cli_json_here("query", "--dataset", "lost", "--run", run, *wh, "--format", "json",
+                             "SELECT stage, action, rejected_answer, count(*) AS n FROM stage_failures GROUP BY ALL")
     assert failures == [{"stage": "enpmr.profile", "action": "dropped", "rejected_answer": "Sorry, not today.",
                          "n": 2}]
-    calls = cli_json("query", "--dataset", "lost", "--run", run, *wh, "--format", "json",
-                     "SELECT count(*) AS n FROM llm_calls")
+    calls = cli_json_here("query", "--dataset", "lost", "--run", run, *wh, "--format", "json",
+                          "SELECT count(*) AS n FROM llm_calls")
     assert calls == [{"n": kept["llm"]["requests"]}]
     refused = memsynth_cli("query", "--dataset", "lost", "--run", "nope", *wh, "SELECT 1")
     assert refused.returncode != 0 and "no run 'nope'" in refused.stderr

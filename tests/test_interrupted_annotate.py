@@ -13,14 +13,14 @@ from pathlib import Path
 import yaml
 
 from memsynth.simulator.server import Simulator, SimulatorThread
-from tests.conftest import ROOT, cli_json
+from tests.conftest import ROOT, cli_json_here
 
 SAMPLE = ROOT / "tests" / "data" / "characters_sample.zh.json"
 
 
 def test_ctrl_c_during_annotate_is_one_line_and_130_with_no_task_left_pending(tmp_path):
     wh = tmp_path / "wh"
-    cli_json("import", "characters", str(SAMPLE), "--dataset", "roles", "--warehouse", str(wh), "--format", "json")
+    cli_json_here("import", "characters", str(SAMPLE), "--dataset", "roles", "--warehouse", str(wh), "--format", "json")
     llm = tmp_path / "llm.yaml"
     llm.write_text(yaml.safe_dump({"llm": {"stage_variables": True}}), encoding="utf-8")
     # Slow enough that the 17 items are still being scored when the signal comes.

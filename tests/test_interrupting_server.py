@@ -14,7 +14,7 @@ import yaml
 
 from memsynth.llm.limits import AdaptiveConcurrency, AutoConcurrency
 from memsynth.simulator.server import Simulator, SimulatorThread
-from tests.conftest import ROOT, cli_json
+from tests.conftest import ROOT, cli_json_here
 
 SAMPLE = ROOT / "tests" / "data" / "characters_sample.zh.json"
 
@@ -32,16 +32,16 @@ def test_two_cuts_while_others_are_in_flight_pin_auto_and_fixed_concurrency_to_o
 
 def test_annotate_at_default_settings_on_an_interrupting_one_slot_server_scores_every_item(tmp_path):
     wh = tmp_path / "wh"
-    cli_json("import", "characters", str(SAMPLE), "--dataset", "roles", "--warehouse", str(wh), "--format", "json")
+    cli_json_here("import", "characters", str(SAMPLE), "--dataset", "roles", "--warehouse", str(wh), "--format", "json")
     # Stage variables: what lets the simulator answer a stage as its checks expect; nothing else.
     llm = tmp_path / "llm.yaml"
     llm.write_text(yaml.safe_dump({"llm": {"stage_variables": True}}), encoding="utf-8")
     sim = Simulator(profile="llamacpp", token_rate=400, capacity=1, interrupts=True)
     with SimulatorThread(sim) as served:
-        summary = cli_json("annotate", "emotions", "--dataset", "roles", "--warehouse", str(wh), "--no-progress",
-                           "--format", "json", "--llm-config", str(llm), "--base-url", served.base_url,
-                           "--model", "local",
-                           env={"OPENAI_API_KEY": "x"})
+        summary = cli_json_here("annotate", "emotions", "--dataset", "roles", "--warehouse", str(wh), "--no-progress",
+                                "--format", "json", "--llm-config", str(llm), "--base-url", served.base_url,
+                                "--model", "local",
+                                env={"OPENAI_API_KEY": "x"})
         outcomes = dict(served.simulator.counters.by_outcome)
     assert summary["annotated"] == summary["items"] == 17 and summary["failed"] == 0, summary
     assert outcomes.get("interrupted", 0) >= 2, outcomes  # the server did cut answers short

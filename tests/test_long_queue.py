@@ -19,7 +19,7 @@ from memsynth.llm.request import LLMRequest
 from memsynth.llm.settings import EngineSettings
 from memsynth.llm.silence import Pulse, Silence
 from memsynth.simulator.server import Simulator, SimulatorThread
-from tests.conftest import ROOT, cli_json, write_config
+from tests.conftest import ROOT, cli_json_here, write_config
 
 ENV = {"OPENAI_API_KEY": "x"}
 # Small, to keep the tests short; each queue below is longer, and every gap between the
@@ -64,8 +64,8 @@ def built(tmp_path_factory) -> tuple[dict, Path, SimulatorThread]:
     with SimulatorThread(one_slot(3000)) as sim:
         config = write_config(tmp / "c.yaml", dataset="lq", personas={"count": 1},
                               recipe_options={"dialogues_per_persona": 4}, llm={**block, "base_url": sim.base_url})
-        summary = cli_json("build", str(config), "--warehouse", str(tmp / "wh"), "--no-progress",
-                           "--format", "json", env=ENV, timeout=600)
+        summary = cli_json_here("build", str(config), "--warehouse", str(tmp / "wh"), "--no-progress",
+                                "--format", "json", env=ENV)
     return summary, tmp, sim
 
 
@@ -85,9 +85,9 @@ def test_eval(built):
     endpoint by default): answers and judgments queue together."""
     _, tmp, _ = built
     with SimulatorThread(one_slot(30)) as sim:
-        run = cli_json("eval", "response", "--dataset", "lq", "--warehouse", str(tmp / "wh"), "--format", "json",
-                       "--systems", "base", "--llm-config", llm_file(tmp / "eval.yaml"), "--base-url", sim.base_url,
-                       env=ENV, timeout=600)
+        run = cli_json_here("eval", "response", "--dataset", "lq", "--warehouse", str(tmp / "wh"), "--format", "json",
+                            "--systems", "base", "--llm-config", llm_file(tmp / "eval.yaml"), "--base-url", sim.base_url,
+                            env=ENV)
     assert run["items"] == 4
     assert_nothing_abandoned(run["llm"], sim)
     assert_a_long_queue(sim, 30)
@@ -98,12 +98,12 @@ def test_eval(built):
 def test_annotate(tmp_path):
     """The issue's command: emotion scores of an imported CharacterEval sample (17 items)."""
     wh = str(tmp_path / "wh")
-    cli_json("import", "characters", str(ROOT / "tests" / "data" / "characters_sample.zh.json"), "--dataset",
-             "roles", "--warehouse", wh, "--format", "json")
+    cli_json_here("import", "characters", str(ROOT / "tests" / "data" / "characters_sample.zh.json"), "--dataset",
+                  "roles", "--warehouse", wh, "--format", "json")
     with SimulatorThread(one_slot(200)) as sim:
-        summary = cli_json("annotate", "emotions", "--dataset", "roles", "--warehouse", wh, "--no-progress",
-                           "--format", "json", "--llm-config", llm_file(tmp_path / "llm.yaml"),
-                           "--base-url", sim.base_url, env=ENV, timeout=600)
+        summary = cli_json_here("annotate", "emotions", "--dataset", "roles", "--warehouse", wh, "--no-progress",
+                                "--format", "json", "--llm-config", llm_file(tmp_path / "llm.yaml"),
+                                "--base-url", sim.base_url, env=ENV)
     assert summary["annotated"] == summary["items"] == 17 and summary["failed"] == 0
     assert_nothing_abandoned(summary["llm"], sim)
     assert_a_long_queue(sim, 200)

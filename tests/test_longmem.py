@@ -17,7 +17,7 @@ import yaml
 
 from flows.longmem import gold
 from flows.longmem.seed_format import ORACLE_FILE, S_FILE, LongMemEvalFile
-from tests.conftest import ROOT, cli_json, memsynth_cli, start_simulator
+from tests.conftest import ROOT, cli_json_here, memsynth_cli, start_simulator
 
 LONGMEMEVAL = ROOT.parent / "shared" / "reference-data" / "longmemeval"
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -38,16 +38,16 @@ def released(tmp_path_factory) -> dict[str, tuple[Path, dict, list[dict], dict]]
             "personas": {"count": 2}, "shard_size": 1, "llm": {"model": "m"},
             "recipe_options": {"haystack_sessions": 6, "exchanges": 2, "per_type": 1, "abstentions": 1}}))
         wh = str(base / "wh")
-        summary = cli_json("build", str(config), "--llm", "simulator", "--warehouse", wh, "--format", "json")
+        summary = cli_json_here("build", str(config), "--llm", "simulator", "--warehouse", wh, "--format", "json")
         done = memsynth_cli("release", "create", "--dataset", "lm", "--tag", "v1.0.0", "--out", str(base / "out"),
                             "--warehouse", wh)
         assert done.returncode == 0, done.stderr
         files = sorted((base / "out" / "lm-v1.0.0" / "longmemeval").rglob(S_FILE))
         instances = [i for f in files for i in json.loads(f.read_text(encoding="utf-8"))]
-        facts = {r["fact_id"]: r for r in cli_json("query", "SELECT * FROM longmem_facts", "--dataset", "lm",
+        facts = {r["fact_id"]: r for r in cli_json_here("query", "SELECT * FROM longmem_facts", "--dataset", "lm",
                                                      "--warehouse", wh, "--format", "json")}
-        questions = cli_json("query", "SELECT question_id, fact_id, terms FROM longmem_questions", "--dataset", "lm",
-                             "--warehouse", wh, "--format", "json")
+        questions = cli_json_here("query", "SELECT question_id, fact_id, terms FROM longmem_questions", "--dataset", "lm",
+                                  "--warehouse", wh, "--format", "json")
         truths = {q["question_id"]: {"kind": facts[q["fact_id"]]["kind"] if q["fact_id"] else "absent",
                                      "values": facts[q["fact_id"]]["values"] if q["fact_id"] else [],
                                      "terms": q["terms"], "abstention": q["fact_id"] is None} for q in questions}
@@ -228,8 +228,8 @@ def test_longmemeval_evaluate_qa_reads_the_release_unchanged(released, tmp_path)
 @pytest.mark.parametrize("language", ["en", "zh"])
 def test_eval_longmem_scores_accuracy_per_type_and_session_and_turn_recall(released, language):
     released[language]  # noqa: B018  (the build)
-    run = cli_json("eval", "longmem", "--dataset", "lm", "--llm", "simulator", "--warehouse", WAREHOUSES[language],
-                   "--format", "json")
+    run = cli_json_here("eval", "longmem", "--dataset", "lm", "--llm", "simulator", "--warehouse", WAREHOUSES[language],
+                        "--format", "json")
     scores = {(s["system"], s["metric"]): s for s in run["scores"] if s["scope"] == "all"}
     model = next(system for system, metric in scores if metric == "accuracy")
     assert scores[model, "accuracy"]["n"] == 14 and 0 <= scores[model, "accuracy"]["value"] <= 100

@@ -18,7 +18,7 @@ from memsynth.core.errors import ConfigError
 from memsynth.generation.endpoints import EndpointChoice, choose, with_judge
 from memsynth.generation.session import SIMULATOR_ENDPOINT, endpoint_key, resolve_capabilities
 from memsynth.simulator.server import Simulator, SimulatorThread
-from tests.conftest import ROOT, cli_json, memsynth_cli
+from tests.conftest import ROOT, cli_json_here, memsynth_cli
 
 SAMPLE = ROOT / "tests" / "data" / "characters_sample.zh.json"
 ENV = {"OPENAI_API_KEY": "x"}
@@ -31,7 +31,7 @@ def one_slot() -> Simulator:
 
 
 def imported(wh: Path) -> str:
-    cli_json("import", "characters", str(SAMPLE), "--dataset", "roles", "--warehouse", str(wh), "--format", "json")
+    cli_json_here("import", "characters", str(SAMPLE), "--dataset", "roles", "--warehouse", str(wh), "--format", "json")
     return str(wh)
 
 
@@ -42,8 +42,8 @@ def served(path: Path, **llm) -> Path:
 
 
 def annotate(wh: str, *flags: str) -> dict:
-    return cli_json("annotate", "emotions", "--dataset", "roles", "--warehouse", wh, "--no-progress",
-                    "--format", "json", *flags, env=ENV)
+    return cli_json_here("annotate", "emotions", "--dataset", "roles", "--warehouse", wh, "--no-progress",
+                         "--format", "json", *flags, env=ENV)
 
 
 def test_annotate_on_a_one_slot_local_server_at_default_settings_completes_with_nothing_abandoned(tmp_path):
@@ -62,8 +62,8 @@ def test_annotate_on_a_one_slot_local_server_at_default_settings_completes_with_
     assert llm["endpoint"] == f"{sim.base_url} local"
     assert "disconnected" not in seen.by_outcome and seen.by_outcome.get("profile_refused") == 1, seen.by_outcome
     assert llm["requests"] + llm["probe_requests"] == seen.requests
-    recorded = cli_json("versions", "roles", "--warehouse", wh, "--show", str(summary["version"]),
-                        "--format", "json")["config"]["llm"]
+    recorded = cli_json_here("versions", "roles", "--warehouse", wh, "--show", str(summary["version"]),
+                             "--format", "json")["config"]["llm"]
     assert recorded["base_url"] == sim.base_url and recorded["model"] == "local"
     assert recorded["learnt"]["endpoint"] == llm["endpoint"] and recorded["learnt"]["response_mode"] == "auto"
 
@@ -81,8 +81,8 @@ def test_concurrency_from_the_flags_reaches_the_engine(tmp_path):
                         "--model", "local2", "--concurrency", "auto")
         assert sim.simulator.counters.peak_in_flight > 1
     assert auto["failed"] == 0
-    recorded = cli_json("versions", "roles", "--warehouse", wh, "--show", str(auto["version"]),
-                        "--format", "json")["config"]["llm"]
+    recorded = cli_json_here("versions", "roles", "--warehouse", wh, "--show", str(auto["version"]),
+                             "--format", "json")["config"]["llm"]
     assert recorded["concurrency_auto"] is True
 
 
@@ -115,14 +115,14 @@ def test_eval_scores_the_model_on_one_server_and_judges_on_another(tmp_path):
     wh = tmp_path / "wh"
     config = write_config(tmp_path / "en.yaml", dataset="en", personas={"count": 1},
                           recipe_options={"dialogues_per_persona": 2})
-    cli_json("build", str(config), "--llm", "simulator", "--warehouse", str(wh), "--format", "json")
+    cli_json_here("build", str(config), "--llm", "simulator", "--warehouse", str(wh), "--format", "json")
     with SimulatorThread(one_slot()) as model, SimulatorThread(Simulator(models=("judge-m",))) as judge:
         model.simulator.record = judge.simulator.record = True
-        run = cli_json("eval", "response", "--dataset", "en", "--warehouse", str(wh), "--format", "json",
-                       "--systems", "base", "--limit", "2", "--base-url", model.base_url, "--model", "under-test",
-                       "--judge-base-url", judge.base_url, "--judge-model", "judge-m", "--judge-api-key-env", "JUDGE_KEY",
-                       "--judge-concurrency", "auto", "--judge-response-mode", "json_schema",
-                       env={**ENV, "JUDGE_KEY": "j"})
+        run = cli_json_here("eval", "response", "--dataset", "en", "--warehouse", str(wh), "--format", "json",
+                            "--systems", "base", "--limit", "2", "--base-url", model.base_url, "--model", "under-test",
+                            "--judge-base-url", judge.base_url, "--judge-model", "judge-m", "--judge-api-key-env", "JUDGE_KEY",
+                            "--judge-concurrency", "auto", "--judge-response-mode", "json_schema",
+                            env={**ENV, "JUDGE_KEY": "j"})
         asked = {b["memsynth"]["stage"] for b in model.simulator.recorded if "memsynth" in b}
         judged = {b["memsynth"]["stage"] for b in judge.simulator.recorded if "memsynth" in b}
         judge_models = {b["model"] for b in judge.simulator.recorded}
@@ -150,9 +150,9 @@ def test_estimate_takes_the_endpoint_flags_and_calls_no_endpoint(tmp_path):
     with SimulatorThread(one_slot()) as sim:
         block = served(tmp_path / "llm.yaml", base_url=sim.base_url, concurrency="auto",
                        prices={"local-q4": {"input_per_1m": 1.0, "output_per_1m": 2.0}})
-        estimate = cli_json("build", str(config), "--estimate", "--personas", "1", "--llm-config", str(block),
-                            "--model", "local-q4", "--concurrency", "auto", "--response-mode", "auto",
-                            "--warehouse", str(tmp_path / "wh"), "--no-progress", "--format", "json", env=ENV)
+        estimate = cli_json_here("build", str(config), "--estimate", "--personas", "1", "--llm-config", str(block),
+                                 "--model", "local-q4", "--concurrency", "auto", "--response-mode", "auto",
+                                 "--warehouse", str(tmp_path / "wh"), "--no-progress", "--format", "json", env=ENV)
         assert sim.simulator.counters.requests == 0 and not sim.simulator.counters.by_outcome
     assert estimate["model"] == "local-q4" and estimate["models"] == ["local-q4"]
     assert estimate["calls"] > 0 and estimate["cost_usd"]["online"] > 0
@@ -203,7 +203,7 @@ def test_bad_endpoint_flags_are_one_line_before_anything_is_sent(tmp_path, flags
     result = memsynth_cli("annotate", "emotions", "--dataset", "roles", "--warehouse", wh, *flags, env=ENV)
     assert result.returncode != 0 and says in result.stderr, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
-    assert len(cli_json("versions", "roles", "--warehouse", wh, "--format", "json")) == 1
+    assert len(cli_json_here("versions", "roles", "--warehouse", wh, "--format", "json")) == 1
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from memsynth.simulator.server import Simulator, SimulatorThread
-from tests.conftest import ROOT, cli_json, write_config
+from tests.conftest import ROOT, cli_json_here, write_config
 
 TABLES = ("personas", "profiles", "life_themes", "memories", "memory_sessions", "support_dialogues",
           "negatives", "quality_checks", "benchmark")
@@ -52,8 +52,8 @@ def _outage(sim: SimulatorThread, after: int, down_s: float | None, restarted: l
 def test_an_outage_mid_build_is_waited_out_with_every_row(tmp_path):
     config = _config(tmp_path / "c.yaml")
     with SimulatorThread(Simulator(latency_ms=30)) as clean_sim:
-        clean = cli_json("build", str(config), "--warehouse", str(tmp_path / "clean"), "--format", "json",
-                         env={"OPENAI_BASE_URL": clean_sim.base_url, "OPENAI_API_KEY": "x"})
+        clean = cli_json_here("build", str(config), "--warehouse", str(tmp_path / "clean"), "--format", "json",
+                              env={"OPENAI_BASE_URL": clean_sim.base_url, "OPENAI_API_KEY": "x"})
     sim = SimulatorThread(Simulator(latency_ms=30)).start()
     restarted: list[SimulatorThread] = []
     thread = _outage(sim, after=40, down_s=20.0, restarted=restarted)  # the 20 s
@@ -87,8 +87,8 @@ def test_an_outage_past_the_limit_publishes_nothing_and_a_rerun_pays_nothing_twi
     assert not (tmp_path / "wh" / "outage" / "catalog.ducklake").exists()
     answered = sim.simulator.counters.requests
     with SimulatorThread(Simulator(latency_ms=30), port=port) as back:
-        again = cli_json("build", str(config), "--warehouse", str(tmp_path / "wh"), "--format", "json",
-                         env={"OPENAI_BASE_URL": back.base_url, "OPENAI_API_KEY": "x"})
+        again = cli_json_here("build", str(config), "--warehouse", str(tmp_path / "wh"), "--format", "json",
+                              env={"OPENAI_BASE_URL": back.base_url, "OPENAI_API_KEY": "x"})
         sent_again = back.simulator.counters.requests
     assert again["version"] == 1 and again["failed_items"] == 0
     # What the first run got answered was cached and not asked again.

@@ -17,7 +17,7 @@ from memsynth.llm.cache import ResponseCache
 from memsynth.llm.engine import LLMEngine
 from memsynth.llm.settings import EngineSettings
 from memsynth.warehouse.catalog import run_query
-from tests.conftest import cli_json, write_config
+from tests.conftest import cli_json_here, write_config
 
 # One worker runs the whole module, so its module fixture (builds) is made once, not once per worker.
 pytestmark = pytest.mark.xdist_group("pal_build")
@@ -28,8 +28,8 @@ def pal_build(tmp_path_factory):
     folder = tmp_path_factory.mktemp("pal")
     config = write_config(folder / "pal.yaml", dataset="pal", recipe="pal", personas={"count": 3},
                           shard_size=3, recipe_options={"months": [2, 3]})
-    summary = cli_json("build", str(config), "--llm", "simulator", "--warehouse", str(folder / "wh"),
-                       "--format", "json")
+    summary = cli_json_here("build", str(config), "--llm", "simulator", "--warehouse", str(folder / "wh"),
+                            "--format", "json")
     return folder / "wh", summary
 
 
@@ -231,8 +231,8 @@ def test_a_cached_rebuild_sends_the_same_requests(pal_build):
     """Same inputs, same prompt: a rebuild finds every request of the first build in the cache."""
     warehouse, first = pal_build
     config = warehouse.parent / "pal.yaml"
-    again = cli_json("build", str(config), "--llm", "simulator", "--warehouse", str(warehouse), "--format", "json",
-                     "--publish-unchanged")  # a version of its own, whose calls are compared below
+    again = cli_json_here("build", str(config), "--llm", "simulator", "--warehouse", str(warehouse), "--format", "json",
+                          "--publish-unchanged")  # a version of its own, whose calls are compared below
     assert again["llm"]["requests"] == 0 and again["llm"]["cache_hits"] == again["llm"]["calls"]
     keys = {v: {k for (k,) in run_query(warehouse, "pal", "SELECT DISTINCT cache_key FROM llm_calls", v)[1]}
             for v in (first["version"], again["version"])}

@@ -10,7 +10,7 @@ import yaml
 
 from memsynth.core.config import LLMConfig, read_config
 from memsynth.core.prices import DEFAULT_PRICES
-from tests.conftest import ROOT, cli_json, write_config
+from tests.conftest import ROOT, cli_json_here, write_config
 
 CONFIGS = sorted((ROOT / "configs").glob("*.yaml"))
 
@@ -45,6 +45,6 @@ def test_the_estimate_of_the_chinese_pal_config_shows_a_cost(tmp_path: Path):
     config["llm"].pop("prices")  # the list price alone is enough
     path = write_config(tmp_path / "pal-set.yaml", **config)
     env = {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "x"}  # nothing may be called
-    estimate = cli_json("build", str(path), "--estimate", "--personas", "2", "--warehouse", str(tmp_path / "w"),
-                        "--format", "json", env=env)
+    estimate = cli_json_here("build", str(path), "--estimate", "--personas", "2", "--warehouse", str(tmp_path / "w"),
+                             "--format", "json", env=env)
     assert estimate["cost_usd"] is not None and estimate["cost_usd"]["online"] > 0

@@ -179,9 +179,9 @@ def test_where_a_check_accepts_less_the_prompt_asks_for_what_it_accepts():
 
 
 def test_recipes_lists_the_prompt_rules_with_the_seed_rules():
-    from tests.conftest import cli_json, memsynth_cli
+    from tests.conftest import cli_json_here, memsynth_cli
 
-    described = {r["id"]: r for r in cli_json("recipes", "pal", "--format", "json")["rules"]}
+    described = {r["id"]: r for r in cli_json_here("recipes", "pal", "--format", "json")["rules"]}
     assert {"the-user", "json-only", "language", "emotions-eight", "profiles"} <= set(described)
     assert described["profiles"]["accepts_less"].startswith("the seed asks 2-3")
     text = memsynth_cli("recipes", "pal", env={"COLUMNS": "400"}).stdout

@@ -20,7 +20,7 @@ from memsynth.quality.review.report import (
     persona_coverage,
 )
 from memsynth.warehouse.catalog import run_query
-from tests.conftest import ROOT, cli_json, memsynth_cli, write_config
+from tests.conftest import ROOT, cli_here, cli_json_here, memsynth_cli, write_config
 
 LOCOMO_SAMPLE = ROOT / "tests" / "data" / "locomo_sample.json"
 BUILDS = {
@@ -65,13 +65,13 @@ def test_the_report_of_a_simulator_build_renders_every_figure(tmp_path: Path, re
     wh = tmp_path / "wh"
     compare = recipe == "enpmr"  # one recipe also builds version 2 (from the cache) to compare with
     for again in range(2 if compare else 1):  # the same rows again: published only when asked to
-        cli_json("build", str(config), "--llm", "simulator", "--warehouse", str(wh), "--no-progress", "--format", "json",
-                 *(["--publish-unchanged"] if again else []))
+        cli_json_here("build", str(config), "--llm", "simulator", "--warehouse", str(wh), "--no-progress", "--format", "json",
+                      *(["--publish-unchanged"] if again else []))
     cost = [cost_figure({"llm": llm})] if recipe == "pal" else []
     figures = (*ENGINE_FIGURES[:3], *cost, *ENGINE_FIGURES[3:], *recipe_class(recipe).report_figures)
     out = tmp_path / "report.html"
-    result = memsynth_cli("report", "--dataset", "r", "--warehouse", str(wh), "--out", str(out))
-    assert result.returncode == 0, result.stderr
+    code, _, err = cli_here("report", "--dataset", "r", "--warehouse", str(wh), "--out", str(out))
+    assert code == 0, err
     page = out.read_text(encoding="utf-8")
     titles = [html.unescape(t) for t in re.findall(r"<h2>([^<]*)</h2>", page)]
     coverage = ["Persona attribute coverage"] if recipe_class(recipe).report_personas else []
@@ -109,8 +109,8 @@ def test_the_report_of_a_simulator_build_renders_every_figure(tmp_path: Path, re
     if not compare:
         return
     compared = tmp_path / "compared.html"
-    result = memsynth_cli("report", "--dataset", "r", "--warehouse", str(wh), "--compare", "1", "--out", str(compared))
-    assert result.returncode == 0, result.stderr
+    code, _, err = cli_here("report", "--dataset", "r", "--warehouse", str(wh), "--compare", "1", "--out", str(compared))
+    assert code == 0, err
     page = compared.read_text(encoding="utf-8")
     assert len(re.findall(r"data:image/png;base64,", page)) == 2 * len(plotted)
     assert "r version 2 beside version 1" in page
@@ -127,8 +127,8 @@ def test_the_report_of_a_simulator_build_renders_every_figure(tmp_path: Path, re
 def test_a_missing_version_is_one_clear_line(tmp_path: Path):
     config = write_config(tmp_path / "c.yaml", dataset="r", recipe="stratmem", personas={"count": 1},
                           recipe_options=BUILDS["stratmem"])
-    cli_json("build", str(config), "--llm", "simulator", "--warehouse", str(tmp_path / "wh"), "--no-progress",
-             "--format", "json")
+    cli_json_here("build", str(config), "--llm", "simulator", "--warehouse", str(tmp_path / "wh"), "--no-progress",
+                  "--format", "json")
     result = memsynth_cli("report", "--dataset", "r", "--warehouse", str(tmp_path / "wh"), "--version", "7",
                           "--out", str(tmp_path / "x.html"))
     assert result.returncode != 0 and "Traceback" not in result.stderr
@@ -143,7 +143,7 @@ def test_the_report_shows_a_progress_bar_on_a_terminal(tmp_path: Path):
 
     config = write_config(tmp_path / "c.yaml", dataset="r", personas={"count": 1},
                           recipe_options={"dialogues_per_persona": 0})
-    cli_json("build", str(config), "--llm", "simulator", "--warehouse", str(tmp_path / "wh"), "--format", "json")
+    cli_json_here("build", str(config), "--llm", "simulator", "--warehouse", str(tmp_path / "wh"), "--format", "json")
     exe = Path(sys.executable).parent / "memsynth"
     command = shlex.join([str(exe), "report", "--dataset", "r", "--warehouse", str(tmp_path / "wh"),
                           "--out", str(tmp_path / "r.html")])

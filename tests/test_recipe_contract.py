@@ -19,7 +19,7 @@ from memsynth.generation import registry
 from memsynth.generation.provenance import artifact_hash
 from memsynth.generation.registry import load_config
 from memsynth.warehouse.catalog import run_query
-from tests.conftest import ROOT, cli_json, memsynth_cli
+from tests.conftest import ROOT, cli_json, cli_json_here, memsynth_cli
 
 TOY = {
     "__init__.py": '''
@@ -313,7 +313,7 @@ def _readme_section(recipe: str) -> str:
 
 @pytest.mark.parametrize("name", ["enpmr", "pal"])
 def test_the_readme_recipe_tables_match_memsynth_recipes(name):
-    described = cli_json("recipes", name, "--format", "json")
+    described = cli_json_here("recipes", name, "--format", "json")
     section = _readme_section(name)
     rows = section.split("| table | columns |")[1].split("\n\n")[0]
     listed = [t for t in re.findall(r"^\| `([a-z_]+)` \| ", rows, re.M) if t not in ("versions", "artifacts")]
@@ -332,7 +332,7 @@ def test_the_readme_recipe_tables_match_memsynth_recipes(name):
 def check_versions_show(wh: Path, dataset: str, version: int) -> None:
     """`versions --show` prints every template (with includes) and schema of an enpmr version,
     their hashes match, and each text is stored once however many versions use it."""
-    shown = cli_json("versions", dataset, "--show", str(version), "--warehouse", str(wh), "--format", "json")
+    shown = cli_json_here("versions", dataset, "--show", str(version), "--warehouse", str(wh), "--format", "json")
     cls = registry.recipe_class("enpmr")
     templates = {a["name"]: a["content"] for a in shown["artifacts"] if a["kind"] == "template"}
     # The audit judge's template is recorded like any stage's.
@@ -351,7 +351,7 @@ def check_versions_show(wh: Path, dataset: str, version: int) -> None:
         s.schema_name: s.output.model_json_schema() for s in cls.all_stages()}
     assert all(audits[n] == v for n, v in schemas.items() if n in audits)
     _assert_artifacts_match(shown)
-    listed = cli_json("versions", dataset, "--warehouse", str(wh), "--format", "json")
+    listed = cli_json_here("versions", dataset, "--warehouse", str(wh), "--format", "json")
     assert listed[version - 1]["prompt_hashes"] == {a["name"]: a["hash"] for a in shown["artifacts"]
                                                     if a["kind"] == "template"}
     counts = run_query(wh, dataset, "SELECT count(*), count(DISTINCT hash) FROM artifacts")[1][0]
@@ -387,7 +387,7 @@ def test_every_rule_names_an_enforcer_the_recipe_has_and_the_readme_lists_them(n
     assert cls.rules, f"{name} declares no rules"
     emotions = (SCORE,) if cls.emotion_source else ()  # the table holds emotion annotation's rules too
     assert list(rule_problems(cls.rules, (*cls.all_stages(), *registry.evaluation_stages(name), *emotions))) == []
-    described = cli_json("recipes", name, "--format", "json")["rules"]
+    described = cli_json_here("recipes", name, "--format", "json")["rules"]
     section = _readme_section(name)
     rows = re.findall(r"^\| `([a-z0-9-]+)` \| (.*?) \| (.*?) \| (.*?) \|$", section.split("| rule | what it asks |")[1],
                       re.M)

@@ -12,7 +12,7 @@ from memsynth.build.run import BuildOptions, run_build
 from memsynth.core.errors import ConfigError
 from memsynth.generation.registry import load_config
 from memsynth.warehouse.catalog import open_version, run_query
-from tests.conftest import ROOT, cli_json, memsynth_cli
+from tests.conftest import ROOT, cli_json_here, memsynth_cli
 
 QUICKSTART = str(ROOT / "configs/quickstart.yaml")
 # The quickstart with half its dialogues: the same chain, fewer calls.
@@ -93,7 +93,7 @@ def test_regenerating_a_persona_changes_only_its_rows_and_sends_only_its_calls(t
     before, after = _snapshot(wh, 3), _snapshot(wh, 4)
     assert all(before[t] <= after[t] for t in TABLES)
 
-    listed = cli_json("versions", "quickstart", "--warehouse", str(wh), "--format", "json")
+    listed = cli_json_here("versions", "quickstart", "--warehouse", str(wh), "--format", "json")
     assert listed[1]["derivation"]["regenerated"] == [target]
     assert listed[3]["regenerations"].keys() == {target, other}
     table = memsynth_cli("versions", "quickstart", "--warehouse", str(wh), env={"COLUMNS": "400"})

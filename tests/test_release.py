@@ -19,7 +19,7 @@ from memsynth.release.card import redact
 from memsynth.release.create import create_release
 from memsynth.release.splits import assign_splits, parse_splits
 from memsynth.warehouse.catalog import run_query
-from tests.conftest import cli_json, memsynth_cli, write_config
+from tests.conftest import cli_here, cli_json_here, memsynth_cli, write_config
 
 # One worker runs the whole module, so its module fixture (builds) is made once, not once per worker.
 pytestmark = pytest.mark.xdist_group("release")
@@ -41,22 +41,22 @@ def builds(tmp_path_factory):
     enpmr = write_config(folder / "enpmr.yaml", dataset="enpmr", language="zh", shard_size=2)
     for config, counts in ((pal, ("2", "4")), (enpmr, ("2", "3"))):
         for count in counts:
-            cli_json("build", str(config), "--llm", "simulator", "--warehouse", str(warehouse),
-                     "--personas", count, "--format", "json", env=env)
+            cli_json_here("build", str(config), "--llm", "simulator", "--warehouse", str(warehouse),
+                          "--personas", count, "--format", "json", env=env)
     releases = folder / "releases"
     for dataset, splits in (("pal", "train=0.5,test=0.5"), ("enpmr", "test=1")):
         for version, tag in ((1, "v1.0.0"), (2, "v1.1.0")):
-            cli_json("release", "create", "--dataset", dataset, "--version", str(version), "--tag", tag,
-                     "--out", str(releases), "--splits", splits, "--warehouse", str(warehouse),
-                     "--accept-violation-rate", "--format", "json", env=env)  # a few audited items prove no rate
+            cli_json_here("release", "create", "--dataset", dataset, "--version", str(version), "--tag", tag,
+                          "--out", str(releases), "--splits", splits, "--warehouse", str(warehouse),
+                          "--accept-violation-rate", "--format", "json", env=env)  # a few audited items prove no rate
     return warehouse, releases
 
 
 def test_releases_pass_verify_and_hold_every_file(builds):
     _, releases = builds
     for name in ("pal-v1.1.0", "enpmr-v1.1.0"):
-        result = memsynth_cli("release", "verify", str(releases / name))
-        assert result.returncode == 0, result.stderr
+        code, _, err = cli_here("release", "verify", str(releases / name))
+        assert code == 0, err
         manifest = json.loads((releases / name / "manifest.json").read_text(encoding="utf-8"))
         listed = {f["path"] for f in manifest["files"]}
         on_disk = {p.relative_to(releases / name).as_posix() for p in (releases / name).rglob("*") if p.is_file()}
@@ -288,10 +288,10 @@ def test_diff_lists_exactly_the_added_personas_rows(builds):
     warehouse, releases = builds
     for dataset in ("pal", "enpmr"):
         old = {r[0] for r in run_query(warehouse, dataset, "SELECT persona_id FROM personas", 1)[1]}
-        diff = cli_json("release", "diff", "--dataset", dataset, "--from", "1", "--to", "2",
-                        "--warehouse", str(warehouse), "--format", "json")
-        folders = cli_json("release", "diff", str(releases / f"{dataset}-v1.0.0"),
-                           str(releases / f"{dataset}-v1.1.0"), "--format", "json")
+        diff = cli_json_here("release", "diff", "--dataset", dataset, "--from", "1", "--to", "2",
+                             "--warehouse", str(warehouse), "--format", "json")
+        folders = cli_json_here("release", "diff", str(releases / f"{dataset}-v1.0.0"),
+                                str(releases / f"{dataset}-v1.1.0"), "--format", "json")
         for config, d in diff.items():
             key = d["key"]
             rows = [json.loads(line) for f in (releases / f"{dataset}-v1.1.0" / "jsonl" / config).glob("*.jsonl")
@@ -301,9 +301,9 @@ def test_diff_lists_exactly_the_added_personas_rows(builds):
             assert d["added_ids"] == new_rows, (dataset, config)
             assert d["removed"] == d["changed"] == 0, (dataset, config, d["changed_columns"])
             assert folders[config]["added_ids"] == new_rows
-    text = memsynth_cli("release", "diff", "--dataset", "pal", "--from", "1", "--to", "2",
-                        "--warehouse", str(warehouse))
-    assert text.returncode == 0 and "samples (by sample_id)" in text.stdout and "added" in text.stdout
+    code, text, _ = cli_here("release", "diff", "--dataset", "pal", "--from", "1", "--to", "2",
+                             "--warehouse", str(warehouse))
+    assert code == 0 and "samples (by sample_id)" in text and "added" in text
 
 
 def test_create_refuses_bad_input_and_leaves_nothing_behind(builds, tmp_path):
@@ -352,7 +352,7 @@ def test_the_card_says_how_the_release_was_made(builds, name, plots):
     assert all((folder / "plots" / f"{n}.png").read_bytes()[:4] == b"\x89PNG" for n in drawn)
     assert "| distinct-1 |" in quality and "| persona attribute |" in quality
     dataset = name.split("-v")[0]
-    version = cli_json("versions", dataset, "--warehouse", str(warehouse), "--format", "json")[1]
+    version = cli_json_here("versions", dataset, "--warehouse", str(warehouse), "--format", "json")[1]
     for digest in (version["config_hash"], *version["prompt_hashes"].values(), *version["schema_hashes"].values()):
         assert digest in body
     stages = " → ".join(s.name for s in __import__(f"flows.{dataset}", fromlist=["RECIPE"]).RECIPE.stages)

@@ -19,7 +19,7 @@ from memsynth.quality.review.agreement import dataset_agreement
 from memsynth.quality.review.items import APP, APP_SETTINGS, stratified_sample
 from memsynth.warehouse.annotations import AnnotationLog, Judgment
 from memsynth.warehouse.catalog import run_query
-from tests.conftest import ROOT, cli_json, memsynth_cli, write_config
+from tests.conftest import ROOT, cli_here, cli_json_here, memsynth_cli, write_config
 
 # One worker runs the whole module, so its module fixture (builds) is made once, not once per worker.
 pytestmark = pytest.mark.xdist_group("review_app")
@@ -40,8 +40,8 @@ def warehouse(tmp_path_factory) -> Path:
     for recipe, (personas, options) in BUILDS.items():
         config = write_config(folder / f"{recipe}.yaml", dataset=recipe, recipe=recipe, personas=personas,
                               recipe_options=options)
-        cli_json("build", str(config), "--llm", "simulator", "--warehouse", str(folder / "wh"), "--no-progress",
-                 "--format", "json")
+        cli_json_here("build", str(config), "--llm", "simulator", "--warehouse", str(folder / "wh"), "--no-progress",
+                      "--format", "json")
     return folder / "wh"
 
 
@@ -137,8 +137,8 @@ def test_every_recipe_has_items_to_judge(warehouse: Path, monkeypatch, dataset, 
 def test_a_chinese_dataset_is_reviewed_in_chinese(tmp_path: Path, monkeypatch):
     config = write_config(tmp_path / "zh.yaml", dataset="zh", recipe="enpmr", language="zh", personas={"count": 1},
                           recipe_options={"dialogues_per_persona": 2})
-    cli_json("build", str(config), "--llm", "simulator", "--warehouse", str(tmp_path / "wh"), "--no-progress",
-             "--format", "json")
+    cli_json_here("build", str(config), "--llm", "simulator", "--warehouse", str(tmp_path / "wh"), "--no-progress",
+                  "--format", "json")
     app = open_app(tmp_path / "wh", monkeypatch, dataset="zh", annotator="zhou", size=2)
     assert app.title[0].value == "第 1 条，共 2 条"
     prompts = " ".join(str(m.value) for m in app.markdown)
@@ -178,8 +178,8 @@ def test_enpmr_judge_labels_meet_the_annotators_in_agreement(warehouse: Path):
 def test_judgments_are_an_annotations_table_to_query(warehouse: Path):
     AnnotationLog(warehouse / "pal").record(Judgment("x-1", "logs", "2", "fay"))
     AnnotationLog(warehouse / "pal").record(Judgment("x-1", "logs", "3", "fay"))
-    result = cli_json("query", "SELECT annotator, item_id, criterion, value FROM annotations WHERE annotator = 'fay'",
-                      "--dataset", "pal", "--warehouse", str(warehouse), "--format", "json")
+    result = cli_json_here("query", "SELECT annotator, item_id, criterion, value FROM annotations WHERE annotator = 'fay'",
+                           "--dataset", "pal", "--warehouse", str(warehouse), "--format", "json")
     assert result == [{"annotator": "fay", "item_id": "x-1", "criterion": "logs", "value": "3"}]
 
 
@@ -190,7 +190,7 @@ def test_review_refuses_bad_input_in_one_line(warehouse: Path):
                               *(["--annotator", "ann"] if "--annotator" not in args else []), *args)
         assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr
         assert len(result.stderr.strip().splitlines()) == 1 and words in result.stderr
-    helped = memsynth_cli("review", "--help").stdout
+    helped = cli_here("review", "--help")[1]
     for flag in ("--dataset", "--version", "--annotator", "--task", "--sample", "--seed", "--port", "--address",
                  "--warehouse"):
         assert flag in helped
@@ -231,8 +231,7 @@ def test_in_a_headless_browser_a_click_lands_in_the_table_and_the_report_renders
                             str(warehouse), "--annotator", "browser", "--sample", "6", "--port", str(port)],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=ROOT)
     report = tmp_path / "report.html"
-    assert memsynth_cli("report", "--dataset", "enpmr", "--warehouse", str(warehouse), "--out",
-                        str(report)).returncode == 0
+    assert cli_here("report", "--dataset", "enpmr", "--warehouse", str(warehouse), "--out", str(report))[0] == 0
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     try:
         _wait_serving(app, port)

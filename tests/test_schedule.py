@@ -18,7 +18,7 @@ from memsynth.build.prefect_api import wait_healthy
 from memsynth.warehouse.catalog import run_query
 from memsynth.warehouse.ducklake import dataset_dir
 from memsynth.warehouse.lock import BuildLock
-from tests.conftest import ROOT, cli_json, memsynth_cli, start_simulator, write_config
+from tests.conftest import ROOT, cli_json_here, memsynth_cli, start_simulator, write_config
 
 
 def _free_port() -> int:
@@ -123,7 +123,7 @@ def test_a_served_deployment_builds_when_triggered_and_on_schedule(tmp_path, pre
         serving.terminate()
         stderr = serving.communicate(timeout=30)[1].decode(errors="replace")
     assert all(r["state_type"] == "COMPLETED" for r in runs), stderr[-2000:]
-    versions = cli_json("versions", "quickstart", "--warehouse", str(wh), "--format", "json")
+    versions = cli_json_here("versions", "quickstart", "--warehouse", str(wh), "--format", "json")
     # The runs after the first built the same rows: they published nothing.
     assert [v["version"] for v in versions] == [1]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memsynth.warehouse.catalog import run_query
-from tests.conftest import ROOT, cli_json
+from tests.conftest import ROOT, cli_json_here
 
 # One worker runs the whole module, so its module fixture (builds) is made once, not once per worker.
 pytestmark = pytest.mark.xdist_group("seed_reproduction")
@@ -13,8 +13,8 @@ pytestmark = pytest.mark.xdist_group("seed_reproduction")
 
 def _build(tmp_path_factory, config: str, personas: int):
     warehouse = tmp_path_factory.mktemp(config) / "wh"
-    summary = cli_json("build", str(ROOT / "configs" / f"{config}.yaml"), "--llm", "simulator",
-                       "--personas", str(personas), "--warehouse", str(warehouse), "--format", "json")
+    summary = cli_json_here("build", str(ROOT / "configs" / f"{config}.yaml"), "--llm", "simulator",
+                            "--personas", str(personas), "--warehouse", str(warehouse), "--format", "json")
     return warehouse, summary
 
 

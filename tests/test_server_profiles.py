@@ -15,7 +15,7 @@ from aiohttp import web
 
 from memsynth.simulator.profiles import PROFILES
 from memsynth.simulator.server import Faults, Simulator, SimulatorThread
-from tests.conftest import ROOT, cli_json, memsynth_cli, write_config
+from tests.conftest import ROOT, cli_json_here, memsynth_cli, write_config
 from tests.test_cli import _build
 
 
@@ -114,8 +114,8 @@ def test_the_quickstart_builds_on_every_server_profile_with_auto(tmp_path, profi
             assert all(b["response_format"]["type"] == "json_object" and "properties" in b["response_format"]["schema"]
                        for b in built), formats
             assert all("<json-schema" in b["messages"][0]["content"] for b in built)
-        shown = cli_json("versions", f"qs_{profile}", "--warehouse", str(tmp_path / "wh"), "--show", "1",
-                         "--format", "json")
+        shown = cli_json_here("versions", f"qs_{profile}", "--warehouse", str(tmp_path / "wh"), "--show", "1",
+                              "--format", "json")
         assert shown["config"]["llm"]["response_mode"] == mode
         sent = sim.simulator.counters.requests
         again = _build(config, tmp_path / "wh", "--personas", "1", env={"OPENAI_API_KEY": "x"})
@@ -253,7 +253,7 @@ def test_a_server_that_refuses_seed_gets_requests_without_it(tmp_path):
         summary = _build(config, tmp_path / "wh", env={"OPENAI_BASE_URL": sim.base_url, "OPENAI_API_KEY": "x"})
         assert summary["version"] == 1
         assert not [b for b in sim.simulator.recorded if "memsynth" in b and "seed" in b]
-        shown = cli_json("versions", "noseed", "--warehouse", str(tmp_path / "wh"), "--show", "1", "--format", "json")
+        shown = cli_json_here("versions", "noseed", "--warehouse", str(tmp_path / "wh"), "--show", "1", "--format", "json")
         assert shown["config"]["llm"]["seed"] is None
 
 

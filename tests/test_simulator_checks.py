@@ -20,7 +20,7 @@ from memsynth.llm.engine import LLMEngine
 from memsynth.llm.settings import EngineSettings
 from memsynth.simulator.answers import AnswerBook
 from memsynth.simulator.server import Simulator, SimulatorThread
-from tests.conftest import ROOT, cli_json
+from tests.conftest import ROOT, cli_json_here
 
 
 class Word(BaseModel):
@@ -116,8 +116,8 @@ def test_the_quickstart_on_every_served_profile_loses_nothing(tmp_path: Path, pr
     config = tmp_path / "quickstart.yaml"
     config.write_text(yaml.safe_dump(quickstart), encoding="utf-8")
     with SimulatorThread(Simulator(profile=profile)) as served:
-        summary = cli_json("build", str(config), "--warehouse", str(tmp_path / "w"), "--no-progress",
-                           "--format", "json", env={"OPENAI_BASE_URL": served.base_url, "OPENAI_API_KEY": "x"})
+        summary = cli_json_here("build", str(config), "--warehouse", str(tmp_path / "w"), "--no-progress",
+                                "--format", "json", env={"OPENAI_BASE_URL": served.base_url, "OPENAI_API_KEY": "x"})
         assert served.simulator.maker.failing == {}
     assert summary["failed_items"] == 0 and summary["lost_personas"] == 0, json.dumps(summary["stages"])[:2000]
 

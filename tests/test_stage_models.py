@@ -8,7 +8,7 @@ import pytest
 from memsynth.core.errors import ConfigError
 from memsynth.generation.registry import load_config
 from memsynth.simulator.server import Simulator, SimulatorThread
-from tests.conftest import cli_json, memsynth_cli, write_config
+from tests.conftest import cli_json_here, memsynth_cli, write_config
 
 JUDGES = {"enpmr.scenario_consistency", "enpmr.faithfulness", "enpmr.blri"}
 
@@ -26,8 +26,8 @@ def test_two_aliases_on_two_servers_each_answer_their_stages_and_the_version_say
                  "models": {"strong": {"model": "strong"},
                             "judge": {"model": "judge", "base_url": other.base_url, "concurrency": 2}},
                  "stages": {"support_dialogue": "strong", "judges": "judge"}})
-        summary = cli_json("build", str(config), "--warehouse", str(tmp_path / "wh"), "--format", "json",
-                           env={"OPENAI_BASE_URL": main.base_url, "OPENAI_API_KEY": "x"})
+        summary = cli_json_here("build", str(config), "--warehouse", str(tmp_path / "wh"), "--format", "json",
+                                env={"OPENAI_BASE_URL": main.base_url, "OPENAI_API_KEY": "x"})
         assert summary["version"] == 1 and summary["row_counts"]["support_dialogues"] > 0
         sent = {(b["model"], b["memsynth"]["stage"]) for b in main.simulator.recorded if "memsynth" in b}
         judged = {(b["model"], b["memsynth"]["stage"]) for b in other.simulator.recorded if "memsynth" in b}
@@ -44,7 +44,7 @@ def test_two_aliases_on_two_servers_each_answer_their_stages_and_the_version_say
         # One account: the summary counts both servers' requests.
         assert summary["llm"]["requests"] == main.simulator.counters.requests + other.simulator.counters.requests - \
             summary["llm"]["probe_requests"]
-        shown = cli_json("versions", "mixed", "--warehouse", str(tmp_path / "wh"), "--show", "1", "--format", "json")
+        shown = cli_json_here("versions", "mixed", "--warehouse", str(tmp_path / "wh"), "--show", "1", "--format", "json")
         assert shown["stage_models"]["enpmr.support_dialogue"] == ["strong"]
         assert shown["stage_models"]["enpmr.blri"] == ["judge"] and shown["stage_models"]["enpmr.profile"] == ["cheap"]
         assert shown["config"]["llm"]["models"]["judge"]["response_mode"] == "json_object_schema"
@@ -69,8 +69,8 @@ def test_the_estimate_prices_each_stage_at_its_own_model(tmp_path):
     one = write_config(tmp_path / "one.yaml", personas={"count": 1}, llm=base)
     two = write_config(tmp_path / "two.yaml", personas={"count": 1},
                        llm={**base, "models": {"big": {"model": "dear"}}, "stages": {"judges": "big"}})
-    flat = cli_json("build", str(one), "--estimate", "--format", "json", "--warehouse", str(tmp_path / "w1"))
-    split = cli_json("build", str(two), "--estimate", "--format", "json", "--warehouse", str(tmp_path / "w2"))
+    flat = cli_json_here("build", str(one), "--estimate", "--format", "json", "--warehouse", str(tmp_path / "w1"))
+    split = cli_json_here("build", str(two), "--estimate", "--format", "json", "--warehouse", str(tmp_path / "w2"))
     judged = [s for s in split["stages"] if s["stage"] in JUDGES]
     assert judged and all(s["model"] == "dear" for s in judged) and split["models"] == ["cheap", "dear"]
     judge_tokens = sum(s["prompt_tokens"] + s["completion_tokens"] for s in judged)

@@ -17,7 +17,7 @@ from flows.stratmem import checks
 from flows.stratmem.seed_format import FILE, TEST_FILE, StratMemFile, split_problems
 from memsynth.warehouse.catalog import run_query
 from schemas.stratmem import ExtractedMemories, MergedMemories, RoleLabels, UserQuery, VirtualPersona
-from tests.conftest import ROOT, cli_json, memsynth_cli, write_config
+from tests.conftest import ROOT, cli_here, cli_json_here, memsynth_cli, write_config
 
 REFERENCE = Path(os.environ.get("MEMSYNTH_REFERENCE_DATA", ROOT.parent / "shared" / "reference-data"))
 STRATMEM = REFERENCE / "stratmem" / "StratMemBench.json"
@@ -107,24 +107,24 @@ def test_each_check_catches_its_violation():
 @needs_release
 def test_importing_the_real_release_reproduces_its_figures_and_exports_it_unchanged(tmp_path):
     wh = str(tmp_path / "wh")
-    summary = cli_json("import", "stratmem", str(STRATMEM), "--dataset", "real", "--warehouse", wh, "--format", "json")
+    summary = cli_json_here("import", "stratmem", str(STRATMEM), "--dataset", "real", "--warehouse", wh, "--format", "json")
     s = summary["statistics"]
     assert (s["instances"], s["type_A"], s["type_B"], s["type_C"]) == (657, 50, 132, 475)
     assert s["memories_per_instance"] == 8.79
     assert (s["must_facts"], s["nice_facts"], s["irr_facts"]) == (620, 1958, 3200)
 
     out = tmp_path / "out"
-    done = memsynth_cli("release", "create", "--dataset", "real", "--tag", "v1.0.0", "--out", str(out),
-                        "--warehouse", wh)
-    assert done.returncode == 0, done.stderr
+    code, _, err = cli_here("release", "create", "--dataset", "real", "--tag", "v1.0.0", "--out", str(out),
+                            "--warehouse", wh)
+    assert code == 0, err
     folder = out / "real-v1.0.0" / "stratmem-bench" / "test"
     assert json.loads((folder / FILE).read_text(encoding="utf-8")) == _real()
     assert (folder / FILE).read_text(encoding="utf-8").count("\n") > 0
     test = json.loads((folder / TEST_FILE).read_text(encoding="utf-8"))
     assert not list(split_problems(_real(), test))
     assert [min(2, len(i["memory"]["nice"])) for i in _real()] == [len(i["memory"]["nice"]) for i in test]
-    verified = memsynth_cli("release", "verify", str(out / "real-v1.0.0"))
-    assert verified.returncode == 0, verified.stdout + verified.stderr
+    code, out_text, err = cli_here("release", "verify", str(out / "real-v1.0.0"))
+    assert code == 0, out_text + err
 
 
 def test_a_file_that_is_not_stratmem_bench_is_one_line(tmp_path):
@@ -151,8 +151,8 @@ def test_a_build_from_locomo_yields_every_type_from_every_window_with_older_memo
     config = write_config(tmp_path / "c.yaml", dataset="sm", recipe="stratmem", personas={"count": 10},
                           recipe_options={"source": f"locomo:{LOCOMO}", "max_sessions": 8})
     wh = str(tmp_path / "wh")
-    summary = cli_json("build", str(config), "--llm", "simulator", "--warehouse", wh, "--no-progress",
-                       "--format", "json")
+    summary = cli_json_here("build", str(config), "--llm", "simulator", "--warehouse", wh, "--no-progress",
+                            "--format", "json")
     assert summary["failed_items"] == 0 and 0 < summary["statistics"]["fleiss_kappa"] <= 1
 
     def rows(sql: str) -> list[tuple]:
@@ -183,9 +183,9 @@ def test_a_build_from_locomo_yields_every_type_from_every_window_with_older_memo
                    FROM stratmem_memories GROUP BY 1) WHERE k <> least(n, 2) OR lost > 0""") == [(0,)]
 
     out = tmp_path / "out"
-    done = memsynth_cli("release", "create", "--dataset", "sm", "--tag", "v1.0.0", "--out", str(out),
-                        "--warehouse", wh, "--accept-violation-rate")  # its few labels prove no error rate
-    assert done.returncode == 0, done.stderr
+    code, _, err = cli_here("release", "create", "--dataset", "sm", "--tag", "v1.0.0", "--out", str(out),
+                            "--warehouse", wh, "--accept-violation-rate")  # its few labels prove no error rate
+    assert code == 0, err
     folder = out / "sm-v1.0.0" / "stratmem-bench" / "test"
     ours = json.loads((folder / FILE).read_text(encoding="utf-8"))
     StratMemFile.model_validate(ours)
@@ -200,12 +200,12 @@ def test_a_build_from_locomo_yields_every_type_from_every_window_with_older_memo
 
 def test_a_build_from_an_enpmr_version_yields_instances(tmp_path):
     wh = str(tmp_path / "wh")
-    cli_json("build", str(ROOT / "configs/quickstart.yaml"), "--llm", "simulator", "--warehouse", wh,
-             "--personas", "1", "--no-progress", "--format", "json")
+    cli_json_here("build", str(ROOT / "configs/quickstart.yaml"), "--llm", "simulator", "--warehouse", wh,
+                  "--personas", "1", "--no-progress", "--format", "json")
     config = write_config(tmp_path / "c.yaml", dataset="from-qs", recipe="stratmem", personas={"count": 1},
                           recipe_options={"source": "dataset:quickstart@1", "max_sessions": 5})
-    summary = cli_json("build", str(config), "--llm", "simulator", "--warehouse", wh, "--no-progress",
-                       "--format", "json")
+    summary = cli_json_here("build", str(config), "--llm", "simulator", "--warehouse", wh, "--no-progress",
+                            "--format", "json")
     assert summary["row_counts"]["stratmem_instances"] > 0
     name = run_query(Path(wh), "quickstart", "SELECT name FROM profiles")[1][0][0]
     pid = run_query(Path(wh), "quickstart", "SELECT persona_id FROM profiles")[1][0][0]
@@ -224,9 +224,9 @@ def test_a_build_from_an_enpmr_version_yields_instances(tmp_path):
     assert refused.returncode == 1 and refused.stderr.strip().splitlines() == [
         "error: dataset quickstart holds enpmr versions; a stratmem version cannot be published into it "
         "(choose another dataset name); nothing was published"], refused.stderr
-    assert cli_json("versions", "quickstart", "--warehouse", wh, "--format", "json")[0]["recipe"] == "enpmr"
-    assert cli_json("import", "stratmem", str(one), "--dataset", "one", "--warehouse", wh,
-                    "--format", "json")["statistics"]["type_A"] == 1
+    assert cli_json_here("versions", "quickstart", "--warehouse", wh, "--format", "json")[0]["recipe"] == "enpmr"
+    assert cli_json_here("import", "stratmem", str(one), "--dataset", "one", "--warehouse", wh,
+                         "--format", "json")["statistics"]["type_A"] == 1
 
     for source, needle in (("dataset:nope", "nope"), ("locomo:missing.json", "missing.json does not exist")):
         bad = write_config(tmp_path / "bad.yaml", dataset="bad", recipe="stratmem", personas={"count": 1},
