@@ -118,6 +118,18 @@ def start_simulator(**kwargs) -> SimulatorThread:
     return SimulatorThread(Simulator(faults=faults or Faults(), **kwargs)).start()
 
 
+def signals_as_a_shell_gives_them() -> None:
+    """A child's `preexec_fn`: SIGINT and SIGTERM at their defaults and unblocked, as an
+    interactive shell starts a command. A test process may run in the background (SIGINT
+    ignored) or after a library blocked a signal, and a child inherits both; a test that sends
+    the child a signal must not depend on that."""
+    import signal
+
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, signal.SIG_DFL)
+
+
 def memsynth_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
                  timeout: float = 240) -> subprocess.CompletedProcess[str]:
     """Run the installed `memsynth` console script as a user would."""

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
+from memsynth.core.textmatch import mentions_term
 from memsynth.generation import checklib as lib
 from memsynth.generation.checklib.counts import (
     count_characters,
@@ -23,7 +24,6 @@ from memsynth.generation.checklib.counts import (
 )
 from memsynth.generation.checklib.paths import parse_path
 from memsynth.generation.checklib.timing import dates_in, times_in
-from memsynth.core.textmatch import mentions_term
 from memsynth.generation.stage import Stage, evaluate
 
 EN = {"language": "en", "window_start": "2020-01-01", "reference_date": "2024-06-01", "n": 3,

@@ -334,7 +334,7 @@ def test_a_killed_or_stopped_build_loses_only_calls_in_flight_and_leaves_no_proc
     import sys
     import time
 
-    from tests.conftest import ROOT
+    from tests.conftest import ROOT, signals_as_a_shell_gives_them
 
     sim = start_simulator(latency_ms=40)
     try:
@@ -347,7 +347,7 @@ def test_a_killed_or_stopped_build_loses_only_calls_in_flight_and_leaves_no_proc
         exe = Path(sys.executable).parent / "memsynth"
         proc = subprocess.Popen([str(exe), "build", str(config), "--warehouse", str(tmp_path / "wh"),
                                  "--no-progress"], env=env, cwd=ROOT,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, preexec_fn=signals_as_a_shell_gives_them)
         cache = tmp_path / "wh" / "_cache"
         deadline = time.time() + 120
         while time.time() < deadline:

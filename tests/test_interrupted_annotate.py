@@ -13,7 +13,7 @@ from pathlib import Path
 import yaml
 
 from memsynth.simulator.server import Simulator, SimulatorThread
-from tests.conftest import ROOT, cli_json_here
+from tests.conftest import ROOT, cli_json_here, signals_as_a_shell_gives_them
 
 SAMPLE = ROOT / "tests" / "data" / "characters_sample.zh.json"
 
@@ -29,7 +29,7 @@ def test_ctrl_c_during_annotate_is_one_line_and_130_with_no_task_left_pending(tm
                                  "roles", "--warehouse", str(wh), "--no-progress", "--llm-config", str(llm),
                                  "--base-url", served.base_url, "--model", "local"],
                                 env={**os.environ, "OPENAI_API_KEY": "x"}, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
+                                stderr=subprocess.PIPE, text=True, preexec_fn=signals_as_a_shell_gives_them)
         deadline = time.monotonic() + 120  # a hang guard only
         while served.simulator.counters.requests < 4:
             assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[1][-2000:]

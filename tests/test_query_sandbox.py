@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from memsynth.core.errors import MemsynthError
 from memsynth.warehouse.catalog import open_sandbox, run_query, version_contents
 from memsynth.warehouse.catalogs import bind_catalog
-from tests.conftest import memsynth_cli
+from tests.conftest import memsynth_cli, signals_as_a_shell_gives_them
 from tests.test_warehouse import Row, _publish
 
 CANARY = "canary_token_7b1e"
@@ -286,7 +286,7 @@ def test_a_query_past_its_time_limit_or_interrupted_stops_in_one_line(warehouse,
     proc = subprocess.Popen([str(exe), "query", spilling, "--dataset", "d", "--warehouse", str(root),
                              "--memory-limit", "64MB"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "TMPDIR": str(spills)})
+                            env={**os.environ, "TMPDIR": str(spills)}, preexec_fn=signals_as_a_shell_gives_them)
     try:
         _wait_for_spill_folder(proc, spills)
         proc.send_signal(signal.SIGINT)
