@@ -312,6 +312,16 @@ def throughput_rows(runs: list[dict]) -> list[str]:
 
 # What the real-server tables do not say by themselves (2026-11-27, issue 53).
 REAL_SERVER_NOTES = [
+    "- 2026-11-28, second day, the emotions task at default settings with the other engineers' processes at "
+    "nice 19 (the server and memsynth at 0): stopped at its 25-minute limit with 22 answers, then resumed from "
+    "its cache (`--folder`) for 45 minutes more: 27 answers in all, nothing published. Each answer of about "
+    "100-200 tokens took 5-12 s, but under the `json_object_schema` grammar some answers run to their budget "
+    "(767 tokens) without ending, and not as whitespace or a repeated fragment of up to 64 characters, so the "
+    "runaway watch does not stop them: memsynth reads them as cut off and asks again with the budget doubled "
+    "toward the ceiling (768, 1,536, 3,072, 4,096, 4,096 tokens for one item, at 5-12 tokens a second once the "
+    "context is long). One looping item costs about 20 minutes. What would fix it, not done: a cut-off answer's "
+    "budget grown only when the longer answer shows progress (a repeat under the doubled budget gives up), and "
+    "a looser runaway test (compressibility of the last window, not exact periodicity).",
     "- 2026-11-28, at default settings (`--concurrency auto`): both tasks failed in about 23 minutes with "
     "\"the endpoint failed a request 40 times in a row while answering others: the answer's stream ended "
     "before the answer did\". llama-cpp-python's server, by default (`interrupt_requests`), ends the answer "

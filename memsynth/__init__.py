@@ -16,6 +16,10 @@ if _os.environ["PREFECT_LOGGING_LEVEL"].upper() in ("WARNING", "ERROR", "CRITICA
     import logging as _logging
 
     _logging.getLogger("EventsWorker").setLevel(_logging.ERROR)
+    # When the build is stopped (SIGTERM) its private Prefect server may go first, and the events
+    # service then logs "Service 'EventsWorker' failed with N pending items" after memsynth's own
+    # last line: the same undeliverable events, at ERROR.
+    _logging.getLogger("prefect._internal.concurrency").setLevel(_logging.CRITICAL)
 
 # Whatever a library logs (Prefect logs a failed task's error), no API key or password in it.
 from memsynth.core.secrets import mask_log_records as _mask_log_records  # noqa: E402

@@ -155,12 +155,17 @@ def cli_here(*args: str, env: dict[str, str] | None = None, cwd: Path | None = N
     import signal
     from unittest import mock
 
+    from memsynth.cli import output
     from tests.release_probe import run_cli
 
     # main() freezes the collector for a quick exit, and `build` keeps its SIGTERM handler for the
     # rest of its process: a test process goes on. Click names the program from __main__
     # (`python -m pytest.memsynth` in a one-process run).
     handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    # The CLI's consoles fix their width when made if COLUMNS is set then (whatever this test
+    # process had at import): as in a process of its own, read it from this call's environment.
+    for console in (output.out, output.err):
+        console._width = console._height = None
     try:
         with mock.patch.dict(os.environ, env or {}), contextlib.chdir(cwd or ROOT), \
                 mock.patch("gc.freeze"), mock.patch.object(sys.modules["__main__"], "__package__", None):

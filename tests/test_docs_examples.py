@@ -162,6 +162,8 @@ class Page:
         started = time.monotonic()
         status = next((int(e.split()[1]) for e in command.expect if re.fullmatch(r"exits \d+", e)), 0)
         in_process = None if status or self.page == "README.md" or self.exports else plain_memsynth(text)
+        if in_process is not None and self.starts_workers(in_process[1]):
+            in_process = None
         if in_process is not None:
             returncode, output = self.run_here(*in_process)
         else:
@@ -176,6 +178,14 @@ class Page:
         for expected in (e for e in command.expect if not re.fullmatch(r"exits \d+", e)):
             assert normalized(expected) in normalized(output), (
                 f"{self.where(command.line)}: `{text}` did not print {expected!r}:\n{output[-3000:]}")
+
+    def starts_workers(self, args: list[str]) -> bool:
+        """A build on a Dask cluster of its own starts worker processes, which a pytest worker
+        cannot host (its `__main__` is not a program to re-import): such a line runs as a
+        process of its own."""
+        configs = (self.ws / a for a in args if a.endswith((".yaml", ".yml")))
+        return any(c.is_file() and re.search(r"^runner:\s*dask", c.read_text(encoding="utf-8"), re.M)
+                   for c in configs)
 
     def run_here(self, assignments: dict[str, str], args: list[str]) -> tuple[int, str]:
         """A plain `memsynth ...` line in this process, in the page's environment and folder
@@ -239,7 +249,8 @@ def plain_memsynth(text: str) -> tuple[dict[str, str], list[str]] | None:
         if any("\n" in w and re.search("['\"]", w) for w in _words(text, posix=False)):
             return None  # a line break inside quotes: bash's to read
         text = text.replace("\\\n", " ")  # a continued line
-        if re.search(r"[$`~\n\r]", text):
+        # `#` starts a comment only at a word's start (`0#` is a word): bash's to read.
+        if re.search(r"[$`~#\n\r]", text):
             return None
         raw, words = _words(text, posix=False), _words(text, posix=True)
     except ValueError:
@@ -255,7 +266,7 @@ def plain_memsynth(text: str) -> tuple[dict[str, str], list[str]] | None:
 
 def _words(text: str, posix: bool) -> list[str]:
     lexer = shlex.shlex(text, posix=posix, punctuation_chars=True)
-    lexer.whitespace_split, lexer.commenters = True, "#"
+    lexer.whitespace_split, lexer.commenters = True, ""
     return list(lexer)
 
 
