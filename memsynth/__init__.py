@@ -16,10 +16,11 @@ if _os.environ["PREFECT_LOGGING_LEVEL"].upper() in ("WARNING", "ERROR", "CRITICA
     import logging as _logging
 
     _logging.getLogger("EventsWorker").setLevel(_logging.ERROR)
-    # When the build is stopped (SIGTERM) its private Prefect server may go first, and the events
-    # service then logs "Service 'EventsWorker' failed with N pending items" after memsynth's own
-    # last line: the same undeliverable events, at ERROR.
-    _logging.getLogger("prefect._internal.concurrency").setLevel(_logging.CRITICAL)
+    # When the build is stopped (SIGTERM, Ctrl-C) its private Prefect server may go first, and
+    # the events service then logs "Service 'EventsWorker' failed with N pending items" after
+    # memsynth's own last line: the same undeliverable events, at ERROR. (A level set on that
+    # logger here would not hold: Prefect's logging config resets its loggers' children.)
+    _os.environ.setdefault("PREFECT_INTERNAL_LOGGING_LEVEL", "CRITICAL")
 
 # Whatever a library logs (Prefect logs a failed task's error), no API key or password in it.
 from memsynth.core.secrets import mask_log_records as _mask_log_records  # noqa: E402

@@ -78,7 +78,7 @@ def build(config_path: str, endpoint: EndpointChoice, personas: int | None,
     if verbose:  # memsynth sets WARNING by default (memsynth/__init__.py)
         os.environ["PREFECT_LOGGING_LEVEL"] = "INFO"
         logging.getLogger("EventsWorker").setLevel(logging.NOTSET)
-        logging.getLogger("prefect._internal.concurrency").setLevel(logging.NOTSET)
+        os.environ["PREFECT_INTERNAL_LOGGING_LEVEL"] = "ERROR"  # Prefect's own default
     from memsynth.generation.endpoints import choose
     from memsynth.generation.registry import load_config
 
