@@ -109,4 +109,4 @@ def test_a_line_run_in_process_gets_exactly_the_words_bash_gives(quoted, bare, n
     if found is not None:
         assert found == ({"MEMSYNTH_X": "1"} if name else {}, expected), text
     if not bare:
-        assert found is not None or re.search(r"[$`~\n\r]", "".join(quoted)), text
+        assert found is not None or re.search(r"[$`~#\n\r]", "".join(quoted)), text
