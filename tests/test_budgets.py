@@ -20,7 +20,7 @@ from memsynth.generation.stage import GenerationSettings, Stage, StageRunner, ev
 from memsynth.llm.budget import estimate_tokens, schema_budget
 from memsynth.llm.cache import ResponseCache
 from memsynth.llm.engine import LLMEngine
-from memsynth.llm.runaway import RunawayWatch
+from memsynth.llm.runaway import SHINGLE, RunawayWatch, looped
 from memsynth.llm.settings import EngineSettings
 from memsynth.simulator.server import Faults, Simulator, SimulatorThread
 from tests.conftest import cli_json_here, memsynth_cli, write_config
@@ -149,7 +149,8 @@ def _feed(watch: RunawayWatch, text: str, sizes: list[int]) -> str | None:
 def test_whitespace_of_any_kind_is_stopped_within_its_limit(blank, sizes, limit):
     watch = RunawayWatch(limit)
     assert watch.feed('{"scores": [') is None
-    assert _feed(watch, blank * (limit * 80), sizes) == "whitespace"
+    # Whitespace is also text the answer already wrote: whichever is seen first stops it.
+    assert _feed(watch, blank * (limit * 80), sizes) in ("whitespace", "loop")
     assert watch.tokens <= 4 + limit + 18  # the object's start, the limit, one piece past it
 
 
@@ -164,6 +165,32 @@ def test_one_fragment_repeated_is_stopped_near_its_limit(fragment, sizes, limit)
     assert watch.tokens <= limit + limit // 8 + 2 * 18 + 1
 
 
+@settings(max_examples=60, deadline=None)
+@given(passage=st.text(st.characters(exclude_categories=()), min_size=65, max_size=600).filter(lambda t: t.strip()),
+       sizes=st.lists(st.integers(1, 70), min_size=1, max_size=5), limit=st.integers(256, 400))
+def test_a_passage_said_again_and_again_is_stopped_after_its_first_copy_and_the_limit(passage, sizes, limit):
+    """A loop longer than any fragment the period check looks for (SmolLM2 said a 370-character
+    paragraph over and over inside a JSON string): any passage, CJK, emoji, RTL or lone
+    surrogates, is stopped once the limit's window holds only text already written."""
+    watch = RunawayWatch(limit)
+    assert watch.feed('{"scores": [{"analysis": "') is None
+    assert _feed(watch, passage * 200, sizes) in ("loop", "repetition")
+    # One copy (at most a token a character), the window, a tenth of it not yet recycled,
+    # an eighth between looks, and a piece or two past it.
+    assert watch.tokens <= 8 + len(passage) + limit + limit // 10 + limit // 8 + 2 * 18 + SHINGLE
+
+
+def test_a_whole_answer_cut_off_in_a_loop_is_looped_and_a_long_real_one_is_not():
+    paragraph = ("The JSON Schema is not supported on any platform, including Python 3.7+. You cannot use it "
+                 "as a default JSON parsing module for your project. ") * 3
+    assert looped('{"scores":[{"dim":"joy","analysis":"' + paragraph * 40, 256)
+    assert looped("{" + "\u3000" * 2000, 256) and looped("{" + "好的，" * 2000, 256)
+    assert not looped('{"scores":[{"dim":"joy","analysis":"' + paragraph * 40, 0)  # 0: never
+    novel = json.dumps({"turns": [f"第{i}天，{chr(0x4e00 + 7 * i)}{chr(0x4e00 + 13 * i)}先生说了第{i * 7919}件事" for i in range(600)]},
+                       ensure_ascii=False)
+    assert not looped(novel, 256)
+
+
 @needs_corpus
 def test_no_answer_a_strong_model_wrote_is_taken_for_a_runaway():
     """Every answer in ../shared/model-answers, acceptable or not, streamed a character at a
@@ -173,6 +200,11 @@ def test_no_answer_a_strong_model_wrote_is_taken_for_a_runaway():
         for answer in json.loads(path.read_text(encoding="utf-8"))["answers"]:
             text = json.dumps(answer["answer"], ensure_ascii=False, indent=2)
             watch = RunawayWatch(64)  # a quarter of the default: stricter than a build is
+            assert _feed(watch, text, [1]) is None, answer["id"]
+            # Whole, as a server that does not stream sends it, at the default limit and at a
+            # character a token (a window a quarter of what a build's holds).
+            assert not looped(text, 256), answer["id"]
+            watch = RunawayWatch(256)
             assert _feed(watch, text, [1]) is None, answer["id"]
             seen += 1
     assert seen > 150
@@ -206,6 +238,31 @@ def test_a_runaway_stream_is_closed_after_the_limit_and_repaired_then_dropped(tm
     # have streamed the budget, 768 tokens, each.
     assert all(256 <= c["completion_tokens"] <= 256 + 32 for c in result.calls), result.calls
     assert sim.counters.completion_tokens <= 3 * (256 + 64) < 3 * 768
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_an_answer_that_loops_on_a_passage_is_a_runaway_not_an_answer_to_grow(tmp_path, stream):
+    """SmolLM2's loop, a paragraph of its own said again and again until max_tokens. Streamed,
+    the watch stops it after the passage and the limit; sent whole, it is still a runaway, so
+    it is repaired at its budget instead of asked again with max_tokens doubled to 4096 (the
+    twenty minutes a looping item cost on llama.cpp)."""
+    sim = Simulator(profile="llamacpp", token_rate=20000, runaway_rate=1.0, runaway_kind="loop")
+    sim.record = True
+    with SimulatorThread(sim) as thread:
+        runner = _runner(thread.base_url, tmp_path, repairs=1, stage_variables=True,
+                         response_mode="json_object_schema")
+        runner.engine.settings.stream = stream
+        result = asyncio.run(_run(runner, SCORE, {**MEMORY, "language": "zh"}))
+        asyncio.run(asyncio.sleep(0.2))
+    assert result.status == "dropped" and [c["outcome"] for c in result.calls] == ["runaway"] * 2, result.calls
+    assert "重复" in result.problems[0]
+    assert [b["max_tokens"] for b in sim.recorded] == [768] * 2  # never grown
+    assert runner.engine.counters.runaways == 2
+    if stream:
+        # The passage (370 characters, at most a token each) and the limit's window.
+        assert all(c["completion_tokens"] <= 370 + 256 + 64 < 768 for c in result.calls), result.calls
+    else:
+        assert all(c["completion_tokens"] == 768 for c in result.calls), result.calls
 
 
 # --- a build on a server whose answers run on ----------------------------------------------

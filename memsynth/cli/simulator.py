@@ -59,6 +59,9 @@ def simulator() -> None:
 @click.option("--runaway-rate", type=click.FloatRange(0, 1), default=0.0,
               help="share of a stage's answers that run on in whitespace until max_tokens, as a small "
                    "model under llama.cpp's JSON grammar does (streamed at --token-rate: set it to feel it)")
+@click.option("--runaway-kind", type=click.Choice(["whitespace", "loop"]), default="whitespace", show_default=True,
+              help="how a runaway runs on: whitespace inside the object, or a 370-character passage of "
+                   "its own answer said again and again (both seen from SmolLM2 under llama.cpp)")
 @click.option("--interrupts", is_flag=True,
               help="with --capacity: end a streamed answer early ([DONE], no finish_reason) when another "
                    "request waits for the slot, as llama-cpp-python's server does by default "
@@ -69,7 +72,7 @@ def simulator_serve(host: str, port: int, latency_ms: float, rate_429: float, ra
                     batch_delay_s: float, batch_failed_rate: float, profile: str,
                     models: tuple[str, ...], token_rate: float | None, per_token_ms: float | None,
                     capacity: int | None, batch_slowdown: float, ignores_seed: bool,
-                    runaway_rate: float, interrupts: bool) -> None:
+                    runaway_rate: float, runaway_kind: str, interrupts: bool) -> None:
     """Serve POST /v1/chat/completions, the Files and Batch API (/v1/files, /v1/batches),
     GET /v1/models and GET /stats until interrupted."""
     import asyncio
@@ -91,7 +94,7 @@ def simulator_serve(host: str, port: int, latency_ms: float, rate_429: float, ra
         batch_faults=BatchFaults(delay_s=batch_delay_s, failed_line_rate=batch_failed_rate, seed=seed),
         profile=profile, models=models or None, token_rate=token_rate or (1000 / per_token_ms if per_token_ms else None),
         capacity=capacity, batch_slowdown=batch_slowdown, ignores_seed=ignores_seed, runaway_rate=runaway_rate,
-        interrupts=interrupts)
+        runaway_kind=runaway_kind, interrupts=interrupts)
     try:
         asyncio.run(serve_forever(sim, host, port))
     except OSError as exc:

@@ -144,7 +144,7 @@ class LLMConfig(_Strict):
     # cut-off answer grows back to. false: every stage is sent max_tokens. Not hashed (nor
     # in any request's key: an answer that finished is valid under any budget).
     budgets: bool = True
-    # A streamed answer that has produced only whitespace, or one fragment repeated, for this
+    # A streamed answer that has produced only whitespace, one fragment repeated or text it already wrote, for this
     # many tokens is stopped and repaired, not read to its limit; 0: never. Not hashed.
     runaway_tokens: int = Field(256, ge=0, le=100_000)
     seed: int | None = None  # sent to endpoints that honour it

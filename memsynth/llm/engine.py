@@ -24,6 +24,7 @@ from memsynth.llm.online import OnlineCalls
 from memsynth.llm.outage import OutageGate
 from memsynth.llm.request import EmbeddingRequest, LLMRequest, LLMResponse, TransportFailure
 from memsynth.llm.retry import EmptyResponse, FailureRate
+from memsynth.llm.runaway import RUNAWAY, looped
 from memsynth.llm.settings import EngineCounters, EngineSettings, Spend
 from memsynth.llm.silence import Pulse
 from memsynth.llm.wire import Wire
@@ -192,6 +193,9 @@ class LLMEngine(OnlineCalls, Wire):
                         raise TransportFailure(f"{exc} (in {failures} batches)") from exc
                     self.counters.retries += 1
                     continue
+                if response.finish_reason == "length" and looped(response.content, self.settings.runaway_tokens):
+                    self.counters.runaways += 1  # cut off in a loop: more room buys more loop
+                    response = replace(response, finish_reason=RUNAWAY)
                 if (response.finish_reason == "length"
                         and longer_max_tokens(request, ceiling_for(request, self.settings), truncated + 1) != max_tokens
                         and truncated + 1 < self.settings.max_attempts):

@@ -5,6 +5,7 @@ failing endpoint."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 import openai
@@ -23,7 +24,7 @@ from memsynth.llm.retry import (
     is_fatal,
     is_retryable,
 )
-from memsynth.llm.runaway import RUNAWAY, Runaway
+from memsynth.llm.runaway import RUNAWAY, Runaway, looped
 from memsynth.llm.settings import EngineCounters, EngineSettings
 
 # Calls that must fail to connect, with no call ever answered, before a build gives up.
@@ -65,6 +66,11 @@ class OnlineCalls:
                     raw = Completion(content=stopped.content, finish_reason=RUNAWAY,
                                      prompt_tokens=_prompt_tokens(request), completion_tokens=stopped.tokens,
                                      model=stopped.model or request.model)
+                if raw.finish_reason == "length" and looped(raw.content, self.settings.runaway_tokens):
+                    # Cut off in a loop (an answer that came whole, so no watch stopped it):
+                    # more room would only buy more of the loop.
+                    self.counters.runaways += 1
+                    raw = replace(raw, finish_reason=RUNAWAY)
                 if raw.finish_reason == "length":
                     cut.append(raw)  # paid for, even if thrown away
                     raise Truncated(raw, max_tokens or request.first_max_tokens)

@@ -64,7 +64,7 @@ class EngineCounters:
     in_flight: int = 0
     probe_requests: int = 0  # the capability probe's small chat requests (not in `requests`)
     abandoned: int = 0  # requests given up on after a timeout, their connection closed
-    runaways: int = 0  # streamed answers stopped as runaways (memsynth.llm.runaway)
+    runaways: int = 0  # answers stopped, or cut off, as runaways (memsynth.llm.runaway)
     # model -> [prompt, completion, cached prompt] tokens
     by_model: dict[str, list[int]] = field(default_factory=dict)
 

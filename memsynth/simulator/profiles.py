@@ -62,26 +62,36 @@ PROFILES: dict[str, ServerProfile] = {
 
 
 class Runaways:
-    """A share of answers that run on in whitespace to max_tokens, as a small model under
-    llama.cpp's JSON grammar does (issue 53: SmolLM2-135M emitted whitespace inside the object
-    for 4095 tokens). Only a recipe stage's requests (those carrying `memsynth` hints) run on,
-    never the endpoint probe's; drawn from their own seeded stream."""
+    """A share of answers that run on to max_tokens, as a small model under llama.cpp's JSON
+    grammar does (issue 53, SmolLM2-135M): in whitespace inside the object (`whitespace`, 4095
+    tokens of it), or saying one passage of its own again and again (`loop`: a paragraph of
+    370 characters, repeated until the limit). Only a recipe stage's requests (those carrying
+    `memsynth` hints) run on, never the endpoint probe's; drawn from their own seeded stream."""
 
-    def __init__(self, rate: float = 0.0, seed: int = 0):
+    KINDS = ("whitespace", "loop")
+
+    def __init__(self, rate: float = 0.0, seed: int = 0, kind: str = "whitespace"):
         if not 0 <= rate <= 1:
             raise ValueError(f"the runaway rate is a share between 0 and 1, not {rate}")
+        if kind not in self.KINDS:
+            raise ValueError(f"unknown runaway kind {kind!r} (known: {', '.join(self.KINDS)})")
         self.rate = rate
+        self.kind = kind
         self._rng = random.Random(f"runaway|{seed}")
 
     def apply(self, payload: dict[str, Any], body: dict[str, Any]) -> bool:
-        """Turn `payload` into a runaway when drawn: the answer's start, then whitespace until
-        max_tokens (about four characters a token, as the simulator counts), cut there."""
+        """Turn `payload` into a runaway when drawn: the answer's start, then whitespace (or
+        a passage of the answer said again and again) until max_tokens (about four
+        characters a token, as the simulator counts), cut there."""
         if not self.rate or "memsynth" not in body or self._rng.random() >= self.rate:
             return False
         limit = int(body.get("max_tokens") or 4096)
         choice = payload["choices"][0]
-        start = (choice["message"]["content"] or "")[:40]
-        choice["message"]["content"] = start + (" " * 7 + "\n") * ((limit * 4 - len(start)) // 8)
+        content = choice["message"]["content"] or ""
+        start = content[:40]
+        # Longer than any period a fragment check finds: only the loop watch can see it.
+        passage = (content * (1 + 400 // max(1, len(content))))[:370] if self.kind == "loop" else " " * 7 + "\n"
+        choice["message"]["content"] = (start + passage * (1 + limit * 4 // len(passage)))[:limit * 4]
         choice["finish_reason"] = "length"
         usage = payload.setdefault("usage", {})
         usage["completion_tokens"] = limit

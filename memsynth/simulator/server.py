@@ -39,7 +39,8 @@ class Simulator:
                  batch_faults: BatchFaults | None = None, prompt_cache: PrefixCache | None = None,
                  profile: str = "openai", models: tuple[str, ...] | None = None,
                  token_rate: float | None = None, capacity: int | None = None, ignores_seed: bool = False,
-                 batch_slowdown: float = 0.0, runaway_rate: float = 0.0, interrupts: bool = False):
+                 batch_slowdown: float = 0.0, runaway_rate: float = 0.0, interrupts: bool = False,
+                 runaway_kind: str = "whitespace"):
         if profile not in PROFILES:
             raise ValueError(f"unknown server profile {profile!r} (known: {', '.join(PROFILES)})")
         self.profile = PROFILES[profile]
@@ -74,7 +75,7 @@ class Simulator:
         self._rng = random.Random(self.faults.seed)
         self._session: aiohttp.ClientSession | None = None
         self.desk = BatchDesk(self.complete, batch_faults)
-        self.runaways = Runaways(runaway_rate, self.faults.seed)  # answers that run on in whitespace
+        self.runaways = Runaways(runaway_rate, self.faults.seed, runaway_kind)  # answers that run on
 
     @property
     def prompt_cache(self) -> PrefixCache:
