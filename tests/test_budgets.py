@@ -265,6 +265,27 @@ def test_an_answer_that_loops_on_a_passage_is_a_runaway_not_an_answer_to_grow(tm
         assert all(c["completion_tokens"] == 768 for c in result.calls), result.calls
 
 
+def test_a_batch_answer_cut_off_in_a_loop_is_a_runaway_not_sent_again_with_more_room(tmp_path):
+    """In batch mode a cut-off line goes into the next batch with max_tokens doubled; one cut
+    off in a loop is repaired instead (the repair is a new request, at the stage's budget)."""
+    from memsynth.llm.batch import BatchSettings
+
+    sim = Simulator(profile="openai", runaway_rate=1.0, runaway_kind="loop")
+    with SimulatorThread(sim) as thread:
+        engine = LLMEngine(EngineSettings(base_url=thread.base_url, api_key_env="X", mode="batch",
+                                          batch=BatchSettings(gather_s=0.05, max_wait_s=1, poll_s=0.05, poll_cap_s=0.2)),
+                           ResponseCache(tmp_path / "cache"), api_key="k")
+        runner = StageRunner(engine, PromptLibrary(), GenerationSettings(model="m", repairs=1, stage_variables=True,
+                                                                        response_mode="json_schema"))
+        result = asyncio.run(_run(runner, SCORE, {**MEMORY, "language": "en"}))
+        lines = [json.loads(line)["body"] for meta, data in sim.desk.files.values() if meta["purpose"] == "batch"
+                 for line in data.decode().splitlines()]
+    assert result.status == "dropped" and [c["outcome"] for c in result.calls] == ["runaway"] * 2, result.calls
+    assert "ran on" in result.problems[0]
+    assert [b["max_tokens"] for b in lines] == [768, 768], [b["max_tokens"] for b in lines]
+    assert runner.engine.counters.runaways == 2
+
+
 # --- a build on a server whose answers run on ----------------------------------------------
 
 def _llamacpp_build(tmp_path: Path, name: str, sim: SimulatorThread, *extra: str, **llm) -> subprocess.CompletedProcess:

@@ -74,8 +74,15 @@ class Simulator:
                                  prompt_cache or PrefixCache(), ignores_seed=ignores_seed)
         self._rng = random.Random(self.faults.seed)
         self._session: aiohttp.ClientSession | None = None
-        self.desk = BatchDesk(self.complete, batch_faults)
+        self.desk = BatchDesk(self._complete_line, batch_faults)
         self.runaways = Runaways(runaway_rate, self.faults.seed, runaway_kind)  # answers that run on
+
+    def _complete_line(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A batch line's answer: a small model runs on in a batch as it does online."""
+        payload = self.complete(body)
+        if self.runaways.apply(payload, body):
+            self.counters.count("runaway")
+        return payload
 
     @property
     def prompt_cache(self) -> PrefixCache:
