@@ -15,6 +15,18 @@ rule tags of the prompt lines the label quotes). With it the figures say what th
 Verdicts of the second round (2026-11-28): in scope the judge flags the labelled rule on 27 of
 27; of the 19 check-only violations it flags 1 anyway, and the checks reject all 19. Acceptable
 answers wrongly flagged: 6 of 77 (the target is ≤ 5 %); `WRONGLY_FLAGGED` lists them by rule.
+
+Round 3 read each of the six against its seed. Two rules were narrower than the seed, and were
+reworded (their 31 audit prompts await the judge's new verdicts): log-realism now accepts the
+workplace equipment the user operates, as PAL-Set's released logs do (a shared workshop tablet
+was flagged), and memory-in-theme says a theme is the part of life its description covers (a
+student's thanks to a physio was flagged as outside "secondment, then leading gait training").
+The other four flags quote real breaks, and their label is debatable rather than the judge
+wrong: three merges drop or change a stated fact ("gave her courage to embrace herself",
+"2024年3月前" written "2024年3月", a leader "arranging" a trip no candidate links to them;
+StratMem only deduplicates and disambiguates, and a merge's `sources` date the memory), and
+"针灸或正规推拿" offers two therapies a user may feel differently about (PAL's candidates exist
+so that each can be liked or disliked on its own).
 """
 
 from __future__ import annotations
