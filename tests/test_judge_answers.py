@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memsynth.core.errors import MemsynthError
-from memsynth.quality.audit_check import audit_cases, judge_figures, read_verdicts
+from memsynth.generation.registry import recipe_class
+from memsynth.quality.audit_check import audit_cases, judge_figures, read_label_rules, read_verdicts
 from tests.conftest import ROOT
 from tests.release_probe import assert_one_line_error, run_cli
 
@@ -74,21 +75,61 @@ def _verdicts_file(tmp_path: Path, cases, *, wrongly_flag: int = 1) -> tuple[Pat
 def test_judge_from_a_verdicts_file_counts_flags_per_rule(tmp_path):
     cases = audit_cases(FEW)
     path, violations, acceptable = _verdicts_file(tmp_path, cases)
-    code, out, err = run_cli("check-answers", *FEW, "--verdicts", str(path), "--format", "json")
+    # Label each violation with its stage's first audited rule, except one with a rule its audit lacks.
+    mistakes = [c for c in cases if c.label == "violation"]
+    labels = {c.key: [c.rules[0]] for c in mistakes}
+    labels[mistakes[-1].key] = ["dialogue-form" if mistakes[-1].recipe == "enpmr" else "json-only"]
+    rules_file = tmp_path / "label-rules.json"
+    rules_file.write_text(json.dumps(labels), encoding="utf-8")
+    code, out, err = run_cli("check-answers", *FEW, "--verdicts", str(path), "--label-rules", str(rules_file),
+                             "--format", "json")
     assert code == 1, err  # the checks reject the violations, as without --judge
     judge = json.loads(out)["judge"]
     assert (judge["audited"], judge["unjudged"]) == (len(cases), 0)
     assert (judge["violations_flagged"], judge["violations"]) == (violations, violations)
     assert (judge["acceptable_flagged"], judge["acceptable"]) == (1, acceptable)
-    first_rules = {c.rules[0] for c in cases}
-    for row in judge["rules"]:
-        if row["rule"] not in first_rules:  # only a case's first rule is ever flagged
-            assert row["violations_flagged"] == row["acceptable_flagged"] == 0, row
+    assert (judge["in_scope"], judge["in_scope_flagged_rule"], judge["check_only"]) == (violations - 1,) * 2 + (1,)
+    assert (judge["check_only_flagged"], judge["check_only_rejected"], judge["unlabelled"]) == (1, 1, 0)
+    rows = {r["rule"]: r for r in judge["rules"]}
+    for rule, row in rows.items():
+        labelled = sum(1 for c in mistakes[:-1] if c.rules[0] == rule)
+        assert (row["labelled_in_scope"], row["labelled_flagged"]) == (labelled, labelled), row
     assert sum(r["acceptable_flagged"] for r in judge["rules"]) == 1
+    # A judge that flags the wrong rule is a miss of the labelled one, though it flagged something.
+    mislabelled = {c.key: [c.rules[1]] for c in mistakes if len(c.rules) > 1}
+    rules_file.write_text(json.dumps(mislabelled), encoding="utf-8")
+    figures = judge_figures(cases, read_verdicts(path, cases), (), read_label_rules(rules_file, cases))
+    assert figures["in_scope"] == figures["in_scope_flagged"] == len(mislabelled) > 0
+    assert figures["in_scope_flagged_rule"] == 0 and len(figures["missed"]) == len(mislabelled)
+    assert figures["unlabelled"] == violations - len(mislabelled)
     # The text form prints the table and the totals.
     code, out, err = run_cli("check-answers", *FEW, "--judge", "--verdicts", str(path))
     assert f"violations flagged by any rule {violations}/{violations}" in out
     assert f"acceptable answers wrongly flagged 1/{acceptable}" in out and "recall-grounded" in out
+    assert "--label-rules FILE" in out
+    code, out, err = run_cli("check-answers", *FEW, "--verdicts", str(path), "--label-rules", str(rules_file))
+    assert f"judge recall on violations of audited rules: the labelled rule flagged 0/{len(mislabelled)}" in out
+
+
+def test_label_rules_without_a_judge_is_one_line(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_text("{}", encoding="utf-8")
+    assert_one_line_error(*run_cli("check-answers", FEW[0], "--label-rules", str(path)), "--verdicts")
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ("[1]", "expected an object"),
+    ('{"enpmr/en/support_dialogue/support_dialogue-en-a1": ["user-never-mentions"]}', "not labelled a violation"),
+    ('{"enpmr/en/support_dialogue/support_dialogue-en-v1": "user-never-mentions"}', "list of rule ids"),
+    ('{"enpmr/en/support_dialogue/support_dialogue-en-v1": ["no-such-rule"]}', "no rule of enpmr"),
+    ('{"support_dialogue-en-v9": ["user-never-mentions"]}', "names no audited answer"),
+])
+def test_a_bad_label_rules_file_is_one_line(tmp_path, content, message):
+    path, _, _ = _verdicts_file(tmp_path, audit_cases(FEW[:1]))
+    rules = tmp_path / "r.json"
+    rules.write_text(content, encoding="utf-8")
+    assert_one_line_error(*run_cli("check-answers", FEW[0], "--verdicts", str(path), "--label-rules", str(rules)),
+                          message)
 
 
 def test_judge_on_the_simulator_audits_every_answer_through_the_endpoint(tmp_path):
@@ -158,3 +199,22 @@ def test_any_verdicts_file_is_read_or_refused_cleanly(tmp_path, data):
         return
     assert set(got) <= {c.key for c in cases}
     assert all(v in ("pass", "violation") for rules in got.values() for v, _ in rules.values())
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=JSONISH)
+def test_any_label_rules_file_is_read_or_refused_cleanly(tmp_path, data):
+    cases = _one_file_cases()
+    mistake = next(c for c in cases if c.label == "violation")
+    if isinstance(data, dict) and data:  # half the time, aimed at a real mistake
+        data = {mistake.key: next(iter(data.values())), **data}
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8", errors="surrogatepass")
+    try:
+        got = read_label_rules(path, cases)
+    except MemsynthError as exc:
+        assert "\n" not in str(exc)
+        return
+    known = {r.id for r in recipe_class("enpmr").rules}
+    assert set(got) <= {c.key for c in cases if c.label == "violation"}
+    assert all(ids and set(ids) <= known for ids in got.values())

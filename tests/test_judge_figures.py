@@ -3,38 +3,141 @@ item 6). The verdicts in tests/data/audit_verdicts.strong-model.json were writte
 model acting as the judge endpoint, from the prompts `check-answers --render-audits` wrote
 (messages, rules and schema, under opaque keys: never a label, an answer id or our checks).
 
-The figures are recorded here so that a change to the audit prompt, the rules' wording or the
-corpus shows up. The verdicts are the second round (2026-11-28), after the rules the first
-judge over-read were reworded to what the seeds allow: acceptable answers flagged fell from
-15 of 69 to 6 of 77 (the target is ≤ 5 %). Violations flagged by the judge alone: 28 of 46;
-most of the rest break a rule the stage's audit is not asked about (counts, dates, spans: rules
-code checks, and every violation here is caught by a check). `MISSES` lists the rules that
-still flag acceptable answers.
+The corpus labels each mistake in prose; tests/data/model_answers.label_rules.json reads each
+label of an audited stage's mistake into the rule ids of our tables (checked below against the
+rule tags of the prompt lines the label quotes). With it the figures say what they should:
+
+- per rule, the violations *labelled* with it, and whether the judge flagged that rule on them;
+- the judge's recall on the violations of rules its audit covers (in scope), apart from the
+  violations of check-only rules (counts, dates, spans), which it is never asked about;
+- every violation, flagged on any rule, and by the checks or the judge.
+
+Verdicts of the second round (2026-11-28): in scope the judge flags the labelled rule on 27 of
+27; of the 19 check-only violations it flags 1 anyway, and the checks reject all 19. Acceptable
+answers wrongly flagged: 6 of 77 (the target is ≤ 5 %); `WRONGLY_FLAGGED` lists them by rule.
+
+Round 3 read each of the six against its seed. Two rules were narrower than the seed, and were
+reworded (their 31 audit prompts await the judge's new verdicts): log-realism now accepts the
+workplace equipment the user operates, as PAL-Set's released logs do (a shared workshop tablet
+was flagged), and memory-in-theme says a theme is the part of life its description covers (a
+student's thanks to a physio was flagged as outside "secondment, then leading gait training").
+The other four flags quote real breaks, and their label is debatable rather than the judge
+wrong: three merges drop or change a stated fact ("gave her courage to embrace herself",
+"2024年3月前" written "2024年3月", a leader "arranging" a trip no candidate links to them;
+StratMem only deduplicates and disambiguates, and a merge's `sources` date the memory), and
+"针灸或正规推拿" offers two therapies a user may feel differently about (PAL's candidates exist
+so that each can be liked or disliked on its own).
 """
 
 from __future__ import annotations
 
+import functools
+import json
+import re
+from collections import defaultdict
+from pathlib import Path
+
+from memsynth.generation.registry import audit_plan, recipe_class
+from memsynth.generation.rules import prompt_lines
 from memsynth.quality.answer_check import check_paths
-from memsynth.quality.audit_check import audit_cases, judge_figures, read_verdicts
+from memsynth.quality.audit_check import audit_cases, judge_figures, read_label_rules, read_verdicts
 from tests.conftest import ROOT
 
 ANSWERS = ROOT.parent / "shared" / "model-answers"
 VERDICTS = ROOT / "tests" / "data" / "audit_verdicts.strong-model.json"
+LABEL_RULES = ROOT / "tests" / "data" / "model_answers.label_rules.json"
 
-# Audited answers: (violations flagged / violations, acceptable flagged / acceptable).
-RECORDED = {"audited": 123, "violations": 46, "violations_flagged": 28, "acceptable": 77, "acceptable_flagged": 6,
-            "violations_caught_with_checks": 46}
-# Rules whose wording the judge reads more strictly than the seed means: acceptable answers it
-# flags (rule -> flagged of acceptable). The next step is the rule's line, not the judge.
-MISSES = {"merge-keeps-all": (3, 4), "candidates": (1, 2), "log-realism": (1, 4), "memory-in-theme": (1, 16)}
+RECORDED = {"audited": 123, "violations": 46, "violations_flagged": 28, "violations_caught_with_checks": 46,
+            "acceptable": 77, "acceptable_flagged": 6, "unlabelled": 0,
+            "in_scope": 27, "in_scope_flagged_rule": 27, "in_scope_flagged": 27,
+            "check_only": 19, "check_only_flagged": 1, "check_only_rejected": 19}
+# Per audited rule with labelled violations in scope: (flagged on the rule, in scope).
+RECALL = {"candidates": (1, 1), "choices-follow-preferences": (1, 1), "choices-verbatim": (2, 2),
+          "direct-rejection": (1, 1), "experience-ends": (1, 1), "fact-names-person": (2, 2),
+          "memory-in-theme": (1, 1), "merge-keeps-all": (2, 2), "needs-on-topic": (1, 1), "no-early-recall": (1, 1),
+          "persona-from-sessions": (2, 2), "preferences-hidden": (1, 1), "preferences-personal": (1, 1),
+          "query-no-quote": (2, 2), "response-adds-nothing": (1, 1), "roles": (2, 2), "scene-need": (2, 2),
+          "user-never-mentions": (2, 2), "vague-query": (1, 1)}
+# Rules that still flag acceptable answers: rule -> (flagged, acceptable answers audited on it).
+WRONGLY_FLAGGED = {"merge-keeps-all": (3, 4), "candidates": (1, 2), "log-realism": (1, 4), "memory-in-theme": (1, 16)}
+
+
+@functools.cache
+def _cases() -> tuple:
+    return tuple(audit_cases([str(ANSWERS)]))
+
+
+@functools.cache
+def _figures() -> dict:
+    paths = [str(ANSWERS)]
+    cases = _cases()
+    return judge_figures(cases, read_verdicts(VERDICTS, cases), check_paths(paths), read_label_rules(LABEL_RULES, cases))
 
 
 def test_a_strong_judges_recorded_verdicts_give_the_recorded_figures():
-    paths = [str(ANSWERS)]
-    cases = audit_cases(paths)
-    figures = judge_figures(cases, read_verdicts(VERDICTS, cases), check_paths(paths))
+    figures = _figures()
     assert {k: figures[k] for k in RECORDED} == RECORDED
-    by_rule = {r["rule"]: (r["acceptable_flagged"], r["acceptable"]) for r in figures["rules"]}
-    assert {rule: by_rule[rule] for rule in MISSES} == MISSES
-    # Every violation is caught by a check or by the judge; the judge alone catches 28 of 46.
-    assert figures["violations_caught_with_checks"] == figures["violations"]
+    rows = {r["rule"]: r for r in figures["rules"]}
+    assert {r: (row["labelled_flagged"], row["labelled_in_scope"]) for r, row in rows.items()
+            if row["labelled_in_scope"]} == RECALL
+    assert {r: (row["acceptable_flagged"], row["acceptable"]) for r, row in rows.items()
+            if row["acceptable_flagged"]} == WRONGLY_FLAGGED
+    # A rule's row counts only the violations labelled with it: distinct-memories is audited on six
+    # enpmr stages, and none of their mistakes breaks it.
+    assert (rows["distinct-memories"]["labelled"], rows["distinct-memories"]["acceptable"]) == (0, 20)
+    assert rows["memory-counts"]["stages"] == [] and rows["memory-counts"]["labelled"] == 6
+    assert figures["missed"] == [] and len(figures["wrongly_flagged"]) == figures["acceptable_flagged"]
+
+
+def test_the_figures_agree_with_a_recount_from_the_raw_files():
+    """The same recall, counted from the JSON files and the audit plans without the scoring code."""
+    verdicts = json.loads(VERDICTS.read_text(encoding="utf-8"))
+    labels = json.loads(LABEL_RULES.read_text(encoding="utf-8"))
+    by_id = {c.qualified_id: c for c in _cases()}
+    count: dict[str, int] = defaultdict(int)
+    for name, named in labels.items():
+        case = by_id[name]
+        audited = set(audit_plan(case.recipe).stages[case.stage])
+        flags = {rule for rule, v in verdicts.get(case.key, {}).items()
+                 if (v["verdict"] if isinstance(v, dict) else v) == "violation"}
+        scope = "in_scope" if audited & set(named) else "check_only"
+        count[scope] += 1
+        count[scope + "_flagged"] += bool(flags)
+        count[scope + "_flagged_rule"] += bool(flags & audited & set(named))
+    figures = _figures()
+    assert (count["in_scope"], count["in_scope_flagged_rule"], count["in_scope_flagged"]) == (
+        figures["in_scope"], figures["in_scope_flagged_rule"], figures["in_scope_flagged"])
+    assert (count["check_only"], count["check_only_flagged"]) == (figures["check_only"], figures["check_only_flagged"])
+
+
+_QUOTED = re.compile(r"'([^']{3,})'|\"([^\"]{3,})\"|“([^”]{2,})”|‘([^’]{2,})’")
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[\s`]+", " ", text).strip().lower()
+
+
+def test_every_audited_mistake_is_read_into_rule_ids_its_prompt_lines_support():
+    cases = [c for c in _cases() if c.label == "violation"]
+    labels = json.loads(LABEL_RULES.read_text(encoding="utf-8"))
+    assert sorted(labels) == sorted(c.qualified_id for c in cases)  # every one, none else
+    read_label_rules(LABEL_RULES, cases)  # every id is in its recipe's table
+    prose = {}
+    for path in ANSWERS.rglob("*.json"):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        prose |= {f"{data['recipe']}/{data['language']}/{data['stage']}/{a['id']}": a["rule"] for a in data["answers"]}
+    checked = 0
+    for case in cases:
+        # Where the label quotes words of a tagged prompt line of its stage, our ids include one
+        # of that line's (a line may state several rules; the label names which).
+        lines = [line for t in Path(ROOT, "prompts", case.recipe).glob(f"{case.stage}*.j2")
+                 for line in prompt_lines(t.read_text(encoding="utf-8")) if line.ids]
+        quoted = [_norm(piece) for m in _QUOTED.finditer(prose[case.qualified_id])
+                  for piece in re.split(r"…|\.\.\.", next(g for g in m.groups() if g)) if len(piece.strip()) >= 3]
+        tagged = {i for q in quoted for line in lines if q in _norm(line.text) for i in line.ids}
+        if tagged:
+            checked += 1
+            assert tagged & set(labels[case.qualified_id]), (case.qualified_id, tagged)
+        known = {r.id for r in recipe_class(case.recipe).rules}
+        assert set(labels[case.qualified_id]) <= known
+    assert checked >= 15  # the cross-check covers most labels, not a lucky few

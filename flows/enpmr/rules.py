@@ -45,7 +45,10 @@ RULES = (
          "before the theme is dated when the theme made them important)", "seed 000 §3.1",
          checks=("relationship.dates_in_theme", "power.dates_in_theme", "goal.dates_in_theme",
                  "highlight.dates_in_theme")),
-    Rule("memory-in-theme", "every memory belongs to its life theme and fits the profile", "seed 000 §3.1",
+    Rule("memory-in-theme", "every memory belongs to its life theme and fits the profile: it happens in the part of "
+         "life the theme covers (the pursuit, role, setting or people its description names, from its start on), "
+         "not only in the theme's headline event; a memory of another part of life (family in a work theme, another "
+         "job) does not belong", "seed 000 §3.1",
          prompt_only=BANK),
     _fields("relationship", "a relationship has the person's name, who they are to the user, good or bad, their job, "
                             "what they are like with a concrete behaviour, and a date"),

@@ -61,8 +61,14 @@ RULES = (
          "seed 004 Step 6-1, Tables 6-7", checks=("logs.enough_logs", "logs.log_times", "logs.log_format")),
     Rule("log-fields", "a log has a minute timestamp, the event it reflects in a sentence, its type and one "
          "operation", "seed 004 Step 6-1", checks=("logs.schema",)),
-    Rule("log-realism", "logs reflect events directly or indirectly, on the user's own devices matching the setting, "
-         "with concrete times and places, no placeholders, nothing about the background", "seed 004 Step 6-1",
+    Rule("log-realism", "logs reflect events directly or indirectly, on devices the user operates that match the "
+         "setting (their own, or at work the employer's equipment they use: a company computer, a meeting-room "
+         "projector or tablet; never a public one such as a self-service kiosk), with concrete times and places, no "
+         "placeholders, nothing about the background", "seed 004 Step 6-1",
+         accepts_less="Step 6-1 asks for the user's personal devices only; 27 of the 4,368 logs of the five released "
+                      "PAL-Set users (reference-data/pal/users_zh) run on workplace equipment the user operates (19 "
+                      "on meeting-room projectors, tablets or speakers, 8 on company or office computers), so the "
+                      "judge accepts those and the prompt asks for them; a public device stays a violation",
          prompt_only="whether a log fits its event is a reading of the experience beside it; log_format checks "
                      "each type's form"),
     Rule("frameworks", "one framework per topic in order, two different implicit needs (in wording and meaning)",

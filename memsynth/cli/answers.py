@@ -26,6 +26,10 @@ from memsynth.generation.endpoints import EndpointChoice
 @click.option("--verdicts", "verdicts_file", type=click.Path(dir_okay=False), metavar="FILE",
               help="the audit verdicts as JSON, {answer: {rule: {verdict: pass|violation, reason}}}, an answer named "
                    "by its key in --render-audits' index; implies --judge and calls no endpoint")
+@click.option("--label-rules", "label_rules", type=click.Path(dir_okay=False), metavar="FILE",
+              help="with --judge: the rule ids each violation's prose label names, as JSON {answer: [rule id, ...]}, "
+                   "so each rule's row counts the violations labelled with it and the judge's recall is given on "
+                   "the violations of audited rules apart from those of check-only rules")
 @click.option("--render-audits", "render_dir", type=click.Path(file_okay=False), metavar="DIR",
               help="write each audited answer's audit prompt to DIR (a new folder): messages, rules and schema, "
                    "without its label or the rule a mistake breaks; nothing else is done")
@@ -35,7 +39,7 @@ from memsynth.generation.endpoints import EndpointChoice
               help="instead: break every acceptable answer one rule at a time and print, per rule, how many of "
                    "those mutants the checks reject; what none rejects is the rule's judge work")
 def check_answers(paths: tuple[str, ...], fmt: str, show_repair: bool, judge: bool, verdicts_file: str | None,
-                  render_dir: str | None, endpoint: EndpointChoice, warehouse: str | None,
+                  label_rules: str | None, render_dir: str | None, endpoint: EndpointChoice, warehouse: str | None,
                   mutants: bool) -> None:
     """Run answers through their stage's JSON extraction, schema and checks, as a build does.
 
@@ -62,7 +66,10 @@ def check_answers(paths: tuple[str, ...], fmt: str, show_repair: bool, judge: bo
         out.print(f"wrote {written} audit prompts to {render_dir} (index.json lists them)")
         return
     verdicts = check_paths(paths)
-    figures = _judged(paths, verdicts, endpoint, verdicts_file, warehouse) if judge or verdicts_file else None
+    if label_rules and not (judge or verdicts_file):
+        raise click.UsageError("--label-rules scores a judge: give --judge or --verdicts with it")
+    figures = (_judged(paths, verdicts, endpoint, verdicts_file, label_rules, warehouse)
+               if judge or verdicts_file else None)
     if fmt == "json":
         answers = [v.to_json() for v in verdicts]
         click.echo(json.dumps(answers if figures is None else {"answers": answers, "judge": figures},
@@ -103,11 +110,18 @@ def _mutants(paths: tuple[str, ...], fmt: str) -> None:
 
 
 def _judged(paths: tuple[str, ...], checked: list, endpoint: EndpointChoice, verdicts_file: str | None,
-            warehouse: str | None) -> dict:
+            label_rules: str | None, warehouse: str | None) -> dict:
     """The audit judge's figures on the answers, its verdicts from a file or the endpoint."""
-    from memsynth.quality.audit_check import audit_cases, judge_figures, judge_with_endpoint, read_verdicts
+    from memsynth.quality.audit_check import (
+        audit_cases,
+        judge_figures,
+        judge_with_endpoint,
+        read_label_rules,
+        read_verdicts,
+    )
 
     cases = audit_cases(paths)
+    labelled = read_label_rules(Path(label_rules), cases) if label_rules else None
     if verdicts_file:
         given = read_verdicts(Path(verdicts_file), cases)
         judge = "verdicts file"
@@ -120,19 +134,38 @@ def _judged(paths: tuple[str, ...], checked: list, endpoint: EndpointChoice, ver
         config = choose(BuildConfig(dataset="check-answers"), endpoint)
         given = judge_with_endpoint(cases, config, endpoint_for(endpoint.llm), warehouse_root(warehouse))
         judge = "memsynth simulator" if endpoint.llm == "simulator" else config.llm.model
-    return {"judge": judge, **judge_figures(cases, given, checked)}
+    return {"judge": judge, **judge_figures(cases, given, checked, labelled)}
 
 
 def _print_figures(f: dict) -> None:
     from rich.table import Table
 
-    table = Table("rule", "stages", "violations flagged", "acceptable wrongly flagged")
+    # A rule id is what a reader greps for: never cut, the other columns wrap around it.
+    table = Table()
+    table.add_column("rule", no_wrap=True, min_width=max((len(r["rule"]) for r in f["rules"]), default=4))
+    for header in ("audited in", "violations labelled: rule flagged / in scope", "any rule flagged / all",
+                   "acceptable wrongly flagged"):
+        table.add_column(header)
     for r in f["rules"]:
-        table.add_row(r["rule"], ", ".join(r["stages"]), f"{r['violations_flagged']}/{r['violations']}",
-                      f"{r['acceptable_flagged']}/{r['acceptable']}")
+        table.add_row(r["rule"], ", ".join(r["stages"]) or "– (checks only)",
+                      f"{r['labelled_flagged']}/{r['labelled_in_scope']}" if r["labelled_in_scope"] else "–",
+                      f"{r['labelled_flagged_any']}/{r['labelled']}" if r["labelled"] else "–",
+                      f"{r['acceptable_flagged']}/{r['acceptable']}" if r["stages"] else "–")
     out.print(f"audit judge ({f['judge']}) on {f['audited']} audited answers"
               + (f", {f['unjudged']} without a verdict" if f["unjudged"] else "") + ":")
     out.print(table)
+    if f["labelled_rules"]:
+        out.print(f"judge recall on violations of audited rules: the labelled rule flagged "
+                  f"{f['in_scope_flagged_rule']}/{f['in_scope']}, any rule {f['in_scope_flagged']}/{f['in_scope']}")
+        out.print(f"violations of check-only rules (the judge is not asked about them): {f['check_only']}, "
+                  f"flagged anyway {f['check_only_flagged']}, rejected by the checks "
+                  f"{f['check_only_rejected']}/{f['check_only']}"
+                  + (f"; {f['unlabelled']} violations with no rule id in --label-rules" if f["unlabelled"] else ""))
+    else:
+        out.print("(per-rule violation figures need each violation's rule ids: --label-rules FILE)")
     out.print(f"violations flagged by any rule {f['violations_flagged']}/{f['violations']}; "
               f"by the checks or the judge {f['violations_caught_with_checks']}/{f['violations']}; "
               f"acceptable answers wrongly flagged {f['acceptable_flagged']}/{f['acceptable']}")
+    for what, names in (("in-scope violations missed", f["missed"]), ("acceptable wrongly flagged", f["wrongly_flagged"])):
+        if names:
+            out.print(f"{what}: " + "; ".join(names))

@@ -5,7 +5,14 @@ would send for it (memsynth.generation.audit): the writer's prompt rendered from
 variables, the answer and the stage's audit rules — never the label, nor the rule a
 mistake breaks. Verdicts come from an endpoint or from a file a model wrote from the
 rendered prompts (`--render-audits`), and are compared with the labels: per rule, the
-violations it flagged and the acceptable answers it wrongly flagged.
+violations labelled with that rule that it flagged, and the acceptable answers it wrongly
+flagged on it.
+
+A corpus labels a mistake in prose (`rule`: the line of the seed or prompt it breaks); which
+rule ids of the recipe's table that prose names is a file of its own (`--label-rules`,
+`read_label_rules`). With it, a violation is *in scope* when the audit of its stage covers a
+rule it is labelled with, and *check-only* otherwise: the judge is never asked about those,
+so they are counted apart from its recall.
 
 An audited answer is named by an opaque key (a hash of recipe, language, stage and id), so a
 rendered prompt's file name says nothing of its label either.
@@ -39,6 +46,7 @@ from memsynth.quality.answer_check import (
 )
 
 Verdicts = dict[str, dict[str, tuple[str, str]]]  # answer key → rule → (verdict, reason)
+LabelRules = dict[str, tuple[str, ...]]  # answer key → the rule ids its label names
 _KEY = re.compile(r"^audit-[0-9a-f]{16}$")
 
 
@@ -138,10 +146,23 @@ def render_audits(cases: Sequence[AuditCase], folder: Path, prompts: PromptLibra
     return len(cases)
 
 
-def read_verdicts(path: Path, cases: Sequence[AuditCase]) -> Verdicts:
-    """A verdicts file: {answer: {rule: {"verdict": "pass"|"violation", "reason": "..."}}}, an
-    answer named by its opaque key, by recipe/language/stage/id, or by its id where no other
-    answer has it. One clear error for anything else."""
+def _named(cases: Sequence[AuditCase]) -> dict[str, list[AuditCase]]:
+    by_name: dict[str, list[AuditCase]] = defaultdict(list)
+    for case in cases:
+        for name in {case.key, case.qualified_id, case.id}:
+            by_name[name].append(case)
+    return by_name
+
+
+def _one(path: Path, by_name: dict[str, list[AuditCase]], name: str) -> AuditCase:
+    found = by_name.get(name, [])
+    if len(found) != 1:
+        why = "names no audited answer" if not found else f"names {len(found)} answers: use its key"
+        raise MemsynthError(f"{path}: {_shown(name)} {why}")
+    return found[0]
+
+
+def _json_object(path: Path, what: str) -> dict:
     try:
         data = loads_json(Path(path).read_bytes(), str(path))
     except OSError as exc:
@@ -149,18 +170,19 @@ def read_verdicts(path: Path, cases: Sequence[AuditCase]) -> Verdicts:
     except ConfigError as exc:
         raise MemsynthError(str(exc)) from None
     if not isinstance(data, dict):
-        raise MemsynthError(f"{path}: expected an object of answer → rule → verdict")
-    by_name: dict[str, list[AuditCase]] = defaultdict(list)
-    for case in cases:
-        for name in {case.key, case.qualified_id, case.id}:
-            by_name[name].append(case)
+        raise MemsynthError(f"{path}: expected an object of {what}")
+    return data
+
+
+def read_verdicts(path: Path, cases: Sequence[AuditCase]) -> Verdicts:
+    """A verdicts file: {answer: {rule: {"verdict": "pass"|"violation", "reason": "..."}}}, an
+    answer named by its opaque key, by recipe/language/stage/id, or by its id where no other
+    answer has it. One clear error for anything else."""
+    data = _json_object(path, "answer → rule → verdict")
+    by_name = _named(cases)
     out: Verdicts = {}
     for name, rules in data.items():
-        found = by_name.get(name, [])
-        if len(found) != 1:
-            why = "names no audited answer" if not found else f"names {len(found)} answers: use its key"
-            raise MemsynthError(f"{path}: {_shown(name)} {why}")
-        case = found[0]
+        case = _one(path, by_name, name)
         if not isinstance(rules, dict):
             raise MemsynthError(f"{path}: {_shown(name)}: expected an object of rule → verdict")
         mine = out.setdefault(case.key, {})
@@ -174,6 +196,31 @@ def read_verdicts(path: Path, cases: Sequence[AuditCase]) -> Verdicts:
                 raise MemsynthError(f"{path}: {_shown(name)} {_shown(rule)}: the verdict must be pass or "
                                     "violation (and a reason, text)")
             mine[rule] = (verdict, reason)
+    return out
+
+
+def read_label_rules(path: Path, cases: Sequence[AuditCase]) -> LabelRules:
+    """A file {answer: [rule id, ...]}: the ids, in the recipe's rules table, of the rules a
+    violation's prose label names (an answer named as in a verdicts file). A corpus labels its
+    mistakes in words; this is those words read once into our ids, kept beside the verdicts and
+    never shown to a judge. One clear error for an answer that is not a labelled violation or
+    an id the recipe's table lacks."""
+    from memsynth.generation.registry import recipe_class
+
+    data = _json_object(path, "answer → rule ids")
+    by_name = _named(cases)
+    out: LabelRules = {}
+    for name, ids in data.items():
+        case = _one(path, by_name, name)
+        if case.label != "violation":
+            raise MemsynthError(f"{path}: {_shown(name)} is not labelled a violation")
+        if not (isinstance(ids, list) and ids and all(isinstance(i, str) for i in ids)):
+            raise MemsynthError(f"{path}: {_shown(name)}: expected a list of rule ids")
+        known = {r.id for r in recipe_class(case.recipe).rules}
+        unknown = [i for i in ids if i not in known]
+        if unknown:
+            raise MemsynthError(f"{path}: {_shown(name)}: {_shown(unknown[0])} is no rule of {case.recipe}'s table")
+        out[case.key] = tuple(dict.fromkeys(ids))
     return out
 
 
@@ -203,38 +250,75 @@ def judge_with_endpoint(cases: Sequence[AuditCase], config: Any, endpoint: Any, 
             for key, result in results if result.usable}
 
 
-def judge_figures(cases: Sequence[AuditCase], verdicts: Verdicts,
-                  checked: Sequence[AnswerVerdict] = ()) -> dict[str, Any]:
-    """Per rule: audited answers by label, violations flagged, acceptable answers wrongly
-    flagged; and over answers: violations flagged by any rule, and by the checks or the judge."""
+def judge_figures(cases: Sequence[AuditCase], verdicts: Verdicts, checked: Sequence[AnswerVerdict] = (),
+                  labelled: LabelRules | None = None) -> dict[str, Any]:
+    """The judge's figures against the labels.
+
+    Per rule: the stages audited on it and the acceptable answers of those stages it wrongly
+    flagged on it; the violations labelled with it (`labelled`), of those the ones whose stage's
+    audit covers it (`labelled_in_scope`) and the judge flagged on it (`labelled_flagged`), and
+    the labelled ones it flagged on any rule (`labelled_flagged_any`). Over answers: every
+    violation flagged on any rule, and by the checks or the judge; the judge's recall on the
+    violations in scope (flagged on a rule they are labelled with, or on any rule); the
+    check-only violations (flagged anyway, rejected by the checks); and the misses by name."""
+    labelled = labelled or {}
     rules: dict[str, dict[str, Any]] = {}
     passed = {(v.recipe, v.language, v.stage, v.id): v.passed for v in checked}
     totals = {"audited": 0, "unjudged": 0, "violations": 0, "violations_flagged": 0, "acceptable": 0,
-              "acceptable_flagged": 0, "violations_caught_with_checks": 0}
+              "acceptable_flagged": 0, "violations_caught_with_checks": 0, "unlabelled": 0,
+              "in_scope": 0, "in_scope_flagged_rule": 0, "in_scope_flagged": 0,
+              "check_only": 0, "check_only_flagged": 0, "check_only_rejected": 0}
+    missed: list[str] = []
+    wrongly: list[str] = []
+
+    def row(rule: str) -> dict[str, Any]:
+        return rules.setdefault(rule, {"rule": rule, "stages": set(), "labelled": 0, "labelled_in_scope": 0,
+                                       "labelled_flagged": 0, "labelled_flagged_any": 0, "acceptable": 0,
+                                       "acceptable_flagged": 0})
+
     for case in cases:
         given = verdicts.get(case.key)
         if given is None:
             totals["unjudged"] += 1
             continue
         totals["audited"] += 1
-        flagged_any = any(v == "violation" for v, _ in given.values())
+        flags = {rule for rule, (v, _) in given.items() if v == "violation"}
         for rule in case.rules:
-            row = rules.setdefault(rule, {"rule": rule, "stages": set(), "violations": 0, "violations_flagged": 0,
-                                          "acceptable": 0, "acceptable_flagged": 0})
-            row["stages"].add(f"{case.recipe}.{case.stage}")
-            flagged = given.get(rule, ("pass", ""))[0] == "violation"
-            if case.label == "violation":
-                row["violations"] += 1
-                row["violations_flagged"] += flagged
-            elif case.label == "acceptable":
-                row["acceptable"] += 1
-                row["acceptable_flagged"] += flagged
-        if case.label == "violation":
-            totals["violations"] += 1
-            totals["violations_flagged"] += flagged_any
-            rejected = passed.get((case.recipe, case.language, case.stage, case.id)) is False
-            totals["violations_caught_with_checks"] += flagged_any or rejected
-        elif case.label == "acceptable":
+            row(rule)["stages"].add(f"{case.recipe}.{case.stage}")
+            if case.label == "acceptable":
+                row(rule)["acceptable"] += 1
+                row(rule)["acceptable_flagged"] += rule in flags
+        if case.label == "acceptable":
             totals["acceptable"] += 1
-            totals["acceptable_flagged"] += flagged_any
-    return {"rules": [{**r, "stages": sorted(r["stages"])} for _, r in sorted(rules.items())], **totals}
+            totals["acceptable_flagged"] += bool(flags)
+            wrongly += [f"{case.qualified_id} ({', '.join(sorted(flags))})"] if flags else []
+        if case.label != "violation":
+            continue
+        rejected = passed.get((case.recipe, case.language, case.stage, case.id)) is False
+        totals["violations"] += 1
+        totals["violations_flagged"] += bool(flags)
+        totals["violations_caught_with_checks"] += bool(flags) or rejected
+        named = labelled.get(case.key, ())
+        if not named:
+            totals["unlabelled"] += 1
+            continue
+        in_scope = [r for r in named if r in case.rules]
+        for rule in named:
+            r = row(rule)
+            r["labelled"] += 1
+            r["labelled_flagged_any"] += bool(flags)
+            if rule in in_scope:
+                r["labelled_in_scope"] += 1
+                r["labelled_flagged"] += rule in flags
+        if in_scope:
+            totals["in_scope"] += 1
+            totals["in_scope_flagged_rule"] += bool(flags & set(in_scope))
+            totals["in_scope_flagged"] += bool(flags)
+            if not flags & set(in_scope):
+                missed.append(f"{case.qualified_id} ({', '.join(in_scope)})")
+        else:
+            totals["check_only"] += 1
+            totals["check_only_flagged"] += bool(flags)
+            totals["check_only_rejected"] += rejected
+    return {"rules": [{**r, "stages": sorted(r["stages"])} for _, r in sorted(rules.items())], **totals,
+            "labelled_rules": bool(labelled), "missed": missed, "wrongly_flagged": wrongly}
