@@ -120,6 +120,12 @@ def memsynth(*args: str, minutes: float | None = None) -> tuple[int, str, str, f
     except subprocess.TimeoutExpired:
         process.send_signal(signal.SIGINT)
         out, err = process.communicate(timeout=120)
+    except BaseException:
+        # The bench stopped (Ctrl-C, a kill): the command stops with it rather than run on
+        # against a server that is gone.
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=120)
+        raise
     return process.returncode, out, err, round(time.time() - started, 1)
 
 
