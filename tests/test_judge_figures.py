@@ -17,10 +17,13 @@ Verdicts of the second round (2026-11-28): in scope the judge flags the labelled
 answers wrongly flagged: 6 of 77 (the target is ≤ 5 %); `WRONGLY_FLAGGED` lists them by rule.
 
 Round 3 read each of the six against its seed. Two rules were narrower than the seed, and were
-reworded (their 31 audit prompts await the judge's new verdicts): log-realism now accepts the
-workplace equipment the user operates, as PAL-Set's released logs do (a shared workshop tablet
-was flagged), and memory-in-theme says a theme is the part of life its description covers (a
-student's thanks to a physio was flagged as outside "secondment, then leading gait training").
+reworded: log-realism now accepts the workplace equipment the user operates, as PAL-Set's
+released logs do (a shared workshop tablet was flagged), and memory-in-theme says a theme is
+the part of life its description covers (a student's thanks to a physio was flagged as outside
+"secondment, then leading gait training"). Their 31 audit prompts were rendered again and
+judged afresh by two strong-model sessions (each seeing only its half of the prompts), and
+their verdicts replace those keys': both answers pass now, and the judge still flags the
+labelled memory-in-theme violation. Acceptable answers wrongly flagged: 4 of 77 (5.2 %).
 The other four flags quote real breaks, and their label is debatable rather than the judge
 wrong: three merges drop or change a stated fact ("gave her courage to embrace herself",
 "2024年3月前" written "2024年3月", a leader "arranging" a trip no candidate links to them;
@@ -48,7 +51,7 @@ VERDICTS = ROOT / "tests" / "data" / "audit_verdicts.strong-model.json"
 LABEL_RULES = ROOT / "tests" / "data" / "model_answers.label_rules.json"
 
 RECORDED = {"audited": 123, "violations": 46, "violations_flagged": 28, "violations_caught_with_checks": 46,
-            "acceptable": 77, "acceptable_flagged": 6, "unlabelled": 0,
+            "acceptable": 77, "acceptable_flagged": 4, "unlabelled": 0,
             "in_scope": 27, "in_scope_flagged_rule": 27, "in_scope_flagged": 27,
             "check_only": 19, "check_only_flagged": 1, "check_only_rejected": 19}
 # Per audited rule with labelled violations in scope: (flagged on the rule, in scope).
@@ -59,7 +62,7 @@ RECALL = {"candidates": (1, 1), "choices-follow-preferences": (1, 1), "choices-v
           "query-no-quote": (2, 2), "response-adds-nothing": (1, 1), "roles": (2, 2), "scene-need": (2, 2),
           "user-never-mentions": (2, 2), "vague-query": (1, 1)}
 # Rules that still flag acceptable answers: rule -> (flagged, acceptable answers audited on it).
-WRONGLY_FLAGGED = {"merge-keeps-all": (3, 4), "candidates": (1, 2), "log-realism": (1, 4), "memory-in-theme": (1, 16)}
+WRONGLY_FLAGGED = {"merge-keeps-all": (3, 4), "candidates": (1, 2)}
 
 
 @functools.cache
