@@ -148,7 +148,7 @@ def table(runs: list[dict]) -> list[str]:
         cells = []
         for r in runs:
             row = r["files"].get(f)
-            cpu = f" / {row['cpu']:.0f}" if "cpu" in row else ""  # runs before CPU was recorded have none
+            cpu = f" / {row['cpu']:.0f}" if row and "cpu" in row else ""  # runs before CPU was recorded have none
             cells.append(f"{row['setup']:.0f} / {row['call']:.0f} / {sum(row[p] for p in _PHASES):.0f}{cpu}"
                          if row else "")
         out.append(f"| {f} | " + " | ".join(cells) + " |")
