@@ -1,12 +1,14 @@
 """The test suite's time by file: python bench/suite.py [--name N] [--note TEXT] [-- PYTEST ARGS]
 
-Runs the README's test command (`python -m pytest -q -n 2`, what .ci/run runs) with this file as a
-pytest plugin, which records every test's setup, call and teardown seconds as the controller
-receives them, and writes bench/results/<name>.json: the run's wall time, its exit code and, by
-file, the tests and their setup / call / teardown seconds. `python bench/report.py` puts the
-latest runs in RESULTS.md. Seconds are summed over both workers, so a file's total is the work it
-costs, not the wall time it adds; a shared fixture's build is charged to the first test that asks
-for it on each worker.
+Runs the README's test command (`python -m pytest -q -n 2`, what .ci/run runs; `--workers N` for
+another -n) with this file as a pytest plugin, which records every test's setup, call and teardown
+seconds as the controller receives them and the CPU seconds each cost (its worker's and that
+worker's processes': a test whose CPU is far below its seconds mostly waits), and writes
+bench/results/<name>.json: the run's wall time, its exit code and, by file, the tests and their
+setup / call / teardown / CPU seconds. `python bench/report.py` puts the latest runs in
+RESULTS.md. Seconds are summed over the workers, so a file's total is the work it costs, not the
+wall time it adds; a shared fixture's build is charged to the first test that asks for it on
+each worker.
 
     .venv/bin/python bench/suite.py --name suite-before
     .venv/bin/python bench/suite.py --name suite-some -- tests/test_signals.py tests/test_schedule.py
@@ -25,21 +27,54 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+import psutil
+import pytest
+
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 _PHASES = ("setup", "call", "teardown")
 
 
+def cpu_seconds() -> float:
+    """This process's CPU, its waited-for children's and its live descendants' (a server process a
+    fixture keeps running is charged as it works, not when it exits)."""
+    me = psutil.Process()
+    total = sum(me.cpu_times()[:4])
+    for child in me.children(recursive=True):
+        try:
+            total += sum(child.cpu_times()[:2])
+        except psutil.Error:
+            pass
+    return total
+
+
 class Recorder:
-    """The pytest plugin: per test, the seconds of each phase (-p suite with bench/ on the path)."""
+    """The pytest plugin: per test, the seconds of each phase and the CPU seconds it cost (-p suite
+    with bench/ on the path)."""
 
     def __init__(self) -> None:
         self.tests: dict[str, dict[str, float]] = defaultdict(dict)
         self.outcomes: dict[str, str] = {}
         self.workers: dict[str, float] = defaultdict(float)  # seconds each xdist worker was busy
+        self._cpu = 0.0
+
+    def pytest_runtest_logstart(self) -> None:
+        self._cpu = cpu_seconds()
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        # On the worker: the CPU each phase cost rides with its report to the controller, so a
+        # test that computes can be told from one that waits.
+        report = (yield).get_result()
+        now = cpu_seconds()
+        report.user_properties.append(("cpu_seconds", round(now - self._cpu, 3)))
+        self._cpu = now
 
     def pytest_runtest_logreport(self, report) -> None:
         self.tests[report.nodeid][report.when] = round(report.duration, 3)
+        cpu = dict(report.user_properties).get("cpu_seconds")
+        if cpu is not None:
+            self.tests[report.nodeid][f"cpu_{report.when}"] = cpu
         node = getattr(report, "node", None)
         self.workers[getattr(getattr(node, "gateway", None), "id", "main")] += report.duration
         if report.when == "call" or report.outcome != "passed":
@@ -60,16 +95,17 @@ def pytest_configure(config) -> None:
 def by_file(tests: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
     files: dict[str, dict[str, float]] = {}
     for nodeid, phases in tests.items():
-        row = files.setdefault(nodeid.split("::")[0], {"tests": 0, **{p: 0.0 for p in _PHASES}})
+        row = files.setdefault(nodeid.split("::")[0], {"tests": 0, **{p: 0.0 for p in _PHASES}, "cpu": 0.0})
         row["tests"] += 1
         for p in _PHASES:
             row[p] = round(row[p] + phases.get(p, 0.0), 2)
+            row["cpu"] = round(row["cpu"] + phases.get(f"cpu_{p}", 0.0), 2)
     return dict(sorted(files.items(), key=lambda kv: -sum(kv[1][p] for p in _PHASES)))
 
 
-def run(name: str, note: str, pytest_args: list[str]) -> dict:
+def run(name: str, note: str, pytest_args: list[str], workers: int = 2) -> dict:
     times = BENCH / "results" / f".{name}.tests.json"
-    command = [sys.executable, "-m", "pytest", "-q", "-n", "2", "-p", "suite", "-p", "no:cacheprovider",
+    command = [sys.executable, "-m", "pytest", "-q", "-n", str(workers), "-p", "suite", "-p", "no:cacheprovider",
                *pytest_args]
     env = {**os.environ, "MEMSYNTH_SUITE_TIMES": str(times),
            "PYTHONPATH": os.pathsep.join(filter(None, [str(BENCH), os.environ.get("PYTHONPATH")]))}
@@ -83,9 +119,10 @@ def run(name: str, note: str, pytest_args: list[str]) -> dict:
     outcomes: dict[str, int] = defaultdict(int)
     for outcome in recorded["outcomes"].values():
         outcomes[outcome] += 1
-    slowest = sorted(recorded["tests"].items(), key=lambda kv: -sum(kv[1].values()))[:40]
+    slowest = sorted(recorded["tests"].items(), key=lambda kv: -sum(kv[1].get(p, 0.0) for p in _PHASES))[:40]
     result = {
-        "name": name, "note": note, "command": " ".join(["python bench/suite.py", "--name", name, *pytest_args]),
+        "name": name, "note": note, "command": " ".join(["python bench/suite.py", "--name", name,
+                                               *(["--workers", str(workers)] if workers != 2 else []), *pytest_args]),
         "pytest": " ".join(command[2:]), "exit_code": proc.returncode, "wall_seconds": round(wall, 1),
         "outcomes": dict(outcomes), "load_average_before": [round(x, 1) for x in load_before],
         "load_average_after": [round(x, 1) for x in os.getloadavg()],
@@ -105,13 +142,14 @@ def run(name: str, note: str, pytest_args: list[str]) -> dict:
 def table(runs: list[dict]) -> list[str]:
     """Seconds by file (setup + call + teardown, both workers summed), one column per run."""
     files = list(dict.fromkeys(f for r in runs for f in r["files"]))
-    head = "| file | " + " | ".join(f"{r['name']} (setup / call / total s)" for r in runs) + " |"
+    head = "| file | " + " | ".join(f"{r['name']} (setup / call / total / CPU s)" for r in runs) + " |"
     out = [head, "|---|" + "---|" * len(runs)]
     for f in files:
         cells = []
         for r in runs:
             row = r["files"].get(f)
-            cells.append(f"{row['setup']:.0f} / {row['call']:.0f} / {sum(row[p] for p in _PHASES):.0f}"
+            cpu = f" / {row['cpu']:.0f}" if row and "cpu" in row else ""  # runs before CPU was recorded have none
+            cells.append(f"{row['setup']:.0f} / {row['call']:.0f} / {sum(row[p] for p in _PHASES):.0f}{cpu}"
                          if row else "")
         out.append(f"| {f} | " + " | ".join(cells) + " |")
     totals = [sum(sum(row[p] for p in _PHASES) for row in r["files"].values()) for r in runs]
@@ -140,13 +178,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--name", default="suite")
     parser.add_argument("--note", default="")
+    parser.add_argument("--workers", type=int, default=2, help="pytest-xdist workers (-n); the README's is 2")
     parser.add_argument("--show", nargs="+", metavar="NAME", help="print earlier runs side by side; run nothing")
     parser.add_argument("pytest_args", nargs="*")
     args = parser.parse_args()
     if args.show:
         print("\n".join(section(args.show)))
         return
-    result = run(args.name, args.note, args.pytest_args)
+    result = run(args.name, args.note, args.pytest_args, args.workers)
     print("\n".join(section([result["name"]])))
     sys.exit(result["exit_code"])
 

@@ -56,7 +56,10 @@ def test_an_outage_mid_build_is_waited_out_with_every_row(tmp_path):
                               env={"OPENAI_BASE_URL": clean_sim.base_url, "OPENAI_API_KEY": "x"})
     sim = SimulatorThread(Simulator(latency_ms=30)).start()
     restarted: list[SimulatorThread] = []
-    thread = _outage(sim, after=40, down_s=20.0, restarted=restarted)  # the 20 s
+    # Down for 8 s, not the 20 s: far past any one call's retries (6 attempts from
+    # 0.02 s), and long enough for the gate's probes (0.25 s, doubling to 5 s) to grow to their
+    # longest pause; the extra 12 s only waited out more probes of the same 5 s.
+    thread = _outage(sim, after=40, down_s=8.0, restarted=restarted)
     build = _start_build(config, tmp_path / "wh", sim.base_url)
     try:
         stdout, stderr = build.communicate(timeout=240)

@@ -152,12 +152,13 @@ def test_a_long_answer_grows_to_the_context_vllm_lists_and_never_past_it(tmp_pat
 
 
 def test_a_slow_server_that_is_working_is_never_asked_twice(tmp_path):
-    """A local server at 1000 tokens a second writes most answers for longer than the 0.2 s
+    """A local server at 1500 tokens a second writes most answers for longer than the 0.2 s
     the build waits for a whole answer. Streamed (the default), the wait is for silence (1 s
     without a token), not for the whole answer:
     every answer arrives once, nothing is abandoned or re-sent, and the server generated
     exactly the tokens the build counts."""
-    with SimulatorThread(Simulator(profile="llamacpp", models=("m",), token_rate=1000)) as sim:
+    rate = 1500
+    with SimulatorThread(Simulator(profile="llamacpp", models=("m",), token_rate=rate)) as sim:
         config = write_config(tmp_path / "c.yaml", dataset="slow", personas={"count": 1},
                               recipe_options={"dialogues_per_persona": 0},
                               llm={"model": "m", "stage_variables": True, "concurrency": 8, "retry_base_s": 0.01,
@@ -170,7 +171,7 @@ def test_a_slow_server_that_is_working_is_never_asked_twice(tmp_path):
         assert llm["requests"] == seen.requests and "disconnected" not in seen.by_outcome
         assert llm["completion_tokens"] == seen.completion_tokens and llm["prompt_tokens"] == seen.prompt_tokens
         # The average answer took longer than the 0.2 s a whole answer may take when not streamed.
-        assert seen.completion_tokens / seen.requests > 200, seen.completion_tokens / seen.requests
+        assert seen.completion_tokens / seen.requests / rate > 0.2, seen.completion_tokens / seen.requests
 
 
 def test_a_one_slot_server_keeps_generating_what_a_client_gave_up_on_unless_streamed(tmp_path):
@@ -184,11 +185,11 @@ def test_a_one_slot_server_keeps_generating_what_a_client_gave_up_on_unless_stre
                             llm={"model": "m", "stage_variables": True, "retry_base_s": 0.01, "timeout_s": 0.05,
                                  "response_mode": "json_object_schema", "base_url": sim.base_url, **llm})
 
-    def one_slot() -> Simulator:  # an answer of ~250 tokens takes ~0.06 s: past the 0.05 s timeout
-        return Simulator(profile="llamacpp", models=("m", ), token_rate=4000, capacity=1)
+    def one_slot(rate: float) -> Simulator:  # an answer of ~250 tokens takes ~0.06 s at 4000: past the 0.05 s timeout
+        return Simulator(profile="llamacpp", models=("m", ), token_rate=rate, capacity=1)
 
     env = {**os.environ, "OPENAI_API_KEY": "x"}
-    with SimulatorThread(one_slot()) as sim:
+    with SimulatorThread(one_slot(4000)) as sim:
         path = config("whole", sim, stream=False, concurrency=4)
         build = subprocess.Popen([sys.executable, "-m", "memsynth.cli", "build", str(path), "--warehouse",
                                   str(tmp_path / "wh"), "--no-progress"], env=env, cwd=ROOT,
@@ -201,13 +202,17 @@ def test_a_one_slot_server_keeps_generating_what_a_client_gave_up_on_unless_stre
         finally:
             build.kill()
             build.wait()
-    with SimulatorThread(one_slot()) as sim:
+    # Streamed, the whole build runs one answer at a time: at 6000 tokens a second its average
+    # answer (~390 tokens) still takes longer than the 0.05 s timeout, in two thirds of the time.
+    rate = 6000
+    with SimulatorThread(one_slot(rate)) as sim:
         summary = _build(config("streamed", sim, concurrency=1, idle_timeout_s=1), tmp_path / "wh", env=env)
         llm, seen = summary["llm"], sim.simulator.counters
         assert "generated_for_nobody" not in seen.by_outcome and "disconnected" not in seen.by_outcome
         assert llm["retries"] == 0 and llm["abandoned"] == 0, llm
         assert llm["completion_tokens"] == seen.completion_tokens
-        assert seen.completion_tokens / seen.requests > 200  # longer than the 0.05 s an unstreamed one may take
+        # Longer than the 0.05 s an unstreamed answer may take.
+        assert seen.completion_tokens / seen.requests / rate > 0.05, seen.completion_tokens / seen.requests
 
 
 @pytest.mark.parametrize("ignores_seed", [False, True])
