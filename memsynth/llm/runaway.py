@@ -58,6 +58,7 @@ class RunawayWatch:
         self._unchecked = 0  # tokens since the repetition was last looked for
         self._blank = 0  # tokens of whitespace at the answer's end
         self._tail = ""  # the answer's last SHINGLE - 1 characters
+        self._pending: list[str] = []  # pieces not yet shingled
         self._seen: set[int] = set()  # hashes of its shingles
         self._recycled = [0]  # _recycled[i]: how many of its first i characters were written before
 
@@ -72,11 +73,15 @@ class RunawayWatch:
         while len(self._window) > 1 and self._window_tokens - self._window[0][1] >= self.limit:
             self._window_tokens -= self._window.pop(0)[1]
         self._unchecked += n
-        self._shingle(text)
+        self._pending.append(text)
         # Looked for every eighth of the limit: a runaway runs at most that much past it, and
         # an answer of any length costs a few comparisons per limit's worth of tokens.
         if self._window_tokens >= self.limit and self._unchecked >= max(1, self.limit // 8):
             self._unchecked = 0
+            # Shingled only here: an answer shorter than the limit (nearly every one) costs
+            # nothing, a longer one a pass over each character once.
+            self._shingle("".join(self._pending))
+            self._pending.clear()
             window = sum(len(t) for t, _ in self._window)
             if repeats("".join(t for t, _ in self._window)):
                 return "repetition"
