@@ -204,6 +204,7 @@ def test_no_answer_a_strong_model_wrote_is_taken_for_a_runaway():
             # Whole, as a server that does not stream sends it, at the default limit and at a
             # character a token (a window a quarter of what a build's holds).
             assert not looped(text, 256), answer["id"]
+            assert not looped(json.dumps(answer["answer"], ensure_ascii=False, indent=4), 256), answer["id"]
             watch = RunawayWatch(256)
             assert _feed(watch, text, [1]) is None, answer["id"]
             seen += 1

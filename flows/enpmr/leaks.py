@@ -9,6 +9,7 @@ Mr Bennett) or given name.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -54,7 +55,13 @@ def _zh_tokens(text: str) -> set[str]:
 
 def tokens(text: str) -> set[str]:
     """The content words of a text: jieba's for Chinese, stemmed words of four letters or more for English."""
-    return _zh_tokens(text) if _CJK.search(text) else _en_tokens(text)
+    return set(_tokens(text))
+
+
+@functools.lru_cache(maxsize=32768)
+def _tokens(text: str) -> frozenset[str]:
+    # Kept: each memory's words are looked for in every turn of every dialogue that may leak it.
+    return frozenset(_zh_tokens(text) if _CJK.search(text) else _en_tokens(text))
 
 
 def _raw_words(normal: str) -> set[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import threading
@@ -85,12 +86,15 @@ def _english_segmenter() -> Any:
 
 def sentences(text: str) -> list[str]:
     """The sentences of a text: Chinese split after 。！？…, anything else by pysbd."""
-    text = text.strip()
-    if _CJK.search(text):
-        parts = _split_zh(text)
-    else:
-        parts = _english_segmenter().segment(text)
-    return [s for s in (part.strip() for part in parts) if len(s) > 1]
+    return list(_sentences(text.strip()))
+
+
+@functools.lru_cache(maxsize=32768)
+def _sentences(text: str) -> tuple[str, ...]:
+    # Kept: pysbd takes about a millisecond a sentence, and one answer's texts are split by
+    # several checks, again after a repair, and by the simulator that drew them.
+    parts = _split_zh(text) if _CJK.search(text) else _english_segmenter().segment(text)
+    return tuple(s for s in (part.strip() for part in parts) if len(s) > 1)
 
 
 def _split_zh(text: str) -> list[str]:

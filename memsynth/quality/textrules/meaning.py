@@ -13,6 +13,7 @@ less than one MinHash signature (bench/near_duplicates.py measures both).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from functools import lru_cache
@@ -176,6 +177,7 @@ _RESTATING = re.compile(r"^\W*(in other words|put simply|simply put|basically|th
 _PHRASES_EN = ((re.compile(r"\b(can't|cannot|can not) (stand|bear)\b"), "hate"),)
 
 
+@functools.lru_cache(maxsize=32768)  # each item is compared with every other, in every check
 def meaning_units(text: str) -> frozenset[str]:
     """The units an item is compared by: stemmed, synonym-mapped content words (English) or
     synonym-mapped character pairs (Chinese)."""

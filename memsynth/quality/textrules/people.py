@@ -8,6 +8,7 @@ looks for in a turn where that person must not be named.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from memsynth.core.textmatch import normal_text
@@ -91,6 +92,15 @@ def _common_word(word: str) -> bool:
 def person_forms(name: str) -> set[str]:
     """The ways a person is named: the whole name, surname with a title, or the given name (and
     in Chinese its pet forms: 阿新, 新新, 小新)."""
+    return set(_person_forms(name))
+
+
+@functools.lru_cache(maxsize=8192)  # the same few people are looked for in every turn
+def _person_forms(name: str) -> frozenset[str]:
+    return frozenset(_forms(name))
+
+
+def _forms(name: str) -> set[str]:
     original = name.strip()
     name = normal_text(name).strip()
     if not name or _GENERIC.search(name):
