@@ -404,3 +404,20 @@ def test_rule_problems_says_what_a_rule_names_that_the_recipe_lacks():
         "a: no check scene.no_such_check", "b: no judge criterion faithfulness.nope",
         "c: names no check, no judge criterion, no construction and no reason to leave it to the prompt",
         "c: the id is used twice"]
+
+
+def test_a_rule_the_audit_judge_reads_says_so_and_is_not_called_the_prompt_s_alone():
+    """Every rule of a recipe's audit plan is listed with the audit that reads it: on every
+    item of a gold stage, else on a sample; a rule no check or judge reads but the audit is no
+    longer 'prompt only'."""
+    for name in ("enpmr", "pal", "stratmem"):
+        plan = registry.audit_plan(name)
+        rules = {r["id"]: r for r in cli_json_here("recipes", name, "--format", "json")["rules"]}
+        for stage, ids in plan.stages.items():
+            for rule_id in ids:
+                said = rules[rule_id]["enforced_by"]
+                assert "audit judge on" in said and stage in rules[rule_id]["audited_in"], (name, rule_id, said)
+                assert not said.startswith("prompt only"), (name, rule_id, said)
+    enpmr = {r["id"]: r["enforced_by"] for r in cli_json_here("recipes", "enpmr", "--format", "json")["rules"]}
+    assert enpmr["memory-in-theme"] == "audit judge on relationship, power, goal, highlight (a sample, quality.audit_rate)"
+    assert enpmr["user-never-mentions"].endswith("audit judge on support_dialogue (every item)")

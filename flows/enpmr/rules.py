@@ -5,8 +5,8 @@ from __future__ import annotations
 from memsynth.generation.rules import EMOTION_RULES, SHARED_RULES, Rule
 
 # Why a rule of the memory bank is left to the prompt: no judge reads the bank's memories.
-BANK = ("no judge reviews the memory bank: a call per memory (about 300 a persona) would double a build; the scene's "
-        "self-check reads the target and its negatives")
+BANK = ("no check: whether a memory belongs, or builds on another, is a reading of its meaning; the audit judge "
+        "reads a sample of each memory stage (a judge on every memory, about 300 a persona, would double a build)")
 # Why a rule of an evaluation prompt is: the model answering it is the one under evaluation.
 EVALUATED = "the prompt of the model under evaluation: how well it follows it is what the benchmark measures"
 
@@ -33,8 +33,8 @@ RULES = (
          "seed 000 Fig. 7", prompt_only="a description is context for the memory prompts, never benchmark text; "
                                         "its length is not worth a re-ask"),
     Rule("themes-spread", "themes spread across parts of life and overlap as little as possible", "prompt",
-         prompt_only="how far two themes overlap in meaning needs a model, and no judge reviews themes "
-                     "(distinct_themes compares titles)"),
+         prompt_only="how far two themes overlap in meaning needs a model (distinct_themes compares titles); "
+                     "the audit judge reads it"),
     Rule("memory-counts", "per theme: ≥ 4 relationships (good and bad), ≥ 6 powers (4 proficient, 2 not), ≥ 3 goals "
          "(2 achieved, the last not), ≥ 6 highlights; powers and goals in date order",
          "seed 000 §3.1, Figs. 8-10",
@@ -79,13 +79,14 @@ RULES = (
          "title: the title recited as a label or pasted as the whole sentence breaks it; the event's own people, "
          "place and action recurring inside the user's own telling do not", "prompt", checks=("memory_session.does_not_recite_title",)),
     Rule("session-ai-warm", "the AI of a memory session replies warmly, in context, and asks follow-up questions",
-         "seed 000 §3.2", prompt_only="no judge reviews memory sessions (see session-invents-nothing)"),
+         "seed 000 §3.2", prompt_only="warmth is a reading of the whole session; the audit judge reads a sample (see session-invents-nothing)"),
     Rule("session-invents-nothing", "a memory session invents no facts that change or go beyond the memory (another event, person, "
          "outcome, date or place; the AI stating facts about the user that the memory and profile do not give); the "
          "colour a person adds when retelling their own moment (what was said, how it felt, small circumstances of "
          "the same scene) is the telling, not an invention", "prompt",
-         prompt_only="no judge reviews memory sessions: it would be one more call for each of a persona's ~300 "
-                     "memories; the faithfulness judge reviews the dialogues the benchmark keeps"),
+         prompt_only="no check can tell an invention from the telling; the audit judge reads a sample (one on each "
+                     "of a persona's ~300 sessions would double a build), and the faithfulness judge reviews the "
+                     "dialogues the benchmark keeps"),
     Rule("need-targets", "the target memory's category can meet the need (PN preference; LB relationship; EN "
          "highlight or good relationship; SA goal, power, highlight)", "seed 000 Table 1",
          built_in="flows/enpmr/plan.py draws targets by NEED_TARGETS"),

@@ -48,7 +48,7 @@ RULES = (
     Rule("experience-objective", "an experience tells objective events (what, where, with whom) and does not dwell on "
          "the user's personality, preferences or inner life; a brief plain reaction to an event ('was relieved') "
          "is an event's part, not a violation", "seed 004 Step 4",
-         prompt_only="objectivity is a reading of the whole text, and no judge reviews experiences"),
+         prompt_only="objectivity is a reading of the whole text; the audit judge reads a sample"),
     Rule("experience-ends", "the experience describes nothing after the span ends: no later ISO date, prose date "
          "(11月12日, 'the next day') or clock time on the last day ('17:15', '5:30 pm', '下午五点半'); a day named as a "
          "deadline ('11月15日前交') is not reached", "seed 004 Step 4",
@@ -90,7 +90,7 @@ RULES = (
     Rule("dialogue-skeleton", "the dialogue follows the drawn action skeleton turn by turn", "seed 004 Step 6-2",
          checks=("dialogue.follows_skeleton",)),
     Rule("dialogue-flow", "turns move smoothly between utterances and topics", "seed 004 Step 6-2",
-         prompt_only="smoothness is wording only a reader can judge, and no judge reviews dialogues"),
+         prompt_only="smoothness is wording only a reader can judge; the audit judge reads a sample"),
     Rule("direct-rejection", "negative feedback is direct, never 'sounds good, but', 'I see the logic, but', "
          "'我理解你的意思，但'", "seed 004 Step 6-2 rule 6",
          checks=("dialogue.direct_rejection",)),

@@ -13,8 +13,8 @@ RULES = (
          checks=("extract.known_speakers",)),
     Rule("fact-grounded", "a memory holds only what the session's turns or notes say; greetings and small talk are "
          "left out", "seed 002 §3.2",
-         prompt_only="whether a fact follows from a session is a reading of the session, and no judge reviews "
-                     "extraction"),
+         prompt_only="whether a fact follows from a session is a reading of the session; the audit judge reads "
+                     "a sample"),
     Rule("merge-keeps-all", "merging loses, invents and duplicates no candidate: every candidate's fact is kept in "
          "substance by the item that lists it (shorter wording and a dropped minor qualifier are fine), no item "
          "adds an event, person, date, number or place no candidate states, and no two items are about the same "

@@ -14,6 +14,33 @@ from memsynth.cli.output import WAREHOUSE_HELP, out, print_rows, warehouse_root
 from memsynth.core.errors import MemsynthError
 
 
+def _with_audits(recipe: dict[str, Any]) -> dict[str, Any]:
+    """A described recipe whose rules also name the audit judge that reads them, where its
+    audit plan lists them: on every item of a gold stage, else on a sample."""
+    from memsynth.generation.registry import audit_plan
+
+    plan = audit_plan(recipe["name"])
+    if plan is None:
+        return recipe
+    stages_of: dict[str, list[str]] = {}
+    for stage, ids in plan.stages.items():
+        for rule_id in ids:
+            stages_of.setdefault(rule_id, []).append(stage)
+    for rule in recipe["rules"]:
+        stages = stages_of.get(rule["id"])
+        if not stages:
+            continue
+        every = all(s in plan.gold for s in stages)
+        audit = (f"audit judge on {', '.join(stages)} "
+                 f"({'every item' if every else 'a sample, quality.audit_rate'})")
+        rule["audited_in"] = stages
+        # An audited rule is no longer the prompt's alone: the reason it has no check stays in
+        # `prompt_only`, the line says who reads it.
+        rule["enforced_by"] = audit if not (rule["checks"] or rule["judges"] or rule["built_in"]) \
+            else f"{rule['enforced_by']}; {audit}"
+    return recipe
+
+
 @click.command()
 @click.argument("name", required=False)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
@@ -23,7 +50,7 @@ def recipes(name: str | None, fmt: str) -> None:
     and options (defaults and what each means)."""
     from memsynth.generation.registry import names, recipe_class
 
-    described = [recipe_class(n).describe() for n in ([name] if name else names())]
+    described = [_with_audits(recipe_class(n).describe()) for n in ([name] if name else names())]
     if fmt == "json":
         click.echo(json.dumps(described if name is None else described[0], ensure_ascii=False, indent=2))
         return
