@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from memsynth.quality.textrules import clock, forms, meaning, people
@@ -154,3 +154,19 @@ def test_third_person_user_and_vocatives():
     assert forms.third_person_user("I think Priya should rest.", names) == "priya"
     assert forms.third_person_user("The user should rest.") == "the user"
     assert forms.third_person_user("用户可以先休息一下。") == "用户"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8") | st.sampled_from("\x1c\x1d\x1e\x1f\x0b\x0c\u3000\u2028 .!?0123456789-⁃"),
+               max_size=120))
+@example("0\x1f0")
+@example("Items: \x1c1. one \x1d2. two")
+def test_any_text_splits_into_sentences_it_holds(text):
+    """pysbd failed on "0\\x1f0" (int() of a list number it took "\\x1f0" for): any text, with
+    separators, digits, list marks, CJK or emoji, splits, and each sentence is in the text (a
+    separator given to pysbd as a space)."""
+    from memsynth.core.textmatch import sentences
+
+    plain = text.replace("\x1c", " ").replace("\x1d", " ").replace("\x1e", " ").replace("\x1f", " ")
+    for sentence in sentences(text):
+        assert sentence in plain or sentence in text

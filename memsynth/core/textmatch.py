@@ -93,8 +93,23 @@ def sentences(text: str) -> list[str]:
 def _sentences(text: str) -> tuple[str, ...]:
     # Kept: pysbd takes about a millisecond a sentence, and one answer's texts are split by
     # several checks, again after a repair, and by the simulator that drew them.
-    parts = _split_zh(text) if _CJK.search(text) else _english_segmenter().segment(text)
+    parts = _split_zh(text) if _CJK.search(text) else _split_en(text)
     return tuple(s for s in (part.strip() for part in parts) if len(s) > 1)
+
+
+# The separators U+001C-U+001F: whitespace to re's \s, not to int(), so pysbd's list patterns
+# take "\x1f0" for a list number and fail (hypothesis found it); it gets a space, which keeps
+# every sentence's length and place.
+_ODD_SPACE = re.compile(r"[\x1c-\x1f]")
+_EN_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def _split_en(text: str) -> list[str]:
+    try:
+        return _english_segmenter().segment(_ODD_SPACE.sub(" ", text))
+    except (ValueError, IndexError, TypeError, RecursionError):
+        # Any other text pysbd cannot read is still split, at . ! ? before a space.
+        return _EN_SENTENCE_END.split(text)
 
 
 def _split_zh(text: str) -> list[str]:
