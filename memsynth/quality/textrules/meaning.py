@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -119,16 +120,23 @@ _NEGATIVE_ZH = re.compile(r"不|没|别|讨厌|厌恶|反感|受不了|排斥|�
 _FILLER_ZH = re.compile(r"[的了着过很非常特别比较有点一些一点总是经常也都就还会能要去在和与及并把被给让对]")
 
 
-@lru_cache(maxsize=1)
-def _stemmer():
-    from nltk.stem.porter import PorterStemmer  # pure Python, no data download
+_stemmers = threading.local()
 
-    return PorterStemmer()
+
+@lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    # A Snowball stemmer keeps the word it works on in itself: one per thread.
+    stemmer = getattr(_stemmers, "english", None)
+    if stemmer is None:
+        import snowballstemmer  # pure Python, no data download
+
+        stemmer = _stemmers.english = snowballstemmer.stemmer("english")
+    return stemmer.stemWord(word)
 
 
 @lru_cache(maxsize=1)
 def _en_canon() -> dict[str, str]:
-    stem = _stemmer().stem
+    stem = _stem
     return {stem(w): stem(group.split()[0]) for group in _SYNONYMS_EN for w in group.split()}
 
 
@@ -140,7 +148,7 @@ def _zh_canon() -> list[tuple[str, str]]:
 
 
 def _en_units(normal: str) -> frozenset[str]:
-    stem, canon = _stemmer().stem, _en_canon()
+    stem, canon = _stem, _en_canon()
     units = set()
     for word in _EN_WORD.findall(normal.replace("’", "'")):
         if word in _STOP_EN or (len(word) < 2 and not word.isdigit()):
