@@ -106,7 +106,6 @@ UNAIMED = frozenset({
     ('enpmr', 'emotions-what'),
     ('enpmr', 'eval-companion'),
     ('enpmr', 'goals-build'),
-    ('enpmr', 'language'),
     ('enpmr', 'memory-in-theme'),
     ('enpmr', 'powers-progress'),
     ('enpmr', 'profile-facts'),
@@ -120,7 +119,6 @@ UNAIMED = frozenset({
     ('pal', 'emotions-what'),
     ('pal', 'eval-assistant'),
     ('pal', 'experience-objective'),
-    ('pal', 'language'),
     ('pal', 'log-realism'),
     ('pal', 'preference-analysis'),
     ('pal', 'profile-example'),
@@ -130,7 +128,6 @@ UNAIMED = frozenset({
     ('stratmem', 'emotions-what'),
     ('stratmem', 'eval-in-character'),
     ('stratmem', 'fact-grounded'),
-    ('stratmem', 'language'),
 })
 
 

@@ -34,7 +34,8 @@ class Rule:
     @property
     def enforced_by(self) -> str:
         """The enforcers in a line: checks, judge criteria, construction; else the prompt and why."""
-        parts = ([f"check {c}" for c in self.checks] + [f"judge {j}" for j in self.judges]
+        parts = ([f"check {c.partition('.')[2]} on every stage" if c.startswith(f"{EVERY_STAGE}.") else f"check {c}"
+                  for c in self.checks] + [f"judge {j}" for j in self.judges]
                  + ([f"built in: {self.built_in}"] if self.built_in else []))
         return "; ".join(parts) if parts else f"prompt only: {self.prompt_only}"
 
@@ -47,6 +48,9 @@ class Rule:
 # Rules of the shared snippets (prompts/_*.j2), in every recipe's table.
 PARSED = ("the runner parses the answer as JSON and validates it against the stage's output model; a failure is "
           "re-asked with the problem, then the stage's policy applies")
+# A rule's check that every stage runs names this as its stage: "*.in_language".
+EVERY_STAGE = "*"
+
 SHARED_RULES = (
     Rule("json-only", "the answer is one JSON object in the requested structure, and nothing else", "prompt",
          built_in=PARSED),
@@ -54,10 +58,8 @@ SHARED_RULES = (
          built_in=PARSED),
     Rule("repair", "a re-asked answer is the complete corrected JSON, with no commentary and no code fences",
          "prompt", built_in="the parser takes the JSON out of commentary and fences (memsynth/llm/parse.py)"),
-    Rule("language", "every text value is in the build's language; JSON keys, date formats and listed values stay "
-         "as written", "prompt",
-         prompt_only="no check yet: short values (names, dates, ids) carry no language, so a check must know each "
-                     "stage's prose fields"),
+    Rule("language", "every text value is in the build's language (simplified characters in Chinese); JSON keys, "
+         "date formats and listed values stay as written", "prompt", checks=(f"{EVERY_STAGE}.in_language",)),
     # The audit judge's own prompt (prompts/_audit*.j2, memsynth.generation.audit).
     Rule("audit-scope", "an audit judges the answer on the listed rules only, from what the task and the answer show",
          "prompt", prompt_only="how a judge reads is measured, not checked: `check-answers --judge` on the shared "
@@ -98,6 +100,10 @@ def rule_problems(rules: Iterable[Rule], stages: Iterable[Stage]) -> Iterator[st
             yield f"{r.id}: names no check, no judge criterion, no construction and no reason to leave it to the prompt"
         for ref in r.checks:
             stage, _, name = ref.partition(".")
+            if stage == EVERY_STAGE:  # a check every stage runs (generation/language.py)
+                if not all(name in {c.name for c in s.checks} for s in by_name.values()):
+                    yield f"{r.id}: not every stage has the check {name}"
+                continue
             if stage not in by_name or (name != "schema" and name not in {c.name for c in by_name[stage].checks}):
                 yield f"{r.id}: no check {ref}"
         for ref in r.judges:

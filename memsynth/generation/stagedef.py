@@ -68,6 +68,14 @@ class Stage:
     # each kind to its own model, say a judge from another family than the writer).
     kind: Literal["writer", "judge"] = "writer"
 
+    def __post_init__(self) -> None:
+        # Every prompt asks for the build's language in every text value: every stage reads
+        # its answers for it, without each recipe declaring it (memsynth.generation.language).
+        from memsynth.generation.language import NAME, in_language
+
+        if all(c.name != NAME for c in self.checks):
+            object.__setattr__(self, "checks", (*self.checks, Check(NAME, in_language)))
+
     @property
     def template(self) -> str:
         """The English template; `template_for` picks the one for a language."""

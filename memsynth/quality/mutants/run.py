@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memsynth.generation.rules import EVERY_STAGE
 from memsynth.quality.mutants.base import CHECK_RULE, SCHEMA_RULE, Aim, Context, Mutant
+from memsynth.quality.mutants.language import Language
 
 __all__ = ["SCHEMA_RULE", "Case", "Outcome", "RuleTally", "Runner", "corpus_cases", "format_table", "tally"]
 
@@ -106,7 +108,7 @@ def _own_checks(rule: Any, stage: str) -> set[str]:
     own = set()
     for ref in rule.checks:
         s, _, name = ref.partition(".")
-        if s == stage:
+        if s in (stage, EVERY_STAGE):
             own.add(name)
     return own
 
@@ -152,7 +154,9 @@ class Runner:
                 known = recipe in names()
                 declared = mutant_aims(recipe) if known else ()
                 stages = recipe_class(recipe).all_stages() if known else ()
-            self._aims[recipe] = declared + self._derived(stages, declared, recipe)
+            # The shared language rule is every stage's (checklib.language): aimed at all of them.
+            shared = (Aim("language", tuple(s.name for s in stages), Language()),) if "language" in self.rules(recipe) else ()
+            self._aims[recipe] = declared + shared + self._derived(stages, declared, recipe)
         return self._aims[recipe]
 
     def _derived(self, stages: Iterable[Any], declared: tuple[Aim, ...], recipe: str) -> tuple[Aim, ...]:

@@ -1,0 +1,150 @@
+"""The shared `language` rule, checked on every stage (memsynth/generation/language.py): an
+English value in CJK script, a Chinese value in English, English words mixed into Chinese, or
+traditional characters, are rejected with a line in the build's language; released data and
+values copied from a stage's inputs are not."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memsynth.generation.language import NAME, off_language
+from memsynth.generation.registry import evaluation_stages, names, recipe_class
+from memsynth.generation.stage import evaluate
+from memsynth.quality.answer_check import find_stage
+
+SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
+REFERENCE = SHARED / "reference-data"
+needs_reference = pytest.mark.skipif(not REFERENCE.is_dir(), reason=f"reference data not at {REFERENCE}")
+
+
+def _leaves(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _leaves(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _leaves(v)
+
+
+def problems(recipe: str, stage: str, answer: dict, **variables) -> list[str]:
+    _out, found, outcome = evaluate(find_stage(recipe, stage), json.dumps(answer, ensure_ascii=False), "stop",
+                                    variables)
+    assert outcome in ("ok", "check_failed"), found  # the answer is of the stage's shape
+    return [p for p in found if p.startswith(f"[{NAME}]")]
+
+
+def test_every_stage_of_every_recipe_runs_it():
+    for name in names():
+        for stage in (*recipe_class(name).all_stages(), *evaluation_stages(name)):
+            assert NAME in {c.name for c in stage.checks}, stage.qualified_name
+
+
+@needs_reference
+def test_released_data_is_in_its_own_language():
+    """PAL-Set's Chinese users (every string: profiles, logs, dialogues, ids) and LoCoMo's and
+    StratMem-Bench's English conversations: nothing is taken for another language."""
+    zh = [t for f in sorted((REFERENCE / "pal" / "users_zh").glob("*.json"))
+          for t in _leaves(json.loads(f.read_text(encoding="utf-8")))]
+    en = [t for f in (REFERENCE / "locomo" / "locomo10.json", REFERENCE / "stratmem" / "StratMemBench.json")
+          for t in _leaves(json.loads(f.read_text(encoding="utf-8")))]
+    assert len(zh) > 20_000 and len(en) > 50_000
+    assert [t for t in zh if off_language(t, "zh")] == []
+    assert [t for t in en if off_language(t, "en")] == []
+
+
+SCENE_CHECK = {"fits_target": True, "fits_a_negative": False, "expresses_need": True, "score": 5}
+
+
+@pytest.mark.parametrize("reason, bad", [
+    ("The scene is a hospital ward where the user's patient finally stands without help.", False),
+    ("The scene mentions the ward, the 'Bennett' case and a 10 a.m. round — all about the target.", False),
+    ("场景发生在病房，正好对应目标记忆。", True),
+    ("The scene fits the target: 病人第一次独立走路 in the ward.", True),
+])
+def test_an_english_value_in_chinese_is_rejected(reason, bad):
+    found = problems("enpmr", "scenario_consistency", {**SCENE_CHECK, "reason": reason}, language="en")
+    assert bool(found) is bad, found
+    if bad:
+        assert "reason" in found[0] and "English" in found[0]
+
+
+@pytest.mark.parametrize("analysis, bad, says", [
+    ("理解抓住了久坐和加班两项需求，但漏了“不占用额外时间”，给 1 分。", False, ""),
+    ("理解提到了 App 和 Excel 表格，用 PDF 记录，也算抓住了需求。", False, ""),  # words Chinese writing uses
+    ("The restatement catches both needs the user has, so it earns full marks.", True, "英文写的"),
+    ("理解基本对，但是 it misses the point about time，所以只给 1 分。", True, "夹杂了英文单词"),
+    ("理解抓住了兩項需求，說得很清楚，給 2 分。", True, "繁体字"),
+])
+def test_a_chinese_value_in_english_or_traditional_characters_is_rejected(analysis, bad, says):
+    found = problems("pal", "eval_judge_restatement", {"analysis": analysis, "score": 1}, language="zh")
+    assert bool(found) is bad, found
+    if bad:
+        assert says in found[0] and "简体中文" in found[0]
+
+
+def test_a_value_copied_from_the_inputs_keeps_its_language():
+    """A Chinese build over English sessions quotes them as they are: the quote passes, the
+    judgement written around it must still be Chinese."""
+    memories = [{"number": 1, "text": "Melanie plans to go camping in June."}]
+    reply = "We're going camping in June with the kids!"
+    base = {"language": "zh", "memories": memories, "response": reply}
+    quoted = {"verdicts": [{"index": 1, "evidence": reply, "used": True}]}
+    found = problems("stratmem", "eval_detect", quoted, **base)
+    assert found == [], found
+    written = {"verdicts": [{"index": 1, "evidence": "She says they are going camping in June.", "used": True}]}
+    assert problems("stratmem", "eval_detect", written, **base)
+
+
+def test_listed_values_are_not_read():
+    """`relationship_quality: "good"` in a Chinese answer is a listed value, not English."""
+    from memsynth.generation.language import in_language
+    from schemas.enpmr import Relationship
+
+    item = Relationship.model_validate({
+        "name": "刘卫东", "relationship_type": "科室主任", "relationship_quality": "good", "occupation": "康复科主任",
+        "characteristic": "严格但护短，会在病例讨论会上当众表扬肯下功夫的人", "date": "2024-03-01"})
+    assert list(in_language(item, {"language": "zh"})) == []
+    wrong = item.model_copy(update={"characteristic": "strict but fair, praises people who work hard"})
+    assert list(in_language(wrong, {"language": "zh"}))
+
+
+_TEXT = st.text(alphabet=st.characters(codec="utf-8") | st.sampled_from(
+    ["好", "們", "ｆ", "🙂", "\u202e", "\u0301", "\ud800", " ", "a", "Z", "'"]), max_size=80)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_TEXT, language=st.sampled_from(["en", "zh", "fr"]))
+def test_any_text_is_read_without_failing(text, language):
+    found = off_language(text, language)
+    assert found is None or (isinstance(found, tuple) and len(found) == 2)
+
+
+@settings(max_examples=200, deadline=None)
+@given(words=st.lists(st.from_regex(r"[A-Za-z]{1,9}", fullmatch=True), max_size=30),
+       punctuation=st.sampled_from([" ", ", ", ". ", " — "]))
+def test_plain_english_is_english(words, punctuation):
+    assert off_language(punctuation.join(words), "en") is None
+
+
+_SIMPLIFIED = "我们这个时候说话会对你好的人在家里工作学习生活很开心今天明天中国朋友"
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(alphabet=st.sampled_from([*_SIMPLIFIED, "，", "。", "“", "”", "1", "A"]), min_size=1, max_size=60))
+def test_plain_simplified_chinese_is_chinese(text):
+    assert off_language(text, "zh") is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(base=st.from_regex(r"[A-Za-z ]{10,60}", fullmatch=True),
+       cjk=st.text(alphabet=st.sampled_from(list(_SIMPLIFIED)), min_size=2, max_size=6),
+       at=st.integers(min_value=0, max_value=60))
+def test_chinese_characters_in_english_are_always_seen(base, cjk, at):
+    assert off_language(base[:at] + cjk + base[at:], "en") is not None
