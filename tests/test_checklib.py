@@ -132,7 +132,7 @@ def test_a_library_check_runs_on_a_stage_like_a_written_one():
 
     stage = Stage("kit", "scene", Scene, checks=(lib.sentences("scene", min=2, max=4),))
     assert stage in {stage}  # stages are hashed by the runner; a library check must not break that
-    out, found, outcome = evaluate(stage, '{"scene": "One sentence only."}', "stop", {"language": "zh"})
+    out, found, outcome = evaluate(stage, '{"scene": "只有一句话。"}', "stop", {"language": "zh"})
     assert outcome == "check_failed" and found == ["[sentences_scene] scene 有 1 句；请写 2 到 4 句"]
     assert evaluate(stage, '{"scene": "One. Two."}', "stop", {"language": "en"})[2] == "ok"
     assert stage.checks[0].describe() == "sentences(path='scene', min=2, max=4)"

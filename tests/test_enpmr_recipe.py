@@ -310,7 +310,7 @@ def test_thousand_distinct_personas_are_reachable(simulator, tmp_path):
     recipe = EnpmrRecipe({})
     existing = read_persona_file(SEED_PERSONAS)
     # The first three answers are the same text: one is kept, two are exact duplicates.
-    same = json.dumps({"description": "A night-shift baker in Leeds who sings in a choir and "
+    same = json.dumps({"description": "A night-shift baker in Leeds who sings in a choir. She "
                                       "worries about her mother's health every single day."})
     simulator.simulator.script("enpmr_persona", [same] * 3)
     output = ShardOutput()
@@ -334,7 +334,7 @@ def test_near_duplicates_are_dropped(simulator, tmp_path):
                        ResponseCache(tmp_path / "cache"), api_key="k")
     runner = StageRunner(engine, PromptLibrary(), GenerationSettings(model="m", stage_variables=True))
     recipe = EnpmrRecipe({})
-    text = ("A retired railway engineer from Osaka who restores vintage radios, volunteers at a "
+    text = ("A retired railway engineer from Osaka who restores vintage radios. He volunteers at a "
             "children's science club on Saturdays and writes letters to his grandchildren.")
     near = text.replace("Saturdays", "Sundays")
     simulator.simulator.script("enpmr_persona", [json.dumps({"description": t}) for t in (text, near)])

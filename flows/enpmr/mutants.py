@@ -25,7 +25,9 @@ from memsynth.quality.mutants import (
     Sentences,
     Set,
     Values,
+    Voice,
 )
+from memsynth.quality.mutants.grouping import Grouped, Unbalanced
 from memsynth.quality.mutants.text import names_in, split_sentences
 
 MEMORIES = ("relationship", "power", "goal", "highlight")
@@ -65,6 +67,14 @@ def _turns(role: str, before_memory_turn: bool = False):
 def _memory_turn(answer: Any, v: Mapping[str, Any]) -> list[tuple[Any, ...]]:
     k = answer.get("memory_turn", 0)
     return [("turns", k - 1, "content")] if 1 <= k <= len(answer.get("turns", [])) else []
+
+
+def _first_person(answer: Any, v: Mapping[str, Any], language: str) -> list[tuple[str, dict[str, str]]]:
+    """A described person made the speaker: "she"/"he" → "I", 她/他 → 我."""
+    if language == "zh":
+        return [("first_person", {"她": "我", "他": "我"})]
+    return [("first_person", {"She": "I", "she": "I", "He": "I", "he": "I", "her": "my", "his": "my",
+                              "him": "me", "She's": "I'm", "He's": "I'm", "she's": "I'm", "he's": "I'm"})]
 
 
 def _form(v: Mapping[str, Any], language: str) -> list[str]:
@@ -140,6 +150,10 @@ def _short_scene(answer: Any, v: Mapping[str, Any]) -> list[tuple[Any, ...]]:
 
 AIMS = (
     Aim("persona-prose", ("persona",), InsertText("description", _form, "attribute_form")),
+    Aim("persona-prose", ("persona",), Sentences("description", low=2, high=3)),
+    Aim("persona-prose", ("persona",), Voice("description", _first_person)),
+    Aim("memory-counts", ("power",), Grouped("items", "performance")),
+    Aim("memory-counts", ("relationship",), Unbalanced("items", "relationship_quality")),
     Aim("distinct-memories", ("profile",), Duplicate("preferences")),
     Aim("life-themes", ("life_themes",), Count("themes", low=lambda v: v["min_themes"])),
     Aim("life-themes", ("life_themes",), Moved("themes[*].start_date", after=lambda v: v["reference_date"],

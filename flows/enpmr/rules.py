@@ -35,11 +35,12 @@ RULES = (
     Rule("themes-spread", "themes spread across parts of life and overlap as little as possible", "prompt",
          prompt_only="how far two themes overlap in meaning needs a model (distinct_themes compares titles); "
                      "the audit judge reads it"),
-    Rule("memory-counts", "per theme: ≥ 4 relationships (good and bad), ≥ 6 powers (4 proficient, 2 not), ≥ 3 goals "
+    Rule("memory-counts", "per theme: ≥ 4 relationships (good and bad, roughly balanced: each kind at least a third), "
+         "≥ 6 powers (4 proficient, 2 not, the kinds mixed through the timeline, not grouped), ≥ 3 goals "
          "(2 achieved, the last not), ≥ 6 highlights; powers and goals in date order",
          "seed 000 §3.1, Figs. 8-10",
-         checks=("relationship.enough_items", "relationship.quality_mix", "power.enough_items", "power.proficiency_mix",
-                 "power.chronological", "goal.enough_items", "goal.goal_status", "goal.chronological",
+         checks=("relationship.enough_items", "relationship.quality_mix", "relationship.quality_balanced",
+                 "power.enough_items", "power.proficiency_mix", "power.kinds_mixed", "power.chronological", "goal.enough_items", "goal.goal_status", "goal.chronological",
                  "highlight.enough_items")),
     Rule("memory-dates", "a memory falls between its theme's start and the reference date (a person who mattered "
          "before the theme is dated when the theme made them important)", "seed 000 §3.1",
@@ -69,8 +70,9 @@ RULES = (
          checks=("preferences.enough_items", "preferences.dates_in_window")),
     _fields("preferences", "a preference has a short label, one or two sentences with a concrete detail, and the date "
                            "it was first mentioned"),
-    Rule("persona-prose", "a written persona is sentences about someone, not a list of attributes", "prompt",
-         checks=("persona.persona_is_prose", "persona.schema")),
+    Rule("persona-prose", "a written persona is two or three sentences about someone in the third person, not a list "
+         "of attributes", "prompt",
+         checks=("persona.persona_is_prose", "persona.third_person", "persona.persona_sentences", "persona.schema")),
     Rule("session-form", "a memory session is 10-20 utterances alternating user / AI, the user first", "seed 000 §3.2",
          checks=("memory_session.schema", "memory_session.session_alternates")),
     Rule("session-reveals", "the user's turns in a memory session draw on the memory's details", "seed 000 §3.2",
@@ -121,9 +123,11 @@ RULES = (
          checks=("support_dialogue.recall_length",)),
     Rule("no-negatives", "the dialogue uses no detail that belongs only to a negative", "seed 000 A.2",
          checks=("support_dialogue.recall_avoids_negatives",), judges=("faithfulness.uses_negatives",)),
-    Rule("judges-consistent", "a judge's flags have grounds in the dialogue and agree with its score", "prompt",
+    Rule("judges-consistent", "a judge's flags have grounds in the dialogue and agree with its score; its reason is "
+         "one sentence", "prompt",
          checks=("faithfulness.verdict_has_grounds", "faithfulness.faithfulness_score_agrees",
-                 "scenario_consistency.scenario_score_agrees")),
+                 "faithfulness.one_sentence_reason", "scenario_consistency.scenario_score_agrees",
+                 "scenario_consistency.one_sentence_reason")),
     Rule("blri", "12 BLRI items on the inventory's −3…+3 scale without 0; a mean below the threshold drops the "
          "dialogue; each item scored as worded (code reverses the negative ones)", "seed 000 A.2, Fig. 4",
          checks=("blri.schema", "blri.blri_in_scale", "blri.blri_literal"), judges=("blri.scores",)),

@@ -26,11 +26,15 @@ def persona(draft: Answer, v: Variables, text: TextMaker) -> Answer:
     name = text.person_name()
     interests = ("、" if text.language == "zh" else ", ").join(v["interests"])
     if text.language == "zh":
+        # Two sentences in the third person (the prompt's form); the second varies, so personas
+        # from the same attributes are not near-duplicates.
         draft["description"] = (f"{name}是一位来自{v['region']}的{v['occupation']}，年龄在{v['age_band']}岁之间，"
-                                f"目前{v['life_stage']}。平时喜欢{interests}。{text.paragraph(2)}")
+                                f"目前{v['life_stage']}。平时喜欢{interests}，最近正忙着{text.phrase()}，"
+                                f"{text.rng.choice(('心里有些忐忑', '觉得很有盼头', '常常忙到深夜'))}。")
     else:
         draft["description"] = (f"{name} is a {v['occupation']} aged {v['age_band']} living in {v['region']}, "
-                                f"currently {v['life_stage']}. Outside work they love {interests}. {text.paragraph(2)}")
+                                f"currently {v['life_stage']}. Outside work they love {interests}, and lately they "
+                                f"have been busy with {text.phrase()}.")
     return draft
 
 

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from flows.enpmr import checks as c
+from flows.enpmr import form_checks as f
 from flows.enpmr.options import (
     MIN_ACHIEVED,
     MIN_GOALS,
@@ -44,14 +45,15 @@ def _stage(name: str, output: type[BaseModel], *checks: Check, temperature: floa
                  max_tokens=max_tokens)
 
 
-PERSONA = _stage("persona", PersonaDescription, c.persona_is_prose, temperature=1.0, max_tokens=512)
+PERSONA = _stage("persona", PersonaDescription, c.persona_is_prose, f.third_person, f.persona_sentences,
+                 temperature=1.0, max_tokens=512)
 PROFILE = _stage("profile", Profile, c.distinct_preferences, max_tokens=2048)
 LIFE_THEMES = _stage("life_themes", LifeThemes, c.theme_dates_in_window, c.distinct_themes, c.enough_themes,
                      max_tokens=2560)
 RELATIONSHIP = _stage("relationship", Relationships, c.enough_items, c.dates_in_theme, c.quality_mix,
-                      c.distinct_names, max_tokens=1792)
+                      f.quality_balanced, c.distinct_names, max_tokens=1792)
 POWER = _stage("power", Powers, c.enough_items, c.dates_in_theme, c.chronological, c.proficiency_mix,
-               c.distinct_names, max_tokens=1792)
+               f.kinds_mixed, c.distinct_names, max_tokens=1792)
 GOAL = _stage("goal", Goals, c.enough_items, c.dates_in_theme, c.chronological, c.goal_status, c.distinct_names,
               max_tokens=768)
 HIGHLIGHT = _stage("highlight", Highlights, c.enough_items, c.dates_in_theme, c.distinct_names, max_tokens=1536)
@@ -60,13 +62,13 @@ PREFERENCES = _stage("preferences", Preferences, c.enough_items, c.dates_in_wind
 MEMORY_SESSION = _stage("memory_session", MemorySession, c.session_alternates, c.user_reveals_memory,
                         c.does_not_recite_title, max_tokens=1536)
 SCENE = _stage("scene", Scene, c.scene_form, max_tokens=512)
-SCENARIO_CONSISTENCY = _stage("scenario_consistency", ScenarioCheck, c.scenario_score_agrees, temperature=0.0,
+SCENARIO_CONSISTENCY = _stage("scenario_consistency", ScenarioCheck, c.scenario_score_agrees, f.one_sentence_reason, temperature=0.0,
                               kind="judge", max_tokens=256)
 SUPPORT_DIALOGUE = _stage("support_dialogue", SupportDialogue, c.dialogue_alternates,
                           c.memory_turn_recalls_target, c.recall_length, c.user_never_states_memory,
                           c.no_recall_before_memory_turn, c.recall_avoids_negatives, max_tokens=1024)
 FAITHFULNESS = _stage("faithfulness", Faithfulness, c.verdict_has_grounds, c.faithfulness_score_agrees,
-                      temperature=0.0, kind="judge", max_tokens=256)
+                      f.one_sentence_reason, temperature=0.0, kind="judge", max_tokens=256)
 BLRI = _stage("blri", BlriScores, c.blri_in_scale, c.blri_literal, temperature=0.0, kind="judge",
               max_tokens=256)
 

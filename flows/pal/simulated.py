@@ -219,10 +219,19 @@ def _as_one_sentence(text: str, language: str) -> str:
     return body + end
 
 
+def _record_words(record: str) -> str:
+    """A memory record's own words: without its "2024-10-25 20:00:00 dialogue" header and its
+    "user:" / "assistant:" labels (a restatement says what was said, not how it was stored)."""
+    lines = record.splitlines()
+    if lines and re.match(r"\d{4}-\d{2}-\d{2}", lines[0]):
+        lines = lines[1:]
+    return "\n".join(re.sub(r"^\s*(user|assistant)\s*[:：]\s*", "", line) for line in lines)
+
+
 @ANSWERS.stage("eval_restate")
 def eval_restate(draft: dict[str, Any], v: Mapping[str, Any], text: TextMaker) -> dict[str, Any]:
     draft["requirement"] = _as_one_sentence(
-        (v["memory"][0] if v["memory"] else text.sentence()) + " " + v["user_query"], text.language)
+        (_record_words(v["memory"][0]) if v["memory"] else text.sentence()) + " " + v["user_query"], text.language)
     return draft
 
 

@@ -30,7 +30,7 @@ REPAIR_PROBLEMS = {
     "zh": ["[schema] 字段 items.0.date：应当是 YYYY-MM-DD 格式的日期", "[enough_items] 请至少给出 6 项，实际给了 4 项"],
 }
 PERSONAS = {
-    "en": "A night-shift nurse in Leeds who sings in a church choir and worries about her mother.",
+    "en": "A night-shift nurse in Leeds who sings in a church choir. She worries about her mother, who lives alone.",
     "zh": "一位在成都上夜班的护士，周末在社区合唱团唱歌，总惦记着独居的母亲。",
 }
 

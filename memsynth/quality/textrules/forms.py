@@ -6,6 +6,7 @@ Each finder returns what it found (the words), or nothing; the recipes word the 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from memsynth.core.textmatch import normal_text
 
@@ -87,3 +88,23 @@ def third_person_user(text: str, name_forms: set[str] | frozenset[str] = frozens
             if not vocative:
                 return m.group(0)
     return None
+
+
+# A described person is "she", "he", "they" or 她/他: first-person forms outside a quotation
+# ("she says 'I can do this'" is hers to say) make the text a self-introduction. 自我, 忘我,
+# 我行我素 and 唯我 are words about a person, not the writer.
+_QUOTED = re.compile(r"“[^”]*”|\"[^\"]*\"|「[^」]*」|『[^』]*』|‘[^’]*’")
+_FIRST_EN = re.compile(r"\b(I|I'm|I've|I'd|I'll|[Mm]y|[Mm]e|[Mm]ine|[Mm]yself|[Ww]e|[Oo]ur|[Uu]s|[Oo]urselves)\b")
+_FIRST_ZH = re.compile(r"我们|咱们|我")
+_NOT_FIRST_ZH = re.compile(r"自我|忘我|我行我素|唯我|无我|你我|敌我")
+
+
+def first_person(text: str) -> str | None:
+    """The first first-person word outside quotations ("I", "my", 我…), or None."""
+    # Case kept (normal_text folds it): "US" is a country, "us" the writer's.
+    normal = _QUOTED.sub(" ", unicodedata.normalize("NFKC", text).replace("’", "'"))
+    if re.search(r"[\u4e00-\u9fff]", normal):
+        m = _FIRST_ZH.search(_NOT_FIRST_ZH.sub(" ", normal))
+    else:
+        m = _FIRST_EN.search(normal)
+    return m.group(0) if m else None

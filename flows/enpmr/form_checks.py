@@ -1,0 +1,55 @@
+"""enpmr's checks of form a schema cannot express: who a text speaks as, how its items are
+ordered and mixed, how long a judge's reason is (the prompts' own lines)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from memsynth.generation import checklib as lib
+from memsynth.generation.stage import check, say
+from memsynth.quality.textrules.forms import first_person
+from schemas.enpmr import PersonaDescription, Powers, Relationships
+
+# "two or three sentences in the third person" (persona.j2)
+PERSONA_SENTENCES = (2, 3)
+persona_sentences = lib.sentences("description", min=PERSONA_SENTENCES[0], max=PERSONA_SENTENCES[1],
+                                  name="persona_sentences")
+# "reason: one sentence." (faithfulness.j2, scenario_consistency.j2)
+one_sentence_reason = lib.sentences("reason", max=1, name="one_sentence_reason")
+# "include both kinds, roughly balanced": neither kind under a third of the people.
+BALANCED_SHARE = 1 / 3
+
+
+@check("third_person")
+def third_person(out: PersonaDescription, v: Mapping[str, Any]) -> Iterator[str]:
+    if found := first_person(out.description):
+        yield say(v, f"the description speaks as the person ({found!r}); write about them in the third person",
+                  f"description 用了第一人称（“{found}”）；请用第三人称描述这个人")
+
+
+@check("kinds_mixed")
+def kinds_mixed(out: Powers, v: Mapping[str, Any]) -> Iterator[str]:
+    """The two kinds change places more than once in date order: not all of one, then all of
+    the other."""
+    kinds = [p.performance for p in out.items]
+    changes = sum(a != b for a, b in zip(kinds, kinds[1:]))
+    if len(set(kinds)) == 2 and changes < 2:
+        yield say(v, f"the skills are grouped by kind ({' → '.join(dict.fromkeys(kinds))}); mix 'proficient' and "
+                     "'not proficient' through the timeline",
+                  f"技能按类别扎堆排列（{' → '.join(dict.fromkeys(kinds))}）；请让 proficient 与 not proficient "
+                  "在时间线上穿插出现")
+
+
+@check("quality_balanced")
+def quality_balanced(out: Relationships, v: Mapping[str, Any]) -> Iterator[str]:
+    n = len(out.items)
+    least = math.ceil(n * BALANCED_SHARE)
+    for kind in ("good", "bad"):
+        found = sum(r.relationship_quality == kind for r in out.items)
+        if 0 < found < least:
+            yield say(v, f"only {found} of {n} relationships are {kind!r}; keep the two kinds roughly balanced "
+                         f"(at least {least} of each)",
+                      f"{n} 个人里只有 {found} 个是 \"{kind}\"；两种要大致各占一半（每种至少 {least} 个）")
+
