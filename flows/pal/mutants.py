@@ -152,7 +152,7 @@ AIMS = (
     Aim("situations", ("situations",), Voice("situations[*].situation", _named, places=2)),
     Aim("situations", ("situations",), Replace("situations[*].requirement_ids[*]", {"en": r"^.+$", "zh": r"^.+$"},
                                                {"en": ("work-9",), "zh": ("work-9",)}, "unknown_requirement")),
-    Aim("experience-ends", ("experience",), ProseMoment("experience", lambda v: v["span_end"])),
+    Aim("experience-ends", ("experience",), ProseMoment("experience", lambda v: v["span_end"], at_end=True)),
     Aim("logs", ("logs",), Count("logs", low=lambda v: v["min_logs"])),
     Aim("logs", ("logs",), Moved("logs[*].timestamp", after=lambda v: v["span_end"], before=lambda v: v["span_start"],
                                  fmt=MINUTE)),

@@ -15,7 +15,15 @@ from memsynth.quality.textrules.clock import past
 from memsynth.quality.textrules.forms import questions, second_proposal, third_person_user
 from memsynth.quality.textrules.meaning import same_meaning_pairs
 from memsynth.quality.textrules.people import named_in, person_forms
-from schemas.pal import Candidates, Dialogue, Experience, MonthSituations, SessionRequirements
+from schemas.pal import (
+    AspectPreferences,
+    Candidates,
+    Dialogue,
+    Experience,
+    MonthSituations,
+    SessionRequirements,
+    Timeline,
+)
 
 MINUTE = "%Y-%m-%d %H:%M"
 
@@ -29,11 +37,12 @@ def _span(v: Mapping[str, Any]) -> tuple[dt.datetime, dt.datetime]:
 def stays_in_span(out: Experience, v: Mapping[str, Any]) -> Iterator[str]:
     """No day or clock time in the prose after the span ends (11月12日, 第二天, 17:15, 下午五点半)."""
     start, end = _span(v)
-    for moment in past(out.experience, start, end)[:1]:
-        yield say(v, f"the experience reaches {moment.said!r} ({moment.at:%Y-%m-%d %H:%M}), after the span ends at "
-                     f"{end:%Y-%m-%d %H:%M}; everything happens before then",
-                  f"经历写到了“{moment.said}”（{moment.at:%Y-%m-%d %H:%M}），晚于时间段的结束时间 {end:%Y-%m-%d %H:%M}；"
-                  "所有事件都要发生在这之前")
+    # The span ends when the dialogue begins: a clock time at the end is already the dialogue.
+    for moment in past(out.experience, start, end, end_included=True)[:1]:
+        yield say(v, f"the experience reaches {moment.said!r} ({moment.at:%Y-%m-%d %H:%M}), not before the span ends "
+                     f"at {end:%Y-%m-%d %H:%M} (when the dialogue begins); everything happens before then",
+                  f"经历写到了“{moment.said}”（{moment.at:%Y-%m-%d %H:%M}），没有早于时间段的结束时间 "
+                  f"{end:%Y-%m-%d %H:%M}（对话从那时开始）；所有事件都要发生在这之前")
 
 
 def _user_forms(v: Mapping[str, Any]) -> set[str]:
@@ -50,10 +59,18 @@ def _unnamed(v: Mapping[str, Any], label: str, text: str) -> Iterator[str]:
 
 @check("user_not_named")
 def user_not_named(out: Any, v: Mapping[str, Any]) -> Iterator[str]:
-    """The prompts say "call the user 'the user'" / "do not use the user's name" (situations,
-    experience, framework, dialogue); released
-    PAL-Set dialogues name the user in none of 3,856 utterances."""
-    if isinstance(out, Experience):
+    """The prompts say "call the user 'the user'" / "do not use the user's name" (every stage whose
+    template carries the rule id `the-user`: timeline, preferences, situations, experience,
+    framework, dialogue); released PAL-Set dialogues name the user in none of 3,856 utterances,
+    its preferences in none of 3,520 pos/neg texts."""
+    if isinstance(out, Timeline):
+        for m in out.months:
+            yield from _unnamed(v, f"months[{m.month}].summary", m.summary)
+    elif isinstance(out, AspectPreferences):
+        for item in out.items:
+            for side in ("pos", "neg", "analysis"):
+                yield from _unnamed(v, f"{item.requirement_id}.{side}", getattr(item, side))
+    elif isinstance(out, Experience):
         yield from _unnamed(v, "experience", out.experience)
     elif isinstance(out, SessionRequirements):
         for t in out.topics:

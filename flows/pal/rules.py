@@ -17,8 +17,8 @@ RULES = (
          prompt_only="no check compares a profile with the example yet; varied_batch compares a batch's profiles"),
     Rule("the-user", "the user is called \"the user\" (in a dialogue \"you\"), never by full name, surname and "
          "title or given name", "seed 004 Steps 2-6",
-         checks=("situations.user_not_named", "experience.user_not_named", "requirements.user_not_named",
-                 "dialogue.user_not_named")),
+         checks=("timeline.user_not_named", "preferences.user_not_named", "situations.user_not_named",
+                 "experience.user_not_named", "requirements.user_not_named", "dialogue.user_not_named")),
     Rule("timeline", "one entry per month in order, at least 5 sentences of objective events", "seed 004 Step 2-1",
          checks=("timeline.months_in_order", "timeline.month_sentences")),
     Rule("requirement-types", "4-5 distinct requirement types per aspect", "seed 004 Step 2-2",
@@ -49,9 +49,11 @@ RULES = (
          "the user's personality, preferences or inner life; a brief plain reaction to an event ('was relieved') "
          "is an event's part, not a violation", "seed 004 Step 4",
          prompt_only="objectivity is a reading of the whole text; the audit judge reads a sample"),
-    Rule("experience-ends", "the experience describes nothing after the span ends: no later ISO date, prose date "
-         "(11月12日, 'the next day') or clock time on the last day ('17:15', '5:30 pm', '下午五点半'); a day named as a "
-         "deadline ('11月15日前交') is not reached", "seed 004 Step 4",
+    Rule("experience-ends", "the experience describes nothing from the span's end on (the dialogue starts then): no "
+         "later ISO date, prose date (11月12日, 'the next day'), and no clock time on the last day at or after the end "
+         "('20:00' when the span ends at 20:00, '17:15', '5:30 pm', '下午五点半'); a day named as a deadline "
+         "('11月15日前交') or a time the text stays before ('晚上八点前', 'before 8 pm') is not reached",
+         "seed 004 Step 4",
          checks=("experience.ends_before_session", "experience.stays_in_span")),
     Rule("speaks-to-user", "the assistant speaks to the user as 'you', never 'the user' / 用户", "prompt",
          checks=("dialogue.speaks_to_the_user",)),

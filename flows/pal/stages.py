@@ -34,10 +34,10 @@ def _stage(name: str, output: type[BaseModel], *checks: Check, policy: Policy = 
 
 # Flagged, not dropped: the recipe keeps each valid profile of the batch on its own.
 PROFILE = _stage("profile", PalProfiles, c.batch_size, c.profile_fields, c.varied_batch, policy="flag")
-TIMELINE = _stage("timeline", Timeline, c.months_in_order, c.month_sentences, max_tokens=1024)
+TIMELINE = _stage("timeline", Timeline, c.months_in_order, c.month_sentences, pc.user_not_named, max_tokens=1024)
 REQUIREMENT_TYPES = _stage("requirement_types", RequirementTypes, c.distinct_requirement_types, max_tokens=512)
 PREFERENCES = _stage("preferences", AspectPreferences, c.covers_requirement_types, c.preference_sentences,
-                     judge=j.PREFERENCES, max_tokens=2560)
+                     pc.user_not_named, judge=j.PREFERENCES, max_tokens=2560)
 SITUATIONS = _stage("situations", MonthSituations, c.situation_count, c.spans_consecutive,
                     c.valid_requirement_ids, c.situation_sentences, pc.user_not_named, max_tokens=2560)
 EXPERIENCE = _stage("experience", Experience, c.ends_before_session, pc.stays_in_span, pc.user_not_named,

@@ -56,10 +56,12 @@ class Moved(Mutator):
 class ProseMoment(Mutator):
     """Prose that runs past the end: a sentence dated after `end` (a function of the variables
     giving "YYYY-MM-DD HH:MM"), one mutant per way of writing it ("17:15", "5:30 pm",
-    "下午五点半", "16 October", "10月16日")."""
+    "下午五点半", "16 October", "10月16日"). With `at_end`, the end's own clock time too: for a
+    span that ends when something else begins (what starts then is not before the end)."""
 
     where: Where
     end: Callable[[Mapping[str, Any]], str]
+    at_end: bool = False
     kind = "prose_time"
 
     def __call__(self, answer: Any, ctx: Context) -> Iterator[Mutant]:
@@ -71,7 +73,8 @@ class ProseMoment(Mutator):
         end = dt.datetime.strptime(self.end(ctx.variables), "%Y-%m-%d %H:%M")
         lang = ctx.language
         moments: list[tuple[str, str]] = []
-        for delta in (dt.timedelta(minutes=15), dt.timedelta(minutes=30), dt.timedelta(hours=3)):
+        deltas = (dt.timedelta(minutes=15), dt.timedelta(minutes=30), dt.timedelta(hours=3))
+        for delta in ((dt.timedelta(0), *deltas) if self.at_end else deltas):
             later = end + delta
             if later.date() != end.date():
                 continue

@@ -140,6 +140,17 @@ def _deadline(m: re.Match[str]) -> bool:
                 or re.search(r"(截止|期限|最晚|不晚于|之前要?)[^，。；]{0,4}$", before))
 
 
+# "晚上八点前回到家", "home before 8 pm": a clock time the text stays before, not one it reaches.
+# Narrower than a day's deadline: "加班到八点为止" and "until 8 pm" do reach eight.
+_TIME_BEFORE_AFTER = re.compile(r"\s*(前|之前|以前)")
+_TIME_BEFORE_BEFORE = re.compile(r"\b(by|before|no later than)\s*$", re.IGNORECASE)
+
+
+def _time_deadline(m: re.Match[str]) -> bool:
+    return bool(_TIME_BEFORE_AFTER.match(m.string[m.end():m.end() + 3])
+                or _TIME_BEFORE_BEFORE.search(m.string[max(0, m.start() - 20):m.start()]))
+
+
 def moments(text: str, start: dt.date, end: dt.date) -> Iterator[Moment]:
     """Each day and clock time the text reaches, in order, placed on the span's days."""
     current: dt.date | None = start if start == end else None
@@ -171,14 +182,18 @@ def moments(text: str, start: dt.date, end: dt.date) -> Iterator[Moment]:
             current = day
             yield Moment(day, None, m.group(0))
             continue
-        if current is not None and (time := _clock(m)) is not None:
+        if current is not None and (time := _clock(m)) is not None and not _time_deadline(m):
             yield Moment(current, time, m.group(0))
 
 
-def past(text: str, start: dt.datetime, end: dt.datetime) -> list[Moment]:
-    """The moments of `text` after `end`: a later day, or a later clock time on the last day."""
+def past(text: str, start: dt.datetime, end: dt.datetime, end_included: bool = False) -> list[Moment]:
+    """The moments of `text` after `end`: a later day, or a later clock time on the last day.
+    With `end_included`, a clock time at `end` itself counts too: a span that ends when something
+    else begins (pal's experience ends at 20:00 because the dialogue starts then, so "晚上八点，
+    用户打开了助手" already describes the dialogue)."""
     found = []
     for moment in moments(text, start.date(), end.date()):
-        if moment.day > end.date() or (moment.day == end.date() and moment.time is not None and moment.at > end):
+        late = moment.time is not None and (moment.at >= end if end_included else moment.at > end)
+        if moment.day > end.date() or (moment.day == end.date() and late):
             found.append(moment)
     return found
