@@ -5,13 +5,16 @@ zh (other wordings than the held-out ones), beside answers that keep the rule.""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from flows.pal import prose_checks as pp
 from flows.pal.rules import RULES
 from flows.pal.stages import STAGES
 from memsynth.generation.prompts import DEFAULT_PROMPTS_DIR
 from memsynth.generation.rules import prompt_lines
-from schemas.pal import AspectPreferences, Experience, Timeline
+from memsynth.quality.textrules import clock
+from schemas.pal import AspectPreferences, Experience, SessionRequirements, Timeline
 
 RULE = {r.id: r for r in RULES}
 
@@ -88,3 +91,62 @@ SPAN = {"profile": {"name": "孙立伟"}, "time_span": "2024-11-06 09:00 ~ 2024-
 def test_nothing_at_the_spans_end(text, ok):
     problems = pp.stays_in_span(Experience(experience=text), _lang(SPAN, "zh" if "用户" in text else "en"))
     assert (problems == []) is ok, problems
+
+
+# --- evidences: facts without dates; vague-query: no day, figure or person in the query ----
+
+
+def _framework(query: str, evidences: list[str]) -> SessionRequirements:
+    return SessionRequirements(topics=[{
+        "requirement_id": "health-1", "user_query": query, "requirement": "找到工作日里能随时做的护腰办法",
+        "implicit_needs": [{"need": "不占时间的护腰动作", "evidences": evidences},
+                           {"need": "能坚持的提醒方式", "evidences": ["用户常常忘记起身"]}]}])
+
+
+@pytest.mark.parametrize(("evidence", "ok"), [
+    ("用户连续几天加班到晚上十点", True),
+    ("经理要求周三前补齐验证数据", True),  # a deadline is the fact, not a date
+    ("用户每周三晚上去打羽毛球", True),
+    ("用户周一到周五都在车间站班", True),
+    ("用户一周三次在工位上吃午饭", True),
+    ("The user worked late every Wednesday", True),
+    ("The report is due by Friday", True),
+    ("11月8日用户在电脑前坐了一整天", False),
+    ("用户上周五在车间站了三个小时", False),
+    ("2024-11-08 用户腰痛发作", False),
+    ("用户昨天去社区医院做了理疗", False),
+    ("2024年11月用户做了两次理疗", False),
+    ("On Nov 8 the user sat at the computer all day", False),
+    ("On 8 November the user sat at the computer all day", False),
+    ("Last Tuesday the user stood on the line for three hours", False),
+    ("The user saw the physio the next day", False),
+])
+def test_evidences_carry_no_date(evidence, ok):
+    problems = pp.undated_evidences(_framework("腰又疼了怎么办？", ["用户腰椎间盘突出", evidence]),
+                                    _lang({}, "zh" if "用户" in evidence else "en"))
+    assert (problems == []) is ok, problems
+    if not ok:
+        assert "evidence 2" in problems[0] or "第 2 条" in problems[0]
+
+
+@pytest.mark.parametrize(("query", "ok"), [
+    ("腰又开始疼了，怎么办好？", True),
+    ("找个心理医生有用吗？", True),
+    ("项目经理总催我，怎么办？", True),
+    ("My back hurts again, any ideas?", True),
+    ("王经理让我周三前补数据，怎么弄？", False),
+    ("报告下周一要交，怎么写快？", False),
+    ("腰疼了3天了，怎么办？", False),
+    ("Dr Patel wants it redone, what now?", False),
+    ("The report is due Friday, how do I finish it?", False),
+])
+def test_the_opening_query_carries_no_detail(query, ok):
+    problems = pp.query_without_details(_framework(query, ["用户腰椎间盘突出"]), {"language": "zh"})
+    assert (problems == []) is ok, problems
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text())
+def test_dates_and_query_details_take_any_text(text):
+    assert all(isinstance(d, str) and d for d in clock.dates(text))
+    assert all(isinstance(d, str) and d for d in pp.query_details(text))

@@ -14,6 +14,7 @@ from memsynth.quality.mutants import (
     SCHEMA_RULE,
     Aim,
     Count,
+    Dated,
     DropOne,
     Duplicate,
     Fields,
@@ -160,6 +161,10 @@ AIMS = (
     Aim("frameworks", ("requirements",), DropOne("topics")),
     Aim("vague-query", ("requirements",), Longer("topics[*].user_query",
                                                  lambda v: QUERY_LIMIT["zh" if v.get("language") == "zh" else "en"])),
+    # a fact with its date (any day will do: none is allowed); a query with a day or deadline in it
+    Aim("evidences", ("requirements",), Dated("topics[*].implicit_needs[*].evidences[*]", lambda v: v["reference_date"],
+                                              places=2)),
+    Aim("vague-query", ("requirements",), Dated("topics[*].user_query", lambda v: v["reference_date"])),
     Aim("candidates", ("candidates",), Count("topics[*].solutions", low=8, high=8)),
     Aim("candidates", ("candidates",), Duplicate("topics[*].solutions")),
     Aim("choices-verbatim", ("solution_preferences",), Reword("liked[*].solution", places=1)),
@@ -188,6 +193,8 @@ AIMS = (
                                                      lambda v, lang: _OFF_TOPIC[lang], "off_topic_need")),
     Aim("choices-follow-preferences", ("solution_preferences",), Swap(_liked_disliked, "liked_disliked_swapped")),
     # the user as "the user" / "you", never by name; one question a query or inquiry.
+    Aim("the-user", ("timeline",), InsertPerson("months[*].summary", _user, voice="narrator")),
+    Aim("the-user", ("preferences",), Voice("items[*].pos", _named)),
     Aim("the-user", ("experience",), Voice("experience", _named)),
     Aim("the-user", ("experience",), InsertPerson("experience", _user, voice="narrator")),
     Aim("the-user", ("requirements",), InsertPerson("topics[*].requirement", _user, voice="narrator")),

@@ -7,11 +7,12 @@ PAL-Set items of each kind (tests/test_calibration.py).
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from memsynth.generation.stage import check, say
-from memsynth.quality.textrules.clock import past
+from memsynth.quality.textrules.clock import dates, past
 from memsynth.quality.textrules.forms import questions, second_proposal, third_person_user
 from memsynth.quality.textrules.meaning import same_meaning_pairs
 from memsynth.quality.textrules.people import named_in, person_forms
@@ -82,6 +83,45 @@ def user_not_named(out: Any, v: Mapping[str, Any]) -> Iterator[str]:
         for i, turn in enumerate(out.turns, start=1):
             for speaker in ("user", "assistant"):
                 yield from _unnamed(v, f"turn {i} {speaker}", getattr(turn, speaker).content)
+
+
+@check("undated_evidences")
+def undated_evidences(out: SessionRequirements, v: Mapping[str, Any]) -> Iterator[str]:
+    """An implicit need's evidences are facts "without dates": no day in any form (what counts:
+    memsynth.quality.textrules.clock.dates; a deadline, a habit's weekday or a clock time is not one)."""
+    for t in out.topics:
+        for k, need in enumerate(t.implicit_needs, start=1):
+            for e, evidence in enumerate(need.evidences, start=1):
+                if found := dates(evidence):
+                    yield say(v, f"{t.requirement_id}: need {k}, evidence {e} is dated ({', '.join(found)}); state the "
+                                 "fact without its date",
+                              f"{t.requirement_id}：第 {k} 个需求的第 {e} 条依据写了日期（{'、'.join(found)}）；只写事实，不写日期")
+
+
+# Background details a vague opening query leaves out, as far as code can see them: when
+# (any day or date, a deadline's too: 周三前, by Friday), a figure (digits), a person by surname and
+# title (王经理, Dr Lee). None of PAL-Set's 343 released queries holds a digit or a day; one says
+# "下个月" (a month, not a day: left alone).
+_SURNAMES = ("王李张刘陈杨赵黄周吴徐孙胡朱高林何郭马罗梁宋郑谢韩唐冯于董萧程曹袁邓许傅沈曾彭吕苏卢蒋蔡贾丁魏薛叶阎余潘杜"
+             "戴夏钟汪田任姜范方石姚谭廖邹熊金陆郝孔白崔康毛邱秦江史顾侯邵孟龙万段钱汤尹黎易常武乔贺赖龚文")
+_QUERY_DETAIL = re.compile(
+    rf"\d+|(?<![\u4e00-\u9fff])[{_SURNAMES}](经理|老师|医生|大夫|主任|师傅|教练|教授|科长|处长|律师|护士|阿姨|叔叔)"
+    rf"|[{_SURNAMES}](经理|主任|科长|处长|教授|律师)|\b(Mr|Mrs|Ms|Miss|Dr|Prof)\.?\s+[A-Z][a-z]+")
+
+
+def query_details(text: str) -> list[str]:
+    """The background details code can see in an opening query (see above), in order."""
+    return [*dates(text, deadlines=True), *(m.group(0) for m in _QUERY_DETAIL.finditer(text))]
+
+
+@check("query_without_details")
+def query_without_details(out: SessionRequirements, v: Mapping[str, Any]) -> Iterator[str]:
+    for t in out.topics:
+        if found := query_details(t.user_query):
+            yield say(v, f"{t.requirement_id}.user_query carries background details ({', '.join(found)}); keep the "
+                         "opening query vague: no dates, deadlines, figures or people's names",
+                      f"{t.requirement_id}.user_query 带了背景细节（{'、'.join(found)}）；开场询问要简短模糊，"
+                      "不写日期、期限、数字和人名")
 
 
 @check("one_question_query")

@@ -92,3 +92,35 @@ class ProseMoment(Mutator):
             sentence = tx.moment_sentence(lang, when, rng.choice(lx.EVENTS[lang]))
             new = tx.joined(lang, [get(answer, path).strip(), sentence])
             yield Mutant(put(answer, path, new), f"prose_time:{form}", f"{_show(path)} + {sentence!r}, after {end}")
+
+
+# Days said relative to another, and one named weekday, as a text dates a fact with them.
+_RELATIVE_DAYS = {"zh": ("昨天", "上周三"), "en": ("yesterday", "last Wednesday")}
+
+
+@dataclass(frozen=True)
+class Dated(Mutator):
+    """A text that must carry no date given one: a day of the span (`day`, a function of the
+    variables giving "YYYY-MM-DD…") put before it in each way prose writes it ("2024-11-07",
+    "11月7日", "7 November", "November 7"), and a relative day ("昨天", "last Wednesday")."""
+
+    where: Where
+    day: Callable[[Mapping[str, Any]], str]
+    places: int = 1
+    kind = "dated"
+
+    def __call__(self, answer: Any, ctx: Context) -> Iterator[Mutant]:
+        rng = ctx.rng(f"dated/{_key(self.where)}")
+        paths = _texts(answer, self.where, ctx)
+        if not paths:
+            return
+        lang = ctx.language
+        day = dt.date.fromisoformat(str(self.day(ctx.variables))[:10])
+        whens = [(f"date_{form}", said) for form, said in tx.date_forms(day, lang).items()]
+        whens += [("relative", said) for said in _RELATIVE_DAYS[lang]]
+        for path in rng.sample(paths, min(self.places, len(paths))):
+            body = get(answer, path).strip()
+            for form, when in whens:
+                new = f"{when}，{body}" if lang == "zh" else f"On {when}, {body[:1].lower()}{body[1:]}" \
+                    if form.startswith("date") else f"{when[:1].upper()}{when[1:]}, {body[:1].lower()}{body[1:]}"
+                yield Mutant(put(answer, path, new), f"dated:{form}", f"{_show(path)}: {when!r} before it")

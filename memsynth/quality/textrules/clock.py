@@ -130,7 +130,8 @@ def _clock(m: re.Match[str]) -> dt.time | None:
 
 
 _DEADLINE_AFTER = re.compile(r"\s*(前|之前|以前|截止|到期|为止|交|提交|之内|内)")
-_DEADLINE_BEFORE = re.compile(r"\b(by|before|until|till|due|deadline( of| is)?|no later than)\s*(the\s+)?$", re.IGNORECASE)
+_DEADLINE_BEFORE = re.compile(r"\b(by|before|until|till|due( on)?|deadline( of| is)?( on)?|no later than)\s*(the\s+)?$",
+                              re.IGNORECASE)
 
 
 def _deadline(m: re.Match[str]) -> bool:
@@ -197,3 +198,44 @@ def past(text: str, start: dt.datetime, end: dt.datetime, end_included: bool = F
         if moment.day > end.date() or (moment.day == end.date() and late):
             found.append(moment)
     return found
+
+
+# --- a text that must carry no date -------------------------------------------------------
+#
+# What dates a fact: a calendar day in any form (2024-11-11, 11月7日, Nov 7, 7 November), a
+# year and month (2024年11月, 2024-11, November 2024), one named weekday (周三, 上周五, last
+# Wednesday) and a day counted from another (昨天, 第二天, 次日, yesterday, the next day). Not a
+# date: a day named as a deadline ("11月15日前提交", "due by Friday": the fact is the deadline), a
+# habit's weekday (每周三, 周一到周五, 一周三次, every Wednesday, on Wednesdays), a part of a day or a
+# clock time on its own (下午, 晚上十点, "at 10 pm": "加班到晚上十点" is a fact of any day), and a
+# bare day of the month ("12号楼", "the 5th floor" read as days far too often).
+_DATING_KINDS = ("iso", "zh_md", "zh_wd", "zh_next", "en_md", "en_dm", "en_wd", "en_next")
+_RELATIVE = re.compile(
+    r"(?P<rel>昨天|前天|今天|明天|后天|当天|前一天|头一天|上周|上星期|上个?礼拜|(?<!\d)\d{4}年\d{1,2}月|(?<![\d-])\d{4}-\d{2}(?![\d-])"
+    rf"|\b(?:yesterday|today|tomorrow|last week|the (?:previous|day) (?:day|before)|(?:{_MONTH_RE}) \d{{4}})\b)",
+    re.IGNORECASE)
+
+
+def _habit(m: re.Match[str], kind: str) -> bool:
+    """A weekday that recurs (每周三, 周一到周五, 一周三次, every Wednesday), not one day."""
+    before, after = m.string[max(0, m.start() - 6):m.start()], m.string[m.end():m.end() + 10]
+    if kind == "zh_wd":
+        return bool(re.search(r"(每|每个|逢|到|至|[-~～])\s*$", before) or re.match(r"[次回天个趟遍]|\s*(到|至|[-~～])", after)
+                    or re.search(r"[一二两三四五六七八九十\d]$", before))
+    return bool(re.search(r"\b(every|each|to|through)\s+$|[-–]\s*$", before, re.IGNORECASE)
+                or re.match(r"\s*(to|through|-|–)\s", after, re.IGNORECASE))
+
+
+def dates(text: str, deadlines: bool = False) -> list[str]:
+    """The words of `text` that date it (see above for what counts), in order; with `deadlines`,
+    a day named as a deadline too (a text that must carry no detail of when at all)."""
+    found: list[tuple[int, str]] = []
+    for m in _SCAN.finditer(text):
+        kind = m.lastgroup
+        if kind in _DATING_KINDS and (deadlines or not _deadline(m)) and not (kind in ("zh_wd", "en_wd")
+                                                                                and _habit(m, kind)):
+            found.append((m.start(), m.group(0)))
+    for m in _RELATIVE.finditer(text):
+        if deadlines or not _deadline(m):
+            found.append((m.start(), m.group(0)))
+    return [words for _, words in sorted(found)]
