@@ -150,3 +150,31 @@ def test_the_opening_query_carries_no_detail(query, ok):
 def test_dates_and_query_details_take_any_text(text):
     assert all(isinstance(d, str) and d for d in clock.dates(text))
     assert all(isinstance(d, str) and d for d in pp.query_details(text))
+
+
+# --- profile-example: no profile copies the prompt's example ------------------------------
+
+
+def _pal_profile(**over) -> dict:
+    base = dict(name="覃小满", gender="女", age=28, occupation="用户在百色一家芒果合作社做电商直播。旺季常忙到凌晨。",
+                health_status="用户有慢性咽炎。她还有轻度贫血。", family_members="用户和男友同居。弟弟在县城读高中。",
+                hobbies="用户喜欢刷短视频。她也爱去KTV唱歌。",
+                personality=dict(openness="high", conscientiousness="medium", extraversion="high",
+                                 agreeableness="low", neuroticism="medium"))
+    return {**base, **over}
+
+
+@pytest.mark.parametrize("language", ["zh", "en"])
+def test_no_profile_copies_the_example(language):
+    from flows.pal.checks import profile_example, unlike_the_example
+    from schemas.pal import PalProfiles
+
+    example = profile_example(language)
+    assert example["name"] and example["personality"]  # read from the template the model is shown
+    v = {"language": language}
+    assert unlike_the_example(PalProfiles(profiles=[_pal_profile()]), v) == []
+    # The example's Big Five levels alone are no copy (the shared corpus's acceptable profiles carry them).
+    assert unlike_the_example(PalProfiles(profiles=[_pal_profile(personality=example["personality"])]), v) == []
+    copied_job = example["occupation"].replace("十二", "十五").replace("twelve", "fifteen")
+    for over in ({"name": example["name"]}, {"occupation": copied_job}, {"hobbies": example["hobbies"]}):
+        assert unlike_the_example(PalProfiles(profiles=[_pal_profile(**over)]), v), over

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from flows.pal.checks import PREFERENCE_SENTENCES, PROFILE_FIELDS, PROFILE_SENTENCES, QUERY_LIMIT
+from flows.pal.checks import PREFERENCE_SENTENCES, PROFILE_FIELDS, PROFILE_SENTENCES, QUERY_LIMIT, profile_example
 from flows.pal.evaluation import STAGES as EVAL_STAGES
 from flows.pal.plan import ACTION_LABELS
 from flows.pal.stages import STAGES
@@ -136,6 +136,8 @@ AIMS = (
     Aim("profiles", ("profile",), Replace("profiles[*].occupation", {"en": r"^", "zh": r"^"}, _RETIRED,
                                           "student_or_retired")),
     Aim("profiles", ("profile",), Count("profiles", low=lambda v: v["batch_size"], high=lambda v: v["batch_size"])),
+    *(Aim("profile-example", ("profile",), Rewrite(f"profiles[*].{field}", lambda v, lang, f=field: [
+        str(profile_example(lang)[f])], "copied_example")) for field in ("name", "occupation", "hobbies")),
     Aim("timeline", ("timeline",), Sentences("months[*].summary", low=5)),
     Aim("timeline", ("timeline",), Count("months", low=lambda v: len(v["months"]), high=lambda v: len(v["months"]))),
     *(Aim("requirement-types", ("requirement_types",), Count(aspect, low=4, high=5)) for aspect in ASPECTS[:2]),

@@ -13,8 +13,11 @@ RULES = (
          accepts_less="the seed asks 2-3 sentences a field; released PAL-Set profiles often write one long sentence, "
                       "so the check accepts 1-3 and the prompt asks for 1-3; it also accepts a profile that names its user, as 10 "
                       "of PAL-Set's 100 released profiles do"),
-    Rule("profile-example", "a profile differs from the prompt's example in every respect", "seed 004 Step 1",
-         prompt_only="no check compares a profile with the example yet; varied_batch compares a batch's profiles"),
+    Rule("profile-example", "a profile differs from the prompt's example in every respect: what code compares is the "
+         "name and each text field (not the example's nearly word for word); the rest (the same job in other words, "
+         "the example's five Big Five levels, which a strong model's acceptable profiles in the shared corpus also "
+         "carry, so they alone are no copy a check may reject) is the audit judge's", "seed 004 Step 1",
+         checks=("profile.unlike_the_example",)),
     Rule("the-user", "the user is called \"the user\" (in a dialogue \"you\"), never by full name, surname and "
          "title or given name", "seed 004 Steps 2-6",
          checks=("timeline.user_not_named", "preferences.user_not_named", "situations.user_not_named",
