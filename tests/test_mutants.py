@@ -123,7 +123,6 @@ UNAIMED = frozenset({
     ('pal', 'language'),
     ('pal', 'log-realism'),
     ('pal', 'preference-analysis'),
-    ('pal', 'profile-example'),
     ('stratmem', 'audit-any-wording'),
     ('stratmem', 'audit-scope'),
     ('stratmem', 'emotions-reader'),

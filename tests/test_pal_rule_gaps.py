@@ -178,3 +178,41 @@ def test_no_profile_copies_the_example(language):
     copied_job = example["occupation"].replace("十二", "十五").replace("twelve", "fifteen")
     for over in ({"name": example["name"]}, {"occupation": copied_job}, {"hobbies": example["hobbies"]}):
         assert unlike_the_example(PalProfiles(profiles=[_pal_profile(**over)]), v), over
+
+
+# --- eval-proposal / candidates: one solution, not a list of them ----------------------------
+
+
+@pytest.mark.parametrize(("text", "ok"), [
+    ("把腰靠固定在办公椅后腰处，配合每小时的起身提醒，每次站起来做两分钟后伸。", True),
+    ("用番茄工作法安排报告修改；每25分钟专注一段，休息5分钟。", True),  # one ； elaborates
+    ("第一步先固定腰靠，第二步设置每小时提醒。", True),  # the steps of one plan
+    ("Fix the cushion to your chair first, then set an hourly reminder to stand.", True),
+    ("Buy a 2-in-1 cushion for 30 dollars and use it at 10:30 every day.", True),
+    ("办法一：用好腰靠；办法二：每小时起身；办法三：垫抗疲劳垫。", False),
+    ("其一是用好腰靠，其二是每小时起身活动。", False),
+    ("一来用好腰靠，二来每小时起身活动一下。", False),
+    ("用好腰靠；每小时起身活动；车间里垫抗疲劳垫。", False),
+    ("(1) 用好腰靠 (2) 每小时起身活动", False),
+    ("Firstly, use the cushion; secondly, stand up every hour.", False),
+    ("Option A: a lumbar cushion, option B: an hourly alarm.", False),
+    ("Use the cushion; stand up every hour; put a mat on the shop floor.", False),
+])
+def test_one_solution_is_no_list(text, ok):
+    from flows.pal.evaluation import one_solution
+    from schemas.pal import Candidates, ProposedSolution
+
+    language = "en" if text[0].isascii() else "zh"
+    problems = one_solution(ProposedSolution(solution=text), {"language": language})
+    assert (problems == []) is ok, problems
+    candidates = Candidates(topics=[{"requirement_id": "health-1", "solutions": [text] + [
+        f"另一条彼此不同的方案{k}号。" for k in "ABCDEFG"]}])
+    assert (pp.one_solution_each(candidates, {"language": language}) == []) is ok
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text())
+def test_enumerated_takes_any_text(text):
+    from memsynth.quality.textrules.forms import enumerated
+
+    assert all(isinstance(m, str) for m in enumerated(text))

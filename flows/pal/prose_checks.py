@@ -13,7 +13,7 @@ from typing import Any
 
 from memsynth.generation.stage import check, say
 from memsynth.quality.textrules.clock import dates, past
-from memsynth.quality.textrules.forms import questions, second_proposal, third_person_user
+from memsynth.quality.textrules.forms import enumerated, questions, second_proposal, third_person_user
 from memsynth.quality.textrules.meaning import same_meaning_pairs
 from memsynth.quality.textrules.people import named_in, person_forms
 from schemas.pal import (
@@ -136,13 +136,17 @@ def one_question_query(out: SessionRequirements, v: Mapping[str, Any]) -> Iterat
 @check("one_solution_each")
 def one_solution_each(out: Candidates, v: Mapping[str, Any]) -> Iterator[str]:
     """A candidate is one solution: not two joined by "or alternatively" / 或者 / 也可以
-    (3 of PAL-Set's 2,744 candidates read so)."""
+    (3 of PAL-Set's 2,744 candidates read so), nor a list of them (none of the 2,744)."""
     for t in out.topics:
         for i, solution in enumerate(t.solutions, start=1):
             if joint := second_proposal(solution):
                 yield say(v, f"{t.requirement_id}: solution {i} offers two solutions joined by {joint!r}; each "
                              "candidate is one solution (make the other one a candidate of its own)",
                           f"{t.requirement_id}：第 {i} 条方案用“{joint}”连着提了两个方案；每条候选只写一个方案")
+            elif listed := enumerated(solution):
+                yield say(v, f"{t.requirement_id}: solution {i} is a list of {len(listed) + (listed[0] == '；')} items; "
+                             "each candidate is one solution",
+                          f"{t.requirement_id}：第 {i} 条方案罗列了 {len(listed) + (listed[0] == '；')} 项；每条候选只写一个方案")
 
 
 def meaning_repeats(v: Mapping[str, Any], label: str, items: list[str]) -> Iterator[str]:

@@ -92,8 +92,9 @@ RULES = (
     Rule("needs-on-topic", "both implicit needs revolve around the topic's requirement type", "seed 004 Step 5-1",
          judges=("requirements_review.topics.needs_on_topic",)),
     Rule("candidates", "8 different candidate solutions per topic (not the same in other words), each one solution "
-         "(not two different courses of action offered as alternatives, 'or alternatively' / 或者 / 也可以; one "
-         "course of action that names interchangeable means for the same step is one solution)", "seed 004 Step 5-2",
+         "(not two different courses of action offered as alternatives, 'or alternatively' / 或者 / 也可以, nor a "
+         "list of them, '1. … 2. …', '方案一：…', '一是…二是…', three ；-joined clauses; one course of action that names "
+         "interchangeable means for the same step is one solution)", "seed 004 Step 5-2",
          checks=("candidates.candidates_per_topic", "candidates.distinct_candidates", "candidates.one_solution_each")),
     Rule("choices-verbatim", "2 liked and 2 disliked candidates, copied verbatim, one-sentence reasons",
          "seed 004 Step 5-3", checks=("solution_preferences.verbatim_choices", "solution_preferences.one_sentence_reasons")),
@@ -113,10 +114,11 @@ RULES = (
          "seed 004 Step 6-2 rule 2", checks=("dialogue.preferences_not_presumed",)),
     Rule("eval-assistant", "the evaluated assistant answers from what it knows of the user", "seed 004 §5",
          prompt_only=EVALUATED),
-    Rule("eval-restatement", "a restated requirement is one sentence", "seed 004 §5",
+    Rule("eval-restatement", "a restated requirement is one sentence, not a list", "seed 004 §5",
          checks=("eval_restate.one_sentence_requirement",)),
     Rule("eval-proposal", "a proposed solution is one solution in one sentence (no second one joined by 'or "
-         "alternatively' / 或者 / 也可以)", "seed 004 §5",
+         "alternatively' / 或者 / 也可以, no list of them: '1. … 2. …', '方案一：…', '一是…二是…', 'first, … second, …', "
+         "three clauses joined by ；; the steps of one plan, '第一步', 'first … then', are one solution)", "seed 004 §5",
          checks=("eval_propose.one_solution",)),
     Rule("eval-selection", "two different listed candidates are selected", "seed 004 §5",
          checks=("eval_select.two_listed_candidates",)),

@@ -33,6 +33,7 @@ from memsynth.quality.mutants.wording import (
     InsertPerson,
     InsertText,
     Join,
+    Listed,
     PairDuplicate,
     Replace,
     Reword,
@@ -42,7 +43,7 @@ from memsynth.quality.mutants.wording import (
 
 __all__ = [
     "CHECK_RULE", "Aim", "Bound", "Context", "Copy", "Count", "DropOne", "Duplicate", "Fields", "InsertPerson", "InsertText",
-    "Dated", "Join", "Longer", "Moved", "Mutant", "Mutator", "PairDuplicate", "Path", "People", "ProseMoment", "Replace",
+    "Dated", "Join", "Listed", "Longer", "Moved", "Mutant", "Mutator", "PairDuplicate", "Path", "People", "ProseMoment", "Replace",
     "Reword", "Sentences", "Set", "Soften", "Swaps", "Texts", "Values", "Voice", "Where", "_bound", "_key", "_pick", "_show",
     "_texts", "get", "locate", "parse_path", "put",
 ]
