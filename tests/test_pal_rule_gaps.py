@@ -216,3 +216,25 @@ def test_enumerated_takes_any_text(text):
     from memsynth.quality.textrules.forms import enumerated
 
     assert all(isinstance(m, str) for m in enumerated(text))
+
+
+# --- choices-verbatim: a reason from the user's point of view -------------------------------
+
+
+@pytest.mark.parametrize(("reason", "ok"), [
+    ("I'd rather stay another night than have a colleague pick holes in my report.", True),
+    ("If they get their own template back line by line, there is nothing left to reject.", True),
+    ("照着客户的模板一项项填，就不会再因为格式被退回。", True),
+    ("让同事来挑我报告的毛病，我宁可自己多熬一晚。", True),
+    ("She would rather stay another night than let a colleague pick holes in her report.", False),
+    ("The user dislikes asking the customer for favours before the report is ready.", False),
+    ("他宁可自己多熬一晚，也不想让同事挑毛病。", False),
+    ("用户不愿意去求客户通融。", False),
+])
+def test_a_reason_speaks_as_the_user(reason, ok):
+    from schemas.pal import SolutionPreferences
+
+    good = {"solution": "x", "reason": "我最放心。"}
+    out = SolutionPreferences(analysis="-", liked=[good, good], disliked=[good, {"solution": "y", "reason": reason}])
+    problems = pp.reasons_in_users_voice(out, {"language": "en"})
+    assert (problems == []) is ok, problems

@@ -69,6 +69,14 @@ def _of_the_user(answer: Any, v: Mapping[str, Any], language: str) -> list[tuple
     return [("third_user", {"you": "the user", "You": "The user", "your": "the user's", "Your": "The user's"})]
 
 
+def _narrated(answer: Any, v: Mapping[str, Any], language: str) -> list[tuple[str, dict[str, str]]]:
+    """A reason the user gives ("I'd rather…", "我宁可…") told by a narrator ("He'd rather…")."""
+    if language == "zh":
+        return [("narrated_reason", {"我们": "他们", "我": "他", "咱": "他"})]
+    return [("narrated_reason", {"I'd": "He'd", "I'm": "He's", "I'll": "He'll", "I've": "He's", "I": "he", "me": "him",
+                                 "my": "his", "My": "His", "myself": "himself", "mine": "his"})]
+
+
 # A second question after the one a query or an inquiry asks.
 _SECOND_QUESTION = {"en": ("And how much should I expect it to cost?", "Also, is there anything I should avoid?"),
                     "zh": ("另外，大概要花多少钱？", "还有，有什么需要注意避免的吗？")}
@@ -172,6 +180,8 @@ AIMS = (
     Aim("candidates", ("candidates",), Duplicate("topics[*].solutions")),
     Aim("choices-verbatim", ("solution_preferences",), Reword("liked[*].solution", places=1)),
     Aim("choices-verbatim", ("solution_preferences",), Reword("disliked[*].solution", places=1)),
+    *(Aim("choices-verbatim", ("solution_preferences",), Voice(f"{side}[*].reason", _narrated, places=2))
+      for side in ("liked", "disliked")),
     Aim("choices-verbatim", ("solution_preferences",), Sentences("liked[*].reason", high=1)),
     Aim("choices-verbatim", ("solution_preferences",), Sentences("disliked[*].reason", high=1)),
     Aim("dialogue-skeleton", ("dialogue",), DropOne("turns")),

@@ -23,6 +23,7 @@ from schemas.pal import (
     Experience,
     MonthSituations,
     SessionRequirements,
+    SolutionPreferences,
     Timeline,
 )
 
@@ -154,6 +155,27 @@ def meaning_repeats(v: Mapping[str, Any], label: str, items: list[str]) -> Itera
     for i, j in same_meaning_pairs(items):
         yield say(v, f"{label}: {items[j]!r} says {items[i]!r} again in other words; make every item different",
                   f"{label}：“{items[j]}”和“{items[i]}”换了说法说的是同一件事；每一项都要不同")
+
+
+# A reason "from the user's point of view" speaks as the user ("I'd rather…", "我宁可…", or
+# with no person at all: "照着模板填就不会被退回"); one that calls the user "the user", he or she
+# and never says I is the narrator's ("He won't hand his report…").
+_THIRD = {"en": re.compile(r"\b(he|she|him|his|her|hers|himself|herself|the user('s)?)\b", re.IGNORECASE),
+          "zh": re.compile(r"用户|(?<![其])[他她](?![们人])")}
+_FIRST = {"en": re.compile(r"\b(i|i'm|i'd|i'll|i've|me|my|mine|myself|we|our|us)\b", re.IGNORECASE),
+          "zh": re.compile(r"[我咱]")}
+
+
+@check("reasons_in_users_voice")
+def reasons_in_users_voice(out: SolutionPreferences, v: Mapping[str, Any]) -> Iterator[str]:
+    for label, rated in (("liked", out.liked), ("disliked", out.disliked)):
+        for i, r in enumerate(rated):
+            lang = "zh" if re.search(r"[\u4e00-\u9fff]", r.reason) else "en"
+            text = r.reason.replace("’", "'")
+            if (m := _THIRD[lang].search(text)) and not _FIRST[lang].search(text):
+                yield say(v, f"{label}[{i}].reason speaks of the user in the third person ({m.group(0)!r}); write it "
+                             "from the user's point of view (\"I…\")",
+                          f"{label}[{i}].reason 用第三人称说用户（“{m.group(0)}”）；请从用户的角度写（“我……”）")
 
 
 @check("speaks_to_the_user")

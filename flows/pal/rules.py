@@ -75,7 +75,10 @@ RULES = (
                       "on meeting-room projectors, tablets or speakers, 8 on company or office computers), so the "
                       "judge accepts those and the prompt asks for them; a public device stays a violation",
          prompt_only="whether a log fits its event is a reading of the experience beside it; log_format checks "
-                     "each type's form"),
+                     "each type's form. A check of the device against the prompt's public ones (self-service kiosk, "
+                     "自助机) would reject 18 of PAL-Set's 139 released session windows (supermarket self-checkout, "
+                     "library and hospital self-service machines: 87 %, under the 97 % the release must pass), so "
+                     "it is the audit judge's until the prompt and the release agree"),
     Rule("frameworks", "one framework per topic in order, two different implicit needs (in wording and meaning)",
          "seed 004 Step 5-1",
          checks=("requirements.one_framework_per_topic", "requirements.distinct_needs")),
@@ -96,8 +99,11 @@ RULES = (
          "list of them, '1. … 2. …', '方案一：…', '一是…二是…', three ；-joined clauses; one course of action that names "
          "interchangeable means for the same step is one solution)", "seed 004 Step 5-2",
          checks=("candidates.candidates_per_topic", "candidates.distinct_candidates", "candidates.one_solution_each")),
-    Rule("choices-verbatim", "2 liked and 2 disliked candidates, copied verbatim, one-sentence reasons",
-         "seed 004 Step 5-3", checks=("solution_preferences.verbatim_choices", "solution_preferences.one_sentence_reasons")),
+    Rule("choices-verbatim", "2 liked and 2 disliked candidates, copied verbatim, one-sentence reasons from the user's "
+         "point of view (a reason that calls the user he, she, 'the user' / 用户, 他, 她 and never says I / 我 is the "
+         "narrator's)", "seed 004 Step 5-3",
+         checks=("solution_preferences.verbatim_choices", "solution_preferences.one_sentence_reasons",
+                 "solution_preferences.reasons_in_users_voice")),
     Rule("choices-follow-preferences", "a liked solution fits the user's preferences; a disliked one meets what they "
          "reject", "seed 004 Step 5-3", judges=("solution_preferences_review.liked_fit",
                                                 "solution_preferences_review.disliked_clash")),
@@ -105,6 +111,12 @@ RULES = (
          checks=("dialogue.follows_skeleton",)),
     Rule("dialogue-flow", "turns move smoothly between utterances and topics", "seed 004 Step 6-2",
          prompt_only="smoothness is wording only a reader can judge; the audit judge reads a sample"),
+    # The check sees less than the rule, and the prompt still asks for all of it: PAL-Set's released
+    # users open a feedback turn with an appraisal turned by 但/不过 ("这个方法听起来不错，但…",
+    # "听起来是个好主意，但…") in 17 of 139 sessions, so a check over that form (any appraisal, no
+    # negation, then a concessive) would pass 122/139 (87.8 %, under the 97 % the release must pass).
+    # It rejects the forms the release never writes (dialogue_checks._SOFTENED, textrules.forms.softened);
+    # the dialogue's audit judge (audits.py) reads the rest.
     Rule("direct-rejection", "negative feedback is direct, never 'sounds good, but', 'I see the logic, but', "
          "'我理解你的意思，但'", "seed 004 Step 6-2 rule 6",
          checks=("dialogue.direct_rejection",)),

@@ -51,7 +51,7 @@ REQUIREMENTS = _stage("requirements", SessionRequirements, c.one_framework_per_t
 CANDIDATES = _stage("candidates", Candidates, c.candidates_per_topic, c.distinct_candidates,
                     pc.one_solution_each, max_tokens=1280)
 SOLUTION_PREFERENCES = _stage("solution_preferences", SolutionPreferences, c.verbatim_choices,
-                              c.one_sentence_reasons, judge=j.SOLUTION_PREFERENCES, max_tokens=1024)
+                              c.one_sentence_reasons, pc.reasons_in_users_voice, judge=j.SOLUTION_PREFERENCES, max_tokens=1024)
 DIALOGUE = _stage("dialogue", Dialogue, c.follows_skeleton, c.direct_rejection, c.response_offers_nothing_new,
                   c.preferences_not_presumed, pc.user_not_named, pc.speaks_to_the_user, pc.one_question_inquiry)
 
