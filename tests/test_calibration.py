@@ -160,6 +160,8 @@ def cases() -> dict[str, tuple[int, int]]:
         "dialogue hour 12-21 (sessions)": acceptance(sessions, lambda s: END_HOURS[0] <= int(
             s["dialogue_timestamp"][11:13]) <= END_HOURS[1]),
         "brief_query (sessions)": acceptance(sessions, lambda s: ok(checks.brief_query, _topics(s), {"language": "zh"})),
+        "query_without_details (sessions)": acceptance(sessions, lambda s: ok(
+            prose_checks.query_without_details, _topics(s), {"language": "zh"})),
         "direct_rejection (sessions)": acceptance(sessions, lambda s: ok(checks.direct_rejection, *_dialogue(s))),
         "response_offers_nothing_new (sessions)": acceptance(sessions, lambda s: ok(
             checks.response_offers_nothing_new, *_dialogue(s))),

@@ -121,7 +121,6 @@ UNAIMED = frozenset({
     ('pal', 'experience-objective'),
     ('pal', 'log-realism'),
     ('pal', 'preference-analysis'),
-    ('pal', 'profile-example'),
     ('stratmem', 'audit-any-wording'),
     ('stratmem', 'audit-scope'),
     ('stratmem', 'emotions-reader'),

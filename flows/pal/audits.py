@@ -21,7 +21,8 @@ AUDITS = AuditPlan(
     gold=("solution_preferences",),
     not_audited={
         "profile-example": "the profile is the context of the chain, and the example it must differ from is fixed "
-                           "text: a batch's own variety is checked (varied_batch)",
+                           "text: a copied name or field is checked (unlike_the_example), a batch's own variety too "
+                           "(varied_batch)",
         "preference-analysis": "the analysis is the model's reasoning before its answer, kept in no benchmark table",
         "eval-assistant": "the prompt of the model under evaluation, in `memsynth eval`",
         "language": "a shared rule of every prompt: a judge call per stage for the language of short values would "

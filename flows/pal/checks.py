@@ -109,6 +109,47 @@ def varied_batch(out: PalProfiles, v: Mapping[str, Any]) -> Iterator[str]:
                   "这一批资料的大五人格中要同时出现 'low' 和 'high'")
 
 
+def profile_example(language: str) -> dict[str, Any]:
+    """The example profile the prompt shows (its `profile-example` line that holds the JSON):
+    read from the template itself, so the check compares with what the model was shown."""
+    import functools
+    import json
+
+    @functools.lru_cache(maxsize=2)
+    def load(lang: str) -> dict[str, Any]:
+        from memsynth.generation.prompts import DEFAULT_PROMPTS_DIR
+        from memsynth.generation.rules import prompt_lines
+
+        source = (DEFAULT_PROMPTS_DIR / "pal" / f"profile{'.zh' if lang == 'zh' else ''}.j2").read_text(encoding="utf-8")
+        for line in prompt_lines(source):
+            text = re.sub(r"\{#.*?#\}", "", line.text).strip()
+            if "profile-example" in line.ids and text.startswith("{"):
+                return dict(json.loads(text))
+        return {}
+
+    return load("zh" if language == "zh" else "en")
+
+
+@check("unlike_the_example")
+def unlike_the_example(out: PalProfiles, v: Mapping[str, Any]) -> Iterator[str]:
+    """Each profile differs from the prompt's example in what code can compare: not its name, no
+    field said again nearly word for word. The five Big Five levels alone are no copy: a strong
+    model's acceptable profiles in ../shared/model-answers (pal/zh/profile.json) carry the
+    example's levels, and five three-valued levels are one respect of many."""
+    example = profile_example(str(v.get("language", "en")))
+    if not example:
+        return
+    for i, p in enumerate(out.profiles):
+        same = []
+        if p.name.strip() == str(example["name"]).strip():
+            same.append("name")
+        same += [f for f in PROFILE_FIELDS if near_duplicates([str(example[f]), getattr(p, f)])]
+        if same:
+            yield say(v, f"profiles[{i}] copies the prompt's example ({', '.join(same)}); make every profile differ "
+                         "from it in every respect",
+                      f"profiles[{i}] 照搬了提示中的示例（{'、'.join(same)}）；每份资料都要在各方面与示例不同")
+
+
 @check("months_in_order")
 def months_in_order(out: Timeline, v: Mapping[str, Any]) -> Iterator[str]:
     got = [m.month for m in out.months]

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import re
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -42,13 +41,13 @@ def two_listed_candidates(out: SolutionChoice, v: Mapping[str, Any]) -> Iterator
                   f"请在 {min(ids)}-{max(ids)} 中选出两个不同的编号")
 
 
-# "1. …；2. …" or "- …" lines: a list, where one item is asked for.
-_ENUMERATED = re.compile(r"(?:^|[\s；;，,:：])(?:\(?\d{1,2}[.、)）]|[①-⑩]|[-*•])\s*(?=\S)")
-
-
 def _one_sentence(v: Mapping[str, Any], field: str, text: str, what: tuple[str, str]) -> Iterator[str]:
+    """One sentence, and no list inside it ("1. …；2. …", "方案一：…方案二：…", "一是…二是…",
+    "first, … second, …", three ；-joined clauses: memsynth.quality.textrules.forms.enumerated)."""
+    from memsynth.quality.textrules.forms import enumerated
+
     n = len(sentences(text))
-    listed = len(_ENUMERATED.findall(text))
+    listed = len(enumerated(text))
     if n != 1 or listed >= 2:
         got = say(v, f"{listed} listed items", f"列了 {listed} 项") if listed >= 2 else say(
             v, f"{n} sentences", f"{n} 句")

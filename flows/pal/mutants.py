@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from flows.pal.checks import PREFERENCE_SENTENCES, PROFILE_FIELDS, PROFILE_SENTENCES, QUERY_LIMIT
+from flows.pal.checks import PREFERENCE_SENTENCES, PROFILE_FIELDS, PROFILE_SENTENCES, QUERY_LIMIT, profile_example
 from flows.pal.evaluation import STAGES as EVAL_STAGES
 from flows.pal.plan import ACTION_LABELS
 from flows.pal.stages import STAGES
@@ -14,12 +14,14 @@ from memsynth.quality.mutants import (
     SCHEMA_RULE,
     Aim,
     Count,
+    Dated,
     DropOne,
     Duplicate,
     Fields,
     InsertPerson,
     InsertText,
     Join,
+    Listed,
     Longer,
     Moved,
     PairDuplicate,
@@ -65,6 +67,14 @@ def _of_the_user(answer: Any, v: Mapping[str, Any], language: str) -> list[tuple
     if language == "zh":
         return [("third_user", {"你们": "用户们", "你": "用户"})]
     return [("third_user", {"you": "the user", "You": "The user", "your": "the user's", "Your": "The user's"})]
+
+
+def _narrated(answer: Any, v: Mapping[str, Any], language: str) -> list[tuple[str, dict[str, str]]]:
+    """A reason the user gives ("I'd rather…", "我宁可…") told by a narrator ("He'd rather…")."""
+    if language == "zh":
+        return [("narrated_reason", {"我们": "他们", "我": "他", "咱": "他"})]
+    return [("narrated_reason", {"I'd": "He'd", "I'm": "He's", "I'll": "He'll", "I've": "He's", "I": "he", "me": "him",
+                                 "my": "his", "My": "His", "myself": "himself", "mine": "his"})]
 
 
 # A second question after the one a query or an inquiry asks.
@@ -135,6 +145,8 @@ AIMS = (
     Aim("profiles", ("profile",), Replace("profiles[*].occupation", {"en": r"^", "zh": r"^"}, _RETIRED,
                                           "student_or_retired")),
     Aim("profiles", ("profile",), Count("profiles", low=lambda v: v["batch_size"], high=lambda v: v["batch_size"])),
+    *(Aim("profile-example", ("profile",), Rewrite(f"profiles[*].{field}", lambda v, lang, f=field: [
+        str(profile_example(lang)[f])], "copied_example")) for field in ("name", "occupation", "hobbies")),
     Aim("timeline", ("timeline",), Sentences("months[*].summary", low=5)),
     Aim("timeline", ("timeline",), Count("months", low=lambda v: len(v["months"]), high=lambda v: len(v["months"]))),
     *(Aim("requirement-types", ("requirement_types",), Count(aspect, low=4, high=5)) for aspect in ASPECTS[:2]),
@@ -152,7 +164,7 @@ AIMS = (
     Aim("situations", ("situations",), Voice("situations[*].situation", _named, places=2)),
     Aim("situations", ("situations",), Replace("situations[*].requirement_ids[*]", {"en": r"^.+$", "zh": r"^.+$"},
                                                {"en": ("work-9",), "zh": ("work-9",)}, "unknown_requirement")),
-    Aim("experience-ends", ("experience",), ProseMoment("experience", lambda v: v["span_end"])),
+    Aim("experience-ends", ("experience",), ProseMoment("experience", lambda v: v["span_end"], at_end=True)),
     Aim("logs", ("logs",), Count("logs", low=lambda v: v["min_logs"])),
     Aim("logs", ("logs",), Moved("logs[*].timestamp", after=lambda v: v["span_end"], before=lambda v: v["span_start"],
                                  fmt=MINUTE)),
@@ -160,10 +172,16 @@ AIMS = (
     Aim("frameworks", ("requirements",), DropOne("topics")),
     Aim("vague-query", ("requirements",), Longer("topics[*].user_query",
                                                  lambda v: QUERY_LIMIT["zh" if v.get("language") == "zh" else "en"])),
+    # a fact with its date (any day will do: none is allowed); a query with a day or deadline in it
+    Aim("evidences", ("requirements",), Dated("topics[*].implicit_needs[*].evidences[*]", lambda v: v["reference_date"],
+                                              places=2)),
+    Aim("vague-query", ("requirements",), Dated("topics[*].user_query", lambda v: v["reference_date"])),
     Aim("candidates", ("candidates",), Count("topics[*].solutions", low=8, high=8)),
     Aim("candidates", ("candidates",), Duplicate("topics[*].solutions")),
     Aim("choices-verbatim", ("solution_preferences",), Reword("liked[*].solution", places=1)),
     Aim("choices-verbatim", ("solution_preferences",), Reword("disliked[*].solution", places=1)),
+    *(Aim("choices-verbatim", ("solution_preferences",), Voice(f"{side}[*].reason", _narrated, places=2))
+      for side in ("liked", "disliked")),
     Aim("choices-verbatim", ("solution_preferences",), Sentences("liked[*].reason", high=1)),
     Aim("choices-verbatim", ("solution_preferences",), Sentences("disliked[*].reason", high=1)),
     Aim("dialogue-skeleton", ("dialogue",), DropOne("turns")),
@@ -173,6 +191,9 @@ AIMS = (
                                                         "presume_preference")),
     Aim("eval-restatement", ("eval_restate",), Sentences("requirement", high=1)),
     Aim("eval-proposal", ("eval_propose",), Join("solution")),
+    Aim("eval-proposal", ("eval_propose",), Listed("solution")),
+    Aim("eval-restatement", ("eval_restate",), Listed("requirement")),
+    Aim("candidates", ("candidates",), Listed("topics[*].solutions[*]")),
     Aim("eval-proposal", ("eval_propose",), Sentences("solution", high=1)),
     Aim("eval-selection", ("eval_select",), Count("selected_solutions", low=2, high=2)),
     Aim("eval-restatement-grade", ("eval_judge_restatement",), Set("score", 3, "off_scale")),
@@ -188,6 +209,8 @@ AIMS = (
                                                      lambda v, lang: _OFF_TOPIC[lang], "off_topic_need")),
     Aim("choices-follow-preferences", ("solution_preferences",), Swap(_liked_disliked, "liked_disliked_swapped")),
     # the user as "the user" / "you", never by name; one question a query or inquiry.
+    Aim("the-user", ("timeline",), InsertPerson("months[*].summary", _user, voice="narrator")),
+    Aim("the-user", ("preferences",), Voice("items[*].pos", _named)),
     Aim("the-user", ("experience",), Voice("experience", _named)),
     Aim("the-user", ("experience",), InsertPerson("experience", _user, voice="narrator")),
     Aim("the-user", ("requirements",), InsertPerson("topics[*].requirement", _user, voice="narrator")),

@@ -7,15 +7,25 @@ PAL-Set items of each kind (tests/test_calibration.py).
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from memsynth.generation.stage import check, say
-from memsynth.quality.textrules.clock import past
-from memsynth.quality.textrules.forms import questions, second_proposal, third_person_user
+from memsynth.quality.textrules.clock import dates, past
+from memsynth.quality.textrules.forms import enumerated, questions, second_proposal, third_person_user
 from memsynth.quality.textrules.meaning import same_meaning_pairs
 from memsynth.quality.textrules.people import named_in, person_forms
-from schemas.pal import Candidates, Dialogue, Experience, MonthSituations, SessionRequirements
+from schemas.pal import (
+    AspectPreferences,
+    Candidates,
+    Dialogue,
+    Experience,
+    MonthSituations,
+    SessionRequirements,
+    SolutionPreferences,
+    Timeline,
+)
 
 MINUTE = "%Y-%m-%d %H:%M"
 
@@ -29,11 +39,12 @@ def _span(v: Mapping[str, Any]) -> tuple[dt.datetime, dt.datetime]:
 def stays_in_span(out: Experience, v: Mapping[str, Any]) -> Iterator[str]:
     """No day or clock time in the prose after the span ends (11月12日, 第二天, 17:15, 下午五点半)."""
     start, end = _span(v)
-    for moment in past(out.experience, start, end)[:1]:
-        yield say(v, f"the experience reaches {moment.said!r} ({moment.at:%Y-%m-%d %H:%M}), after the span ends at "
-                     f"{end:%Y-%m-%d %H:%M}; everything happens before then",
-                  f"经历写到了“{moment.said}”（{moment.at:%Y-%m-%d %H:%M}），晚于时间段的结束时间 {end:%Y-%m-%d %H:%M}；"
-                  "所有事件都要发生在这之前")
+    # The span ends when the dialogue begins: a clock time at the end is already the dialogue.
+    for moment in past(out.experience, start, end, end_included=True)[:1]:
+        yield say(v, f"the experience reaches {moment.said!r} ({moment.at:%Y-%m-%d %H:%M}), not before the span ends "
+                     f"at {end:%Y-%m-%d %H:%M} (when the dialogue begins); everything happens before then",
+                  f"经历写到了“{moment.said}”（{moment.at:%Y-%m-%d %H:%M}），没有早于时间段的结束时间 "
+                  f"{end:%Y-%m-%d %H:%M}（对话从那时开始）；所有事件都要发生在这之前")
 
 
 def _user_forms(v: Mapping[str, Any]) -> set[str]:
@@ -50,10 +61,18 @@ def _unnamed(v: Mapping[str, Any], label: str, text: str) -> Iterator[str]:
 
 @check("user_not_named")
 def user_not_named(out: Any, v: Mapping[str, Any]) -> Iterator[str]:
-    """The prompts say "call the user 'the user'" / "do not use the user's name" (situations,
-    experience, framework, dialogue); released
-    PAL-Set dialogues name the user in none of 3,856 utterances."""
-    if isinstance(out, Experience):
+    """The prompts say "call the user 'the user'" / "do not use the user's name" (every stage whose
+    template carries the rule id `the-user`: timeline, preferences, situations, experience,
+    framework, dialogue); released PAL-Set dialogues name the user in none of 3,856 utterances,
+    its preferences in none of 3,520 pos/neg texts."""
+    if isinstance(out, Timeline):
+        for m in out.months:
+            yield from _unnamed(v, f"months[{m.month}].summary", m.summary)
+    elif isinstance(out, AspectPreferences):
+        for item in out.items:
+            for side in ("pos", "neg", "analysis"):
+                yield from _unnamed(v, f"{item.requirement_id}.{side}", getattr(item, side))
+    elif isinstance(out, Experience):
         yield from _unnamed(v, "experience", out.experience)
     elif isinstance(out, SessionRequirements):
         for t in out.topics:
@@ -65,6 +84,45 @@ def user_not_named(out: Any, v: Mapping[str, Any]) -> Iterator[str]:
         for i, turn in enumerate(out.turns, start=1):
             for speaker in ("user", "assistant"):
                 yield from _unnamed(v, f"turn {i} {speaker}", getattr(turn, speaker).content)
+
+
+@check("undated_evidences")
+def undated_evidences(out: SessionRequirements, v: Mapping[str, Any]) -> Iterator[str]:
+    """An implicit need's evidences are facts "without dates": no day in any form (what counts:
+    memsynth.quality.textrules.clock.dates; a deadline, a habit's weekday or a clock time is not one)."""
+    for t in out.topics:
+        for k, need in enumerate(t.implicit_needs, start=1):
+            for e, evidence in enumerate(need.evidences, start=1):
+                if found := dates(evidence):
+                    yield say(v, f"{t.requirement_id}: need {k}, evidence {e} is dated ({', '.join(found)}); state the "
+                                 "fact without its date",
+                              f"{t.requirement_id}：第 {k} 个需求的第 {e} 条依据写了日期（{'、'.join(found)}）；只写事实，不写日期")
+
+
+# Background details a vague opening query leaves out, as far as code can see them: when
+# (any day or date, a deadline's too: 周三前, by Friday), a figure (digits), a person by surname and
+# title (王经理, Dr Lee). None of PAL-Set's 343 released queries holds a digit or a day; one says
+# "下个月" (a month, not a day: left alone).
+_SURNAMES = ("王李张刘陈杨赵黄周吴徐孙胡朱高林何郭马罗梁宋郑谢韩唐冯于董萧程曹袁邓许傅沈曾彭吕苏卢蒋蔡贾丁魏薛叶阎余潘杜"
+             "戴夏钟汪田任姜范方石姚谭廖邹熊金陆郝孔白崔康毛邱秦江史顾侯邵孟龙万段钱汤尹黎易常武乔贺赖龚文")
+_QUERY_DETAIL = re.compile(
+    rf"\d+|(?<![\u4e00-\u9fff])[{_SURNAMES}](经理|老师|医生|大夫|主任|师傅|教练|教授|科长|处长|律师|护士|阿姨|叔叔)"
+    rf"|[{_SURNAMES}](经理|主任|科长|处长|教授|律师)|\b(Mr|Mrs|Ms|Miss|Dr|Prof)\.?\s+[A-Z][a-z]+")
+
+
+def query_details(text: str) -> list[str]:
+    """The background details code can see in an opening query (see above), in order."""
+    return [*dates(text, deadlines=True), *(m.group(0) for m in _QUERY_DETAIL.finditer(text))]
+
+
+@check("query_without_details")
+def query_without_details(out: SessionRequirements, v: Mapping[str, Any]) -> Iterator[str]:
+    for t in out.topics:
+        if found := query_details(t.user_query):
+            yield say(v, f"{t.requirement_id}.user_query carries background details ({', '.join(found)}); keep the "
+                         "opening query vague: no dates, deadlines, figures or people's names",
+                      f"{t.requirement_id}.user_query 带了背景细节（{'、'.join(found)}）；开场询问要简短模糊，"
+                      "不写日期、期限、数字和人名")
 
 
 @check("one_question_query")
@@ -79,13 +137,17 @@ def one_question_query(out: SessionRequirements, v: Mapping[str, Any]) -> Iterat
 @check("one_solution_each")
 def one_solution_each(out: Candidates, v: Mapping[str, Any]) -> Iterator[str]:
     """A candidate is one solution: not two joined by "or alternatively" / 或者 / 也可以
-    (3 of PAL-Set's 2,744 candidates read so)."""
+    (3 of PAL-Set's 2,744 candidates read so), nor a list of them (none of the 2,744)."""
     for t in out.topics:
         for i, solution in enumerate(t.solutions, start=1):
             if joint := second_proposal(solution):
                 yield say(v, f"{t.requirement_id}: solution {i} offers two solutions joined by {joint!r}; each "
                              "candidate is one solution (make the other one a candidate of its own)",
                           f"{t.requirement_id}：第 {i} 条方案用“{joint}”连着提了两个方案；每条候选只写一个方案")
+            elif listed := enumerated(solution):
+                yield say(v, f"{t.requirement_id}: solution {i} is a list of {len(listed) + (listed[0] == '；')} items; "
+                             "each candidate is one solution",
+                          f"{t.requirement_id}：第 {i} 条方案罗列了 {len(listed) + (listed[0] == '；')} 项；每条候选只写一个方案")
 
 
 def meaning_repeats(v: Mapping[str, Any], label: str, items: list[str]) -> Iterator[str]:
@@ -93,6 +155,27 @@ def meaning_repeats(v: Mapping[str, Any], label: str, items: list[str]) -> Itera
     for i, j in same_meaning_pairs(items):
         yield say(v, f"{label}: {items[j]!r} says {items[i]!r} again in other words; make every item different",
                   f"{label}：“{items[j]}”和“{items[i]}”换了说法说的是同一件事；每一项都要不同")
+
+
+# A reason "from the user's point of view" speaks as the user ("I'd rather…", "我宁可…", or
+# with no person at all: "照着模板填就不会被退回"); one that calls the user "the user", he or she
+# and never says I is the narrator's ("He won't hand his report…").
+_THIRD = {"en": re.compile(r"\b(he|she|him|his|her|hers|himself|herself|the user('s)?)\b", re.IGNORECASE),
+          "zh": re.compile(r"用户|(?<![其])[他她](?![们人])")}
+_FIRST = {"en": re.compile(r"\b(i|i'm|i'd|i'll|i've|me|my|mine|myself|we|our|us)\b", re.IGNORECASE),
+          "zh": re.compile(r"[我咱]")}
+
+
+@check("reasons_in_users_voice")
+def reasons_in_users_voice(out: SolutionPreferences, v: Mapping[str, Any]) -> Iterator[str]:
+    for label, rated in (("liked", out.liked), ("disliked", out.disliked)):
+        for i, r in enumerate(rated):
+            lang = "zh" if re.search(r"[\u4e00-\u9fff]", r.reason) else "en"
+            text = r.reason.replace("’", "'")
+            if (m := _THIRD[lang].search(text)) and not _FIRST[lang].search(text):
+                yield say(v, f"{label}[{i}].reason speaks of the user in the third person ({m.group(0)!r}); write it "
+                             "from the user's point of view (\"I…\")",
+                          f"{label}[{i}].reason 用第三人称说用户（“{m.group(0)}”）；请从用户的角度写（“我……”）")
 
 
 @check("speaks_to_the_user")

@@ -13,12 +13,15 @@ RULES = (
          accepts_less="the seed asks 2-3 sentences a field; released PAL-Set profiles often write one long sentence, "
                       "so the check accepts 1-3 and the prompt asks for 1-3; it also accepts a profile that names its user, as 10 "
                       "of PAL-Set's 100 released profiles do"),
-    Rule("profile-example", "a profile differs from the prompt's example in every respect", "seed 004 Step 1",
-         prompt_only="no check compares a profile with the example yet; varied_batch compares a batch's profiles"),
+    Rule("profile-example", "a profile differs from the prompt's example in every respect: what code compares is the "
+         "name and each text field (not the example's nearly word for word); the rest (the same job in other words, "
+         "the example's five Big Five levels, which a strong model's acceptable profiles in the shared corpus also "
+         "carry, so they alone are no copy a check may reject) is the audit judge's", "seed 004 Step 1",
+         checks=("profile.unlike_the_example",)),
     Rule("the-user", "the user is called \"the user\" (in a dialogue \"you\"), never by full name, surname and "
          "title or given name", "seed 004 Steps 2-6",
-         checks=("situations.user_not_named", "experience.user_not_named", "requirements.user_not_named",
-                 "dialogue.user_not_named")),
+         checks=("timeline.user_not_named", "preferences.user_not_named", "situations.user_not_named",
+                 "experience.user_not_named", "requirements.user_not_named", "dialogue.user_not_named")),
     Rule("timeline", "one entry per month in order, at least 5 sentences of objective events", "seed 004 Step 2-1",
          checks=("timeline.months_in_order", "timeline.month_sentences")),
     Rule("requirement-types", "4-5 distinct requirement types per aspect", "seed 004 Step 2-2",
@@ -49,9 +52,11 @@ RULES = (
          "the user's personality, preferences or inner life; a brief plain reaction to an event ('was relieved') "
          "is an event's part, not a violation", "seed 004 Step 4",
          prompt_only="objectivity is a reading of the whole text; the audit judge reads a sample"),
-    Rule("experience-ends", "the experience describes nothing after the span ends: no later ISO date, prose date "
-         "(11月12日, 'the next day') or clock time on the last day ('17:15', '5:30 pm', '下午五点半'); a day named as a "
-         "deadline ('11月15日前交') is not reached", "seed 004 Step 4",
+    Rule("experience-ends", "the experience describes nothing from the span's end on (the dialogue starts then): no "
+         "later ISO date, prose date (11月12日, 'the next day'), and no clock time on the last day at or after the end "
+         "('20:00' when the span ends at 20:00, '17:15', '5:30 pm', '下午五点半'); a day named as a deadline "
+         "('11月15日前交') or a time the text stays before ('晚上八点前', 'before 8 pm') is not reached",
+         "seed 004 Step 4",
          checks=("experience.ends_before_session", "experience.stays_in_span")),
     Rule("speaks-to-user", "the assistant speaks to the user as 'you', never 'the user' / 用户", "prompt",
          checks=("dialogue.speaks_to_the_user",)),
@@ -70,20 +75,35 @@ RULES = (
                       "on meeting-room projectors, tablets or speakers, 8 on company or office computers), so the "
                       "judge accepts those and the prompt asks for them; a public device stays a violation",
          prompt_only="whether a log fits its event is a reading of the experience beside it; log_format checks "
-                     "each type's form"),
+                     "each type's form. A check of the device against the prompt's public ones (self-service kiosk, "
+                     "自助机) would reject 18 of PAL-Set's 139 released session windows (supermarket self-checkout, "
+                     "library and hospital self-service machines: 87 %, under the 97 % the release must pass), so "
+                     "it is the audit judge's until the prompt and the release agree"),
     Rule("frameworks", "one framework per topic in order, two different implicit needs (in wording and meaning)",
          "seed 004 Step 5-1",
          checks=("requirements.one_framework_per_topic", "requirements.distinct_needs")),
-    Rule("vague-query", "the opening query is brief and vague, without background details", "seed 004 Step 5-1",
-         checks=("requirements.brief_query",)),
+    Rule("evidences", "each implicit need has 1-5 evidences, facts from the background, the situation or the "
+         "experiences, without dates: no calendar day in any form (2024-11-11, 11月7日, Nov 7), year and month, named "
+         "single weekday (周三, last Wednesday) or day counted from another (昨天, 第二天, the next day); a deadline "
+         "('周三前交', 'due by Friday'), a habit's weekday (每周三, 周一到周五, every Wednesday) and a clock time or part "
+         "of a day alone (晚上十点) are not dates", "seed 004 Step 5-1",
+         checks=("requirements.schema", "requirements.undated_evidences")),
+    Rule("vague-query", "the opening query is brief and vague, without background details: what code sees of them is "
+         "a day or date in any form (a deadline's too: 周三前, by Friday), a figure in digits, a person by surname and "
+         "title (王经理, Dr Patel); the rest is the audit judge's", "seed 004 Step 5-1",
+         checks=("requirements.brief_query", "requirements.query_without_details")),
     Rule("needs-on-topic", "both implicit needs revolve around the topic's requirement type", "seed 004 Step 5-1",
          judges=("requirements_review.topics.needs_on_topic",)),
     Rule("candidates", "8 different candidate solutions per topic (not the same in other words), each one solution "
-         "(not two different courses of action offered as alternatives, 'or alternatively' / 或者 / 也可以; one "
-         "course of action that names interchangeable means for the same step is one solution)", "seed 004 Step 5-2",
+         "(not two different courses of action offered as alternatives, 'or alternatively' / 或者 / 也可以, nor a "
+         "list of them, '1. … 2. …', '方案一：…', '一是…二是…', three ；-joined clauses; one course of action that names "
+         "interchangeable means for the same step is one solution)", "seed 004 Step 5-2",
          checks=("candidates.candidates_per_topic", "candidates.distinct_candidates", "candidates.one_solution_each")),
-    Rule("choices-verbatim", "2 liked and 2 disliked candidates, copied verbatim, one-sentence reasons",
-         "seed 004 Step 5-3", checks=("solution_preferences.verbatim_choices", "solution_preferences.one_sentence_reasons")),
+    Rule("choices-verbatim", "2 liked and 2 disliked candidates, copied verbatim, one-sentence reasons from the user's "
+         "point of view (a reason that calls the user he, she, 'the user' / 用户, 他, 她 and never says I / 我 is the "
+         "narrator's)", "seed 004 Step 5-3",
+         checks=("solution_preferences.verbatim_choices", "solution_preferences.one_sentence_reasons",
+                 "solution_preferences.reasons_in_users_voice")),
     Rule("choices-follow-preferences", "a liked solution fits the user's preferences; a disliked one meets what they "
          "reject", "seed 004 Step 5-3", judges=("solution_preferences_review.liked_fit",
                                                 "solution_preferences_review.disliked_clash")),
@@ -91,6 +111,12 @@ RULES = (
          checks=("dialogue.follows_skeleton",)),
     Rule("dialogue-flow", "turns move smoothly between utterances and topics", "seed 004 Step 6-2",
          prompt_only="smoothness is wording only a reader can judge; the audit judge reads a sample"),
+    # The check sees less than the rule, and the prompt still asks for all of it: PAL-Set's released
+    # users open a feedback turn with an appraisal turned by 但/不过 ("这个方法听起来不错，但…",
+    # "听起来是个好主意，但…") in 17 of 139 sessions, so a check over that form (any appraisal, no
+    # negation, then a concessive) would pass 122/139 (87.8 %, under the 97 % the release must pass).
+    # It rejects the forms the release never writes (dialogue_checks._SOFTENED, textrules.forms.softened);
+    # the dialogue's audit judge (audits.py) reads the rest.
     Rule("direct-rejection", "negative feedback is direct, never 'sounds good, but', 'I see the logic, but', "
          "'我理解你的意思，但'", "seed 004 Step 6-2 rule 6",
          checks=("dialogue.direct_rejection",)),
@@ -100,10 +126,11 @@ RULES = (
          "seed 004 Step 6-2 rule 2", checks=("dialogue.preferences_not_presumed",)),
     Rule("eval-assistant", "the evaluated assistant answers from what it knows of the user", "seed 004 §5",
          prompt_only=EVALUATED),
-    Rule("eval-restatement", "a restated requirement is one sentence", "seed 004 §5",
+    Rule("eval-restatement", "a restated requirement is one sentence, not a list", "seed 004 §5",
          checks=("eval_restate.one_sentence_requirement",)),
     Rule("eval-proposal", "a proposed solution is one solution in one sentence (no second one joined by 'or "
-         "alternatively' / 或者 / 也可以)", "seed 004 §5",
+         "alternatively' / 或者 / 也可以, no list of them: '1. … 2. …', '方案一：…', '一是…二是…', 'first, … second, …', "
+         "three clauses joined by ；; the steps of one plan, '第一步', 'first … then', are one solution)", "seed 004 §5",
          checks=("eval_propose.one_solution",)),
     Rule("eval-selection", "two different listed candidates are selected", "seed 004 §5",
          checks=("eval_select.two_listed_candidates",)),

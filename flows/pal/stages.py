@@ -33,23 +33,25 @@ def _stage(name: str, output: type[BaseModel], *checks: Check, policy: Policy = 
 
 
 # Flagged, not dropped: the recipe keeps each valid profile of the batch on its own.
-PROFILE = _stage("profile", PalProfiles, c.batch_size, c.profile_fields, c.varied_batch, policy="flag")
-TIMELINE = _stage("timeline", Timeline, c.months_in_order, c.month_sentences, max_tokens=1024)
+PROFILE = _stage("profile", PalProfiles, c.batch_size, c.profile_fields, c.varied_batch, c.unlike_the_example,
+                 policy="flag")
+TIMELINE = _stage("timeline", Timeline, c.months_in_order, c.month_sentences, pc.user_not_named, max_tokens=1024)
 REQUIREMENT_TYPES = _stage("requirement_types", RequirementTypes, c.distinct_requirement_types, max_tokens=512)
 PREFERENCES = _stage("preferences", AspectPreferences, c.covers_requirement_types, c.preference_sentences,
-                     judge=j.PREFERENCES, max_tokens=2560)
+                     pc.user_not_named, judge=j.PREFERENCES, max_tokens=2560)
 SITUATIONS = _stage("situations", MonthSituations, c.situation_count, c.spans_consecutive,
                     c.valid_requirement_ids, c.situation_sentences, pc.user_not_named, max_tokens=2560)
 EXPERIENCE = _stage("experience", Experience, c.ends_before_session, pc.stays_in_span, pc.user_not_named,
                     max_tokens=1024)
 LOGS = _stage("logs", Logs, c.enough_logs, c.log_times, c.log_format)
 REQUIREMENTS = _stage("requirements", SessionRequirements, c.one_framework_per_topic, c.distinct_needs,
-                      c.brief_query, pc.one_question_query, pc.user_not_named, judge=j.REQUIREMENTS,
+                      c.brief_query, pc.one_question_query, pc.user_not_named, pc.undated_evidences,
+                      pc.query_without_details, judge=j.REQUIREMENTS,
                       max_tokens=1536)
 CANDIDATES = _stage("candidates", Candidates, c.candidates_per_topic, c.distinct_candidates,
                     pc.one_solution_each, max_tokens=1280)
 SOLUTION_PREFERENCES = _stage("solution_preferences", SolutionPreferences, c.verbatim_choices,
-                              c.one_sentence_reasons, judge=j.SOLUTION_PREFERENCES, max_tokens=1024)
+                              c.one_sentence_reasons, pc.reasons_in_users_voice, judge=j.SOLUTION_PREFERENCES, max_tokens=1024)
 DIALOGUE = _stage("dialogue", Dialogue, c.follows_skeleton, c.direct_rejection, c.response_offers_nothing_new,
                   c.preferences_not_presumed, pc.user_not_named, pc.speaks_to_the_user, pc.one_question_inquiry)
 

@@ -11,9 +11,11 @@ the rule's checks reject; the ones no check rejects are the rule's judge work.
 
 Mutators: Sentences (add or drop sentences past a bound), Longer (10-30 % past a length),
 Count (items past a bound), Moved (a date or minute field past a bound), ProseMoment (prose
-dated after an end: "17:15", "5:30 pm", "下午五点半", "10月16日"), InsertPerson (full name,
+dated after an end: "17:15", "5:30 pm", "下午五点半", "10月16日"), Dated (a date put in a
+text that must carry none), InsertPerson (full name,
 surname + title, given name, kinship term), Duplicate / PairDuplicate (an item reworded
-from another), Join (two solutions as one: or / alternatively / 或者 / 也可以), Soften (a
+from another), Join (two solutions as one: or / alternatively / 或者 / 也可以), Listed (a list where one
+item is asked for: 1. 2. 3., 方案一：, 一是…二是…, first/second, ；-joined), Soften (a
 refusal that agrees first), Voice (person or voice switched), Fields (a field dropped or
 invented), Values (a value the schema constrains broken: emptied, off its list, a date in
 words, past its bounds), Copy (a field given another item's value), Rewrite (texts replaced: a
@@ -28,12 +30,14 @@ from memsynth.quality.mutants.mutators import (
     Context,
     Copy,
     Count,
+    Dated,
     DropOne,
     Duplicate,
     Fields,
     InsertPerson,
     InsertText,
     Join,
+    Listed,
     Longer,
     Moved,
     Mutant,
@@ -63,8 +67,8 @@ from memsynth.quality.mutants.run import (
 )
 
 __all__ = [
-    "SCHEMA_RULE", "Aim", "Append", "Case", "Context", "Copy", "Count", "DropOne", "Duplicate", "Fields", "InsertPerson",
-    "InsertText", "Join", "Longer", "Moved", "Mutant", "Mutator", "Outcome", "PairDuplicate",
+    "SCHEMA_RULE", "Aim", "Append", "Case", "Context", "Copy", "Count", "Dated", "DropOne", "Duplicate", "Fields", "InsertPerson",
+    "InsertText", "Join", "Listed", "Longer", "Moved", "Mutant", "Mutator", "Outcome", "PairDuplicate",
     "ProseMoment", "Replace", "Reword", "Rewrite", "Swap", "least_related", "RuleTally", "Runner", "Sentences", "Set", "Soften", "Values", "Voice",
     "corpus_cases", "format_table", "get", "locate", "tally"
 ]

@@ -99,3 +99,10 @@ FIRST_TO_THIRD = {"en": {"I": "she", "me": "her", "my": "her", "mine": "hers", "
 THIRD_PERSON = {"en": ("She", "He"), "zh": ("她", "他")}
 FIRST_PERSON = {"en": "I", "zh": "我"}
 THE_USER = {"en": ("the user", "The user"), "zh": ("用户",)}
+
+# A list where one item is asked for: the items (the answer's own first), in each list form.
+LIST_FORMS = {
+    "en": (("1. ", " 2. ", " 3. "), ("Option 1: ", "; option 2: ", "; option 3: "), ("First, ", "; second, ", "; third, "),
+           ("", "; ", "; ")),
+    "zh": (("1. ", "；2. ", "；3. "), ("方案一：", "；方案二：", "；方案三："), ("一是", "，二是", "，三是"), ("", "；", "；")),
+}

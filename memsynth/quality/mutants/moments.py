@@ -56,10 +56,12 @@ class Moved(Mutator):
 class ProseMoment(Mutator):
     """Prose that runs past the end: a sentence dated after `end` (a function of the variables
     giving "YYYY-MM-DD HH:MM"), one mutant per way of writing it ("17:15", "5:30 pm",
-    "下午五点半", "16 October", "10月16日")."""
+    "下午五点半", "16 October", "10月16日"). With `at_end`, the end's own clock time too: for a
+    span that ends when something else begins (what starts then is not before the end)."""
 
     where: Where
     end: Callable[[Mapping[str, Any]], str]
+    at_end: bool = False
     kind = "prose_time"
 
     def __call__(self, answer: Any, ctx: Context) -> Iterator[Mutant]:
@@ -71,7 +73,8 @@ class ProseMoment(Mutator):
         end = dt.datetime.strptime(self.end(ctx.variables), "%Y-%m-%d %H:%M")
         lang = ctx.language
         moments: list[tuple[str, str]] = []
-        for delta in (dt.timedelta(minutes=15), dt.timedelta(minutes=30), dt.timedelta(hours=3)):
+        deltas = (dt.timedelta(minutes=15), dt.timedelta(minutes=30), dt.timedelta(hours=3))
+        for delta in ((dt.timedelta(0), *deltas) if self.at_end else deltas):
             later = end + delta
             if later.date() != end.date():
                 continue
@@ -89,3 +92,35 @@ class ProseMoment(Mutator):
             sentence = tx.moment_sentence(lang, when, rng.choice(lx.EVENTS[lang]))
             new = tx.joined(lang, [get(answer, path).strip(), sentence])
             yield Mutant(put(answer, path, new), f"prose_time:{form}", f"{_show(path)} + {sentence!r}, after {end}")
+
+
+# Days said relative to another, and one named weekday, as a text dates a fact with them.
+_RELATIVE_DAYS = {"zh": ("昨天", "上周三"), "en": ("yesterday", "last Wednesday")}
+
+
+@dataclass(frozen=True)
+class Dated(Mutator):
+    """A text that must carry no date given one: a day of the span (`day`, a function of the
+    variables giving "YYYY-MM-DD…") put before it in each way prose writes it ("2024-11-07",
+    "11月7日", "7 November", "November 7"), and a relative day ("昨天", "last Wednesday")."""
+
+    where: Where
+    day: Callable[[Mapping[str, Any]], str]
+    places: int = 1
+    kind = "dated"
+
+    def __call__(self, answer: Any, ctx: Context) -> Iterator[Mutant]:
+        rng = ctx.rng(f"dated/{_key(self.where)}")
+        paths = _texts(answer, self.where, ctx)
+        if not paths:
+            return
+        lang = ctx.language
+        day = dt.date.fromisoformat(str(self.day(ctx.variables))[:10])
+        whens = [(f"date_{form}", said) for form, said in tx.date_forms(day, lang).items()]
+        whens += [("relative", said) for said in _RELATIVE_DAYS[lang]]
+        for path in rng.sample(paths, min(self.places, len(paths))):
+            body = get(answer, path).strip()
+            for form, when in whens:
+                new = f"{when}，{body}" if lang == "zh" else f"On {when}, {body[:1].lower()}{body[1:]}" \
+                    if form.startswith("date") else f"{when[:1].upper()}{when[1:]}, {body[:1].lower()}{body[1:]}"
+                yield Mutant(put(answer, path, new), f"dated:{form}", f"{_show(path)}: {when!r} before it")

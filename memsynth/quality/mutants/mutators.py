@@ -26,13 +26,14 @@ from memsynth.quality.mutants.base import (
     put,
 )
 from memsynth.quality.mutants.fields import Copy, Fields, Set, Values
-from memsynth.quality.mutants.moments import Moved, ProseMoment
+from memsynth.quality.mutants.moments import Dated, Moved, ProseMoment
 from memsynth.quality.mutants.sizes import Count, DropOne, Longer, Sentences
 from memsynth.quality.mutants.wording import (
     Duplicate,
     InsertPerson,
     InsertText,
     Join,
+    Listed,
     PairDuplicate,
     Replace,
     Reword,
@@ -42,7 +43,7 @@ from memsynth.quality.mutants.wording import (
 
 __all__ = [
     "CHECK_RULE", "Aim", "Bound", "Context", "Copy", "Count", "DropOne", "Duplicate", "Fields", "InsertPerson", "InsertText",
-    "Join", "Longer", "Moved", "Mutant", "Mutator", "PairDuplicate", "Path", "People", "ProseMoment", "Replace",
+    "Dated", "Join", "Listed", "Longer", "Moved", "Mutant", "Mutator", "PairDuplicate", "Path", "People", "ProseMoment", "Replace",
     "Reword", "Sentences", "Set", "Soften", "Swaps", "Texts", "Values", "Voice", "Where", "_bound", "_key", "_pick", "_show",
     "_texts", "get", "locate", "parse_path", "put",
 ]

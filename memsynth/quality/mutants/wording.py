@@ -228,3 +228,29 @@ class Reword(Mutator):
         for path in _pick(_texts(answer, self.where, ctx), rng, self.places):
             new = tx.paraphrase(get(answer, path), ctx.language, rng)
             yield Mutant(put(answer, path, new), "reword", f"{_show(path)} reworded")
+
+
+@dataclass(frozen=True)
+class Listed(Mutator):
+    """One item asked for, a list given: the text and two other solutions written as a numbered
+    list, as labelled options ("方案一：…"), counted ("一是…二是…", "first, … second, …"), or as
+    three ；-joined clauses."""
+
+    where: Where
+    kind = "listed"
+
+    def __call__(self, answer: Any, ctx: Context) -> Iterator[Mutant]:
+        rng = ctx.rng(f"listed/{_key(self.where)}")
+        paths = _texts(answer, self.where, ctx)
+        if not paths:
+            return
+        lang = ctx.language
+        for k, markers in enumerate(lx.LIST_FORMS[lang]):
+            path = rng.choice(paths)
+            first = get(answer, path).strip().rstrip(".。")
+            others = rng.sample(list(lx.OTHER_SOLUTIONS[lang]), 2)
+            items = [first] + [o if lang == "zh" else o[:1].lower() + o[1:] for o in others]
+            if lang == "en" and markers[0] in ("", "First, "):
+                items[0] = items[0][:1].lower() + items[0][1:] if markers[0] else items[0]
+            new = "".join(m + item for m, item in zip(markers, items)) + ("。" if lang == "zh" else ".")
+            yield Mutant(put(answer, path, new), f"listed:{k}", f"{_show(path)} as a list of 3")

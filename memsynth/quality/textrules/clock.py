@@ -130,7 +130,8 @@ def _clock(m: re.Match[str]) -> dt.time | None:
 
 
 _DEADLINE_AFTER = re.compile(r"\s*(前|之前|以前|截止|到期|为止|交|提交|之内|内)")
-_DEADLINE_BEFORE = re.compile(r"\b(by|before|until|till|due|deadline( of| is)?|no later than)\s*(the\s+)?$", re.IGNORECASE)
+_DEADLINE_BEFORE = re.compile(r"\b(by|before|until|till|due( on)?|deadline( of| is)?( on)?|no later than)\s*(the\s+)?$",
+                              re.IGNORECASE)
 
 
 def _deadline(m: re.Match[str]) -> bool:
@@ -138,6 +139,17 @@ def _deadline(m: re.Match[str]) -> bool:
     before = m.string[max(0, m.start() - 20):m.start()]
     return bool(_DEADLINE_AFTER.match(after) or _DEADLINE_BEFORE.search(before)
                 or re.search(r"(截止|期限|最晚|不晚于|之前要?)[^，。；]{0,4}$", before))
+
+
+# "晚上八点前回到家", "home before 8 pm": a clock time the text stays before, not one it reaches.
+# Narrower than a day's deadline: "加班到八点为止" and "until 8 pm" do reach eight.
+_TIME_BEFORE_AFTER = re.compile(r"\s*(前|之前|以前)")
+_TIME_BEFORE_BEFORE = re.compile(r"\b(by|before|no later than)\s*$", re.IGNORECASE)
+
+
+def _time_deadline(m: re.Match[str]) -> bool:
+    return bool(_TIME_BEFORE_AFTER.match(m.string[m.end():m.end() + 3])
+                or _TIME_BEFORE_BEFORE.search(m.string[max(0, m.start() - 20):m.start()]))
 
 
 def moments(text: str, start: dt.date, end: dt.date) -> Iterator[Moment]:
@@ -171,14 +183,59 @@ def moments(text: str, start: dt.date, end: dt.date) -> Iterator[Moment]:
             current = day
             yield Moment(day, None, m.group(0))
             continue
-        if current is not None and (time := _clock(m)) is not None:
+        if current is not None and (time := _clock(m)) is not None and not _time_deadline(m):
             yield Moment(current, time, m.group(0))
 
 
-def past(text: str, start: dt.datetime, end: dt.datetime) -> list[Moment]:
-    """The moments of `text` after `end`: a later day, or a later clock time on the last day."""
+def past(text: str, start: dt.datetime, end: dt.datetime, end_included: bool = False) -> list[Moment]:
+    """The moments of `text` after `end`: a later day, or a later clock time on the last day.
+    With `end_included`, a clock time at `end` itself counts too: a span that ends when something
+    else begins (pal's experience ends at 20:00 because the dialogue starts then, so "晚上八点，
+    用户打开了助手" already describes the dialogue)."""
     found = []
     for moment in moments(text, start.date(), end.date()):
-        if moment.day > end.date() or (moment.day == end.date() and moment.time is not None and moment.at > end):
+        late = moment.time is not None and (moment.at >= end if end_included else moment.at > end)
+        if moment.day > end.date() or (moment.day == end.date() and late):
             found.append(moment)
     return found
+
+
+# --- a text that must carry no date -------------------------------------------------------
+#
+# What dates a fact: a calendar day in any form (2024-11-11, 11月7日, Nov 7, 7 November), a
+# year and month (2024年11月, 2024-11, November 2024), one named weekday (周三, 上周五, last
+# Wednesday) and a day counted from another (昨天, 第二天, 次日, yesterday, the next day). Not a
+# date: a day named as a deadline ("11月15日前提交", "due by Friday": the fact is the deadline), a
+# habit's weekday (每周三, 周一到周五, 一周三次, every Wednesday, on Wednesdays), a part of a day or a
+# clock time on its own (下午, 晚上十点, "at 10 pm": "加班到晚上十点" is a fact of any day), and a
+# bare day of the month ("12号楼", "the 5th floor" read as days far too often).
+_DATING_KINDS = ("iso", "zh_md", "zh_wd", "zh_next", "en_md", "en_dm", "en_wd", "en_next")
+_RELATIVE = re.compile(
+    r"(?P<rel>昨天|前天|今天|明天|后天|当天|前一天|头一天|上周|上星期|上个?礼拜|(?<!\d)\d{4}年\d{1,2}月|(?<![\d-])\d{4}-\d{2}(?![\d-])"
+    rf"|\b(?:yesterday|today|tomorrow|last week|the (?:previous|day) (?:day|before)|(?:{_MONTH_RE}) \d{{4}})\b)",
+    re.IGNORECASE)
+
+
+def _habit(m: re.Match[str], kind: str) -> bool:
+    """A weekday that recurs (每周三, 周一到周五, 一周三次, every Wednesday), not one day."""
+    before, after = m.string[max(0, m.start() - 6):m.start()], m.string[m.end():m.end() + 10]
+    if kind == "zh_wd":
+        return bool(re.search(r"(每|每个|逢|到|至|[-~～])\s*$", before) or re.match(r"[次回天个趟遍]|\s*(到|至|[-~～])", after)
+                    or re.search(r"[一二两三四五六七八九十\d]$", before))
+    return bool(re.search(r"\b(every|each|to|through)\s+$|[-–]\s*$", before, re.IGNORECASE)
+                or re.match(r"\s*(to|through|-|–)\s", after, re.IGNORECASE))
+
+
+def dates(text: str, deadlines: bool = False) -> list[str]:
+    """The words of `text` that date it (see above for what counts), in order; with `deadlines`,
+    a day named as a deadline too (a text that must carry no detail of when at all)."""
+    found: list[tuple[int, str]] = []
+    for m in _SCAN.finditer(text):
+        kind = m.lastgroup
+        if kind in _DATING_KINDS and (deadlines or not _deadline(m)) and not (kind in ("zh_wd", "en_wd")
+                                                                                and _habit(m, kind)):
+            found.append((m.start(), m.group(0)))
+    for m in _RELATIVE.finditer(text):
+        if deadlines or not _deadline(m):
+            found.append((m.start(), m.group(0)))
+    return [words for _, words in sorted(found)]
