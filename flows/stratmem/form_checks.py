@@ -114,3 +114,37 @@ def persona_places_from_sessions(out: VirtualPersona, v: Mapping[str, Any]) -> I
         yield say(v, f"the persona names places no session mentions ({', '.join(new[:6])}); describe "
                      f"{v['virtual_person']} from the sessions only",
                   f"角色描述提到了对话里没有的地方（{'、'.join(new[:6])}）；请只依据这些对话描写{v['virtual_person']}")
+
+
+# A persona describes the character ("Chen Jing is …", 陈静是……); it does not speak as them
+# ("I'm Chen Jing", 我是陈静). Words in quotation marks are theirs to say: a style note may quote
+# "I mean". zh: 我 outside quotes, except where it is part of a word (自我, 忘我, 我行我素).
+_QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”|「[^」]*」|『[^』]*』|(?<![A-Za-z])'[^']*'(?![A-Za-z])|‘[^’]*’")
+_FIRST_EN = re.compile(r"(?<![\w'-])(I|I'm|I've|I'd|I'll|me|my|mine|myself)(?![\w'-])", re.IGNORECASE)
+_FIRST_ZH = re.compile(r"我")
+_NOT_FIRST_ZH = re.compile(r"自我|忘我|唯我|无我|本我|超我|小我|大我|敌我|物我|非我|我行我素")
+
+
+def first_person(text: str) -> str | None:
+    """The first-person word a description says outside quotation marks, or None."""
+    said = _QUOTED.sub(" ", text.replace("’", "'") if "‘" not in text else text)
+    if _ZH.search(said):
+        m = _FIRST_ZH.search(_NOT_FIRST_ZH.sub("", said))
+        return m.group(0) if m else None
+    m = _FIRST_EN.search(said)
+    return m.group(0) if m else None
+
+
+@check("persona_described")
+def persona_described(out: VirtualPersona, v: Mapping[str, Any]) -> Iterator[str]:
+    """The persona describes the character in the third person, never as their own words."""
+    for label in ("summary", "traits", "style", "domains", "values"):
+        value = getattr(out, label)
+        for i, text in enumerate([value] if isinstance(value, str) else value):
+            if word := first_person(text):
+                where = label if isinstance(value, str) else f"{label}[{i}]"
+                yield say(v, f"{where} speaks as {v['virtual_person']} ({word!r}); describe {v['virtual_person']} "
+                             f"in the third person (\"{v['virtual_person']} is …\")",
+                          f"{where} 用第一人称（“{word}”）写成了{v['virtual_person']}的自述；请用第三人称描述"
+                          f"（“{v['virtual_person']}是……”）")
+                return

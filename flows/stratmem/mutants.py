@@ -14,6 +14,7 @@ from memsynth.quality.mutants import (
     Aim,
     Append,
     Count,
+    DayInWords,
     DropOne,
     Duplicate,
     Fields,
@@ -27,6 +28,7 @@ from memsynth.quality.mutants import (
     Voice,
     least_related,
 )
+from memsynth.quality.mutants.text import replace_words
 
 FACTS = ("extract", "merge")
 
@@ -61,8 +63,35 @@ def _third_person(answer: Any, v: Mapping[str, Any], language: str) -> list[tupl
 _DATE = {"en": r"\b(on |in )?(\d{1,2} )?(January|February|March|April|May|June|July|August|September|October|"
                r"November|December)( \d{1,2})?,? \d{4}\b|\b\d{4}-\d{2}-\d{2}\b",
          "zh": r"\d{4}年(\d{1,2}月)?(\d{1,2}日)?|\d{4}-\d{2}-\d{2}"}
-_RELATIVE = {"en": ("yesterday", "last week"), "zh": ("昨天", "上周")}
+_RELATIVE = {"en": ("yesterday", "last week", "recently", "a few days ago", "in two weeks"),
+             "zh": ("昨天", "上周", "最近", "前几天", "两周后")}
 _OTHER = {"en": ("Ana",), "zh": ("王芳",)}
+
+
+def _self_introduced(answer: Any, v: Mapping[str, Any], language: str) -> list[tuple[str, dict[str, str]]]:
+    """The persona speaks as the character ("I am …", 我是…) instead of describing them."""
+    name = str(v.get("virtual_person", "")).strip()
+    if not name:
+        return []
+    if language == "zh":
+        return [("first_persona", {name: "我", "她": "我", "他": "我"})]
+    return [("first_persona", {f"{name}'s": "my", f"{name}’s": "my", name: "I", "She": "I", "He": "I",
+                               "she": "I", "he": "I", "her": "my", "his": "my"})]
+
+
+_YOU = {"en": {"her": "your", "his": "your", "she": "you", "he": "you", "is": "were", "are": "were", "has": "had"},
+        "zh": {"她": "你", "他": "你"}}
+
+
+def _memory_to_you(v: Mapping[str, Any], language: str) -> list[str]:
+    """A memory restated to the character nearly word for word, its person made "you"."""
+    memories = [str(m["fact"]) for m in v.get("memories", [])]
+    if not memories:
+        return []
+    table = {**_YOU[language], **{str(n): ("你" if language == "zh" else "you") for n in (
+        v.get("virtual_person"), v.get("human")) if n}}
+    said = replace_words(memories[-1].rstrip("。.！!"), table)
+    return [f"记得{said}吗？"] if language == "zh" else [f"Remember that {said}?"]
 
 
 def _quoted_memory(v: Mapping[str, Any], language: str) -> list[str]:
@@ -95,6 +124,7 @@ AIMS = (
                                    places=2)),
     Aim("fact-form", FACTS, Sentences("memories[*].fact", high=1, places=2)),
     Aim("fact-form", FACTS, Replace("memories[*].fact", _DATE, _RELATIVE, "relative_date", places=2)),
+    Aim("fact-form", FACTS, DayInWords("memories[*].fact", places=2)),
     Aim("fact-names-person", FACTS, Voice("memories[*].fact", _pronouns, places=2)),
     Aim("fact-speakers", ("extract",), Replace("memories[*].about", {"en": r"^.+$", "zh": r"^.+$"}, _OTHER,
                                                "unknown_speaker")),
@@ -102,7 +132,12 @@ AIMS = (
     Aim("merge-keeps-all", ("merge",), Duplicate("memories", keys=("fact",))),
     Aim("query-form", ("query",), Longer("query", lambda v: QUERY_CHARS_ZH[1] if _zh(v) else QUERY_WORDS[1])),
     Aim("query-no-quote", ("query",), InsertText("query", _quoted_memory, "quote_memory")),
+    Aim("query-no-quote", ("query",), InsertText("query", _memory_to_you, "memory_to_you")),
     *(Aim("persona-form", ("persona",), Count(field, low=low, high=high)) for field, (low, high) in PERSONA_ITEMS.items()),
+    Aim("persona-form", ("persona",), Sentences("summary", low=3, high=5)),
+    Aim("persona-form", ("persona",), Voice("summary", _self_introduced)),
+    Aim("label-rationale", ("label",), Sentences("labels[*].rationale", high=1, places=2)),
+    Aim("miq-analysis", ("eval_miq",), Sentences("analysis", high=2)),
     Aim("persona-from-sessions", ("persona",), InsertText("summary", _unsaid, "unsaid_place_number")),
     Aim("roles", ("label",), DropOne("labels")),
     Aim("eval-detect", ("eval_detect",), DropOne("verdicts")),

@@ -5,8 +5,10 @@ from __future__ import annotations
 from memsynth.generation.rules import EMOTION_RULES, SHARED_RULES, Rule
 
 RULES = (
-    Rule("fact-form", "a memory is one sentence of 4-20 words (8-40 characters in Chinese), dated, never "
-         "'yesterday'", "seed 002 §3.2", checks=("extract.memory_facts", "merge.memory_facts")),
+    Rule("fact-form", "a memory is one sentence of 4-20 words (8-40 characters in Chinese) that dates what it says: "
+         "a day as YYYY-MM-DD (a month or a year alone may be written in words), never a time relative to the "
+         "session ('yesterday', 'recently', 'in two weeks', 最近, 上周, 三天前) without a date", "seed 002 §3.2",
+         checks=("extract.memory_facts", "merge.memory_facts", "extract.dated_facts", "merge.dated_facts")),
     Rule("fact-names-person", "a memory names its person, never 'she' or 'I'", "seed 002 §3.2",
          checks=("extract.names_the_person", "merge.names_the_person")),
     Rule("fact-speakers", "a memory is about one of the two speakers", "seed 002 §3.2",
@@ -34,8 +36,12 @@ RULES = (
          "without, not must; an off-topic one, must), not where careful labellers could choose either of two "
          "neighbouring roles", "seed 002 §3.4",
          checks=("label.labels_every_memory",), judges=("label.labels.role",)),
-    Rule("persona-form", "the character's name; traits 6-12, style 5-8, domains 4-10, values 5-8", "seed 002 §3.3",
-         checks=("persona.persona_fields",)),
+    Rule("persona-form", "the character's name; a summary of 3-5 sentences; traits 6-12, style 5-8, domains 4-10, "
+         "values 5-8; the character described in the third person, never speaking as themselves ('I am …', 我是…) "
+         "outside quotation marks", "seed 002 §3.3",
+         checks=("persona.persona_fields", "persona.sentences_summary", "persona.persona_described")),
+    Rule("label-rationale", "each label's rationale is one sentence", "prompt",
+         checks=("label.sentences_labels_rationale",)),
     Rule("persona-from-sessions", "the persona states no name, place or number the sessions do not", "prompt",
          checks=("persona.persona_from_sessions", "persona.persona_places_from_sessions")),
     Rule("eval-in-character", "the evaluated model replies as the character, a person, in a few natural sentences",
@@ -47,6 +53,8 @@ RULES = (
                  "eval_detect.unused_has_no_evidence")),
     Rule("miq-consistent", "the MIQ score agrees with its failures: one listed scores at most 2, none at least 3",
          "prompt", checks=("eval_miq.miq_score_agrees",)),
+    Rule("miq-analysis", "the MIQ judge's analysis is a sentence or two", "prompt",
+         checks=("eval_miq.sentences_analysis",)),
     Rule("irrelevant-suppressed", "a reply draws on no irrelevant memory (what the benchmark measures)",
          "seed 002 §1, §4", judges=("eval_detect.verdicts.used", "eval_miq.failures")),
     Rule("eval-miq", "memory integration quality is scored 1-5 with the named failure kinds", "seed 002 §4",

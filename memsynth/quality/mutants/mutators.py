@@ -26,7 +26,7 @@ from memsynth.quality.mutants.base import (
     put,
 )
 from memsynth.quality.mutants.fields import Copy, Fields, Set, Values
-from memsynth.quality.mutants.moments import Moved, ProseMoment
+from memsynth.quality.mutants.moments import DayInWords, Moved, ProseMoment
 from memsynth.quality.mutants.sizes import Count, DropOne, Longer, Sentences
 from memsynth.quality.mutants.wording import (
     Duplicate,
@@ -41,7 +41,7 @@ from memsynth.quality.mutants.wording import (
 )
 
 __all__ = [
-    "CHECK_RULE", "Aim", "Bound", "Context", "Copy", "Count", "DropOne", "Duplicate", "Fields", "InsertPerson", "InsertText",
+    "CHECK_RULE", "Aim", "Bound", "Context", "Copy", "Count", "DayInWords", "DropOne", "Duplicate", "Fields", "InsertPerson", "InsertText",
     "Join", "Longer", "Moved", "Mutant", "Mutator", "PairDuplicate", "Path", "People", "ProseMoment", "Replace",
     "Reword", "Sentences", "Set", "Soften", "Swaps", "Texts", "Values", "Voice", "Where", "_bound", "_key", "_pick", "_show",
     "_texts", "get", "locate", "parse_path", "put",
