@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from flows.stratmem.fact_time import day_not_iso, undated_relative_time
+from flows.stratmem.fact_time import day_not_iso, undated_relative_time, yesterday_as_session_day
 from flows.stratmem.fact_time import (
     says_relative_time as says_relative_time,  # this module's, before fact_time
 )
@@ -229,3 +229,16 @@ def persona_from_sessions(out: VirtualPersona, v: Mapping[str, Any]) -> Iterator
         yield say(v, f"the persona states what no session says ({', '.join(new[:6])}); describe "
                      f"{v['virtual_person']} from the sessions only",
                   f"角色描述写了对话里没有的内容（{'、'.join(new[:6])}）；请只依据这些对话描写{v['virtual_person']}")
+
+
+@check("yesterday_dated")
+def yesterday_dated(out: Any, v: Mapping[str, Any]) -> Iterator[str]:
+    """extract: "yesterday" is the day before the session (the prompt's own example), not its day."""
+    lines = [*v.get("turns", []), *v.get("notes", [])]
+    names = [str(s) for s in v.get("speakers", [])]
+    for i, m in enumerate(out.memories):
+        if line := yesterday_as_session_day(m.fact, str(v.get("date", "")), lines, names):
+            yield say(v, f"memories[{i}] {m.fact!r} dates on the session day ({v['date']}) what the session says "
+                         f"happened yesterday ({line[:80]!r}); yesterday is the day before the session's date",
+                      f"memories[{i}]“{m.fact}”把对话里说“昨天”发生的事（“{line[:40]}”）写成了对话当天（{v['date']}）；"
+                      "“昨天”是对话日期的前一天")

@@ -87,3 +87,38 @@ def day_not_iso(text: str) -> str | None:
     """A day a text writes in another form than YYYY-MM-DD, as written, or None."""
     m = _DAY_FORMS.search(unicodedata.normalize("NFKC", text))  # not case-folded: "May" is a month
     return m.group(0) if m else None
+
+
+# "Yesterday" dated as the session's own day: a fact that puts an event on the session date
+# ("on 2023-05-08", 于2024-03-02) while the line of the session it comes from says it happened
+# yesterday. Said only where code can tell: the event form of the date (not "as of", 截至, a
+# state on that day), a line saying yesterday that shares at least this many content words
+# (CJK character pairs) with the fact, names aside, and no line saying today that shares as many.
+_YESTERDAY = re.compile(r"\byesterday\b|昨天|昨日|昨晚|昨儿")
+_TODAY = re.compile(r"\b(today|tonight|this (morning|afternoon|evening))\b|今天|今日|今晚|今早|刚才|刚刚")
+_STATE = re.compile(r"\bas of\b|截至|截止")
+SHARED_WITH_LINE = {"en": 3, "zh": 4}
+
+
+def _event_on(fact: str, date: str) -> bool:
+    d = re.escape(date)
+    return bool(re.search(rf"\bon {d}|[于在是]\s*{d}|^{d}", fact)) and not _STATE.search(normal_text(fact))
+
+
+def yesterday_as_session_day(fact: str, date: str, lines: list[str], names: list[str]) -> str | None:
+    """The session line that says yesterday of what the fact dates on the session day, or None."""
+    from memsynth.core.textmatch import content_tokens
+
+    if not date or date not in fact or not _event_on(fact, date):
+        return None
+    drop = {t for n in names for t in content_tokens(n)} | content_tokens(date)
+    wanted = content_tokens(fact.replace(date, " ")) - drop
+    least = SHARED_WITH_LINE["zh" if _CJK.search(fact) else "en"]
+
+    def shared(line: str) -> int:
+        return len(wanted & content_tokens(line))
+
+    said = [(shared(line), line) for line in lines if _YESTERDAY.search(normal_text(line))]
+    today = max((shared(line) for line in lines if _TODAY.search(normal_text(line))), default=0)
+    best = max(said, default=(0, ""), key=lambda x: x[0])
+    return best[1] if best[0] >= least and best[0] > today else None

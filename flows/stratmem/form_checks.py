@@ -12,7 +12,7 @@ from typing import Any
 
 from memsynth.generation.stage import check, say
 from memsynth.quality.textrules.forms import third_person_user
-from memsynth.quality.textrules.people import person_forms
+from memsynth.quality.textrules.people import named_in, person_forms
 from schemas.stratmem import IntegrationScore, UseJudgment, UserQuery, VirtualPersona
 
 
@@ -148,3 +148,16 @@ def persona_described(out: VirtualPersona, v: Mapping[str, Any]) -> Iterator[str
                           f"{where} 用第一人称（“{word}”）写成了{v['virtual_person']}的自述；请用第三人称描述"
                           f"（“{v['virtual_person']}是……”）")
                 return
+
+
+@check("said_by_the_speaker")
+def said_by_the_speaker(out: UserQuery, v: Mapping[str, Any]) -> Iterator[str]:
+    """The query is {human}'s own message: it never names {human} (a message that calls them
+    by name is the character's, said the wrong way round). None of the 657 released queries
+    names its speaker."""
+    human, character = str(v["human"]), str(v["virtual_person"])
+    forms = (person_forms(human) | {human.strip().lower()}) - person_forms(character) - {character.strip().lower()}
+    if named := named_in(out.query, {f for f in forms if f}):
+        yield say(v, f"the query names {human} ({named[0]!r}), who is the one speaking: write {human}'s own message "
+                     f"to {character}",
+                  f"query 提到了说话人{human}（“{named[0]}”）：这句话是{human}对{character}说的，请以{human}的口吻来写")

@@ -94,6 +94,28 @@ def _memory_to_you(v: Mapping[str, Any], language: str) -> list[str]:
     return [f"记得{said}吗？"] if language == "zh" else [f"Remember that {said}?"]
 
 
+def _yesterday_as_today(answer: Any, v: Mapping[str, Any], language: str) -> list[tuple[str, dict[str, str]]]:
+    """The day before the session (the session's "yesterday") moved onto the session's own day."""
+    import datetime as dt
+
+    try:
+        day = dt.date.fromisoformat(str(v.get("date", "")))
+    except ValueError:
+        return []
+    before, same = (day - dt.timedelta(days=1)).isoformat(), day.isoformat()
+    if language == "zh":  # a key with CJK makes replace_words replace substrings: 于2024-03-01 has no word break
+        return [("yesterday_as_session_day", {f"{w}{before}": f"{w}{same}" for w in ("于", "在", "是")})]
+    return [("yesterday_as_session_day", {before: same})]
+
+
+def _speaker_named(v: Mapping[str, Any], language: str) -> list[str]:
+    """The query said the wrong way round: it calls its own speaker by name."""
+    human = str(v.get("human", "")).strip()
+    if not human:
+        return []
+    return [f"对吧，{human}？"] if language == "zh" else [f"Right, {human}?"]
+
+
 def _quoted_memory(v: Mapping[str, Any], language: str) -> list[str]:
     memories = [m["fact"] for m in v.get("memories", [])]
     return [f"({memories[0]})" if language == "en" else f"（{memories[0]}）"] if memories else []
@@ -125,6 +147,7 @@ AIMS = (
     Aim("fact-form", FACTS, Sentences("memories[*].fact", high=1, places=2)),
     Aim("fact-form", FACTS, Replace("memories[*].fact", _DATE, _RELATIVE, "relative_date", places=2)),
     Aim("fact-form", FACTS, DayInWords("memories[*].fact", places=2)),
+    Aim("fact-form", ("extract",), Voice("memories[*].fact", _yesterday_as_today)),
     Aim("fact-names-person", FACTS, Voice("memories[*].fact", _pronouns, places=2)),
     Aim("fact-speakers", ("extract",), Replace("memories[*].about", {"en": r"^.+$", "zh": r"^.+$"}, _OTHER,
                                                "unknown_speaker")),
@@ -147,6 +170,7 @@ AIMS = (
     Aim("query-given-type", ("query",), Rewrite("query", lambda v, lang: _OFF_POOL[lang], "off_pool_query")),
     Aim("irrelevant-suppressed", ("eval_respond",), Append("response", _irrelevant, "irrelevant_memory")),
     Aim("query-to-character", ("query",), Voice("query", _third_person)),
+    Aim("query-to-character", ("query",), InsertText("query", _speaker_named, "speaker_named")),
     Aim("miq-consistent", ("eval_miq",), Set("failures", ["topic_drift"], "flag_against_score",
                                              lambda a, v: not a.get("failures") and a.get("score", 0) > 2)),
     Aim("miq-consistent", ("eval_miq",), Set("score", 5, "score_against_flags", lambda a, v: bool(a.get("failures")))),

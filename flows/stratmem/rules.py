@@ -7,8 +7,10 @@ from memsynth.generation.rules import EMOTION_RULES, SHARED_RULES, Rule
 RULES = (
     Rule("fact-form", "a memory is one sentence of 4-20 words (8-40 characters in Chinese) that dates what it says: "
          "a day as YYYY-MM-DD (a month or a year alone may be written in words), never a time relative to the "
-         "session ('yesterday', 'recently', 'in two weeks', 最近, 上周, 三天前) without a date", "seed 002 §3.2",
-         checks=("extract.memory_facts", "merge.memory_facts", "extract.dated_facts", "merge.dated_facts")),
+         "session ('yesterday', 'recently', 'in two weeks', 最近, 上周, 三天前) without a date, and 'yesterday' dated the day "
+         "before the session", "seed 002 §3.2",
+         checks=("extract.memory_facts", "merge.memory_facts", "extract.dated_facts", "merge.dated_facts",
+                 "extract.yesterday_dated")),
     Rule("fact-names-person", "a memory names its person, never 'she' or 'I'", "seed 002 §3.2",
          checks=("extract.names_the_person", "merge.names_the_person")),
     Rule("fact-speakers", "a memory is about one of the two speakers", "seed 002 §3.2",
@@ -24,8 +26,9 @@ RULES = (
          checks=("merge.covers_candidates",)),
     Rule("query-form", "the query is one finished message of 5-30 words (8-60 characters) aimed at listed memories",
          "seed 002 §3.3", checks=("query.a_question", "query.valid_targets")),
-    Rule("query-to-character", "the query is said to the character ('you'), never of it in the third person by name",
-         "prompt", checks=("query.speaks_to_the_character",)),
+    Rule("query-to-character", "the query is the speaker's own message said to the character ('you'): never of the "
+         "character in the third person by name, never naming its own speaker", "prompt",
+         checks=("query.speaks_to_the_character", "query.said_by_the_speaker")),
     Rule("query-no-quote", "the query does not quote a memory: it copies no memory's sentence or clause, and does not "
          "state the details its answer needs; naming what a memory is about (an event, plan or person), as a "
          "speaker would to ask about it, is how a query points at it, not a quote", "prompt", checks=("query.does_not_quote_memories",)),
