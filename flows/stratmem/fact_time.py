@@ -37,6 +37,7 @@ _RELATIVE_ZH = frozenset(
     "上个月 下个月 这个月 本月 上月 下月 去年 今年 明年 前年 后年 上星期 下星期 这星期 上礼拜 下礼拜 这礼拜 上个星期 下个星期 "
     "前几天 几天前 前两天 前些天 前些日子 前阵子 前段时间 最近 近来 近期 近日 日前 不久前 刚才 刚刚 这阵子 这几天 这些天 "
     "这段时间 上周末 下周末 这个周末 本周末 今年初 今年底 上半年 下半年".split())
+_LONG_ZH = sorted((r for r in _RELATIVE_ZH if len(r) >= 3), key=len, reverse=True)
 _NEAREST = re.compile(r"最近(?=的)|离[^。，,；;]{0,12}最近")
 _ZH_COUNT = r"[\d一二两三四五六七八九十几半数]+"
 # 三天前, 两周后, 几个月以前: a span counted from the day it was said.
@@ -66,6 +67,9 @@ def says_relative_time(text: str) -> str | None:
     if m := _SPAN_ZH.search(normal):
         return m.group(0)
     masked = _NEAREST.sub(lambda m: "　" * len(m.group(0)), normal)
+    # Three characters or more are no part of another word (前阵子 in 许磊前阵子, split 许/磊前/阵子).
+    if found := next((r for r in _LONG_ZH if r in masked), None):
+        return found
     # A relative word starts at a word's start and may run into the next one: jieba splits
     # 上周初 as 上/周初.
     words = zh_words(masked)
