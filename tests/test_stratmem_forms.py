@@ -16,7 +16,14 @@ from flows.stratmem.fact_time import day_not_iso, says_relative_time, undated_re
 from flows.stratmem.form_checks import first_person, persona_described, said_by_the_speaker
 from flows.stratmem.quoting import quoted_share
 from flows.stratmem.stages import LABEL, PERSONA
-from schemas.stratmem import ExtractedMemories, IntegrationScore, MergedMemories, RoleLabels, UserQuery, VirtualPersona
+from schemas.stratmem import (
+    ExtractedMemories,
+    IntegrationScore,
+    MergedMemories,
+    RoleLabels,
+    UserQuery,
+    VirtualPersona,
+)
 
 EN = {"language": "en", "speakers": ["Caroline", "Melanie"]}
 ZH = {"language": "zh", "speakers": ["陈静", "许磊"]}
