@@ -39,24 +39,34 @@ def _share(results: list[bool]) -> float:
 def test_the_checks_accept_the_real_facts_queries_and_personas():
     real = _real()
     v = {"language": "en"}
-    facts = [not list(checks.fact_problems(f["fact"], v)) for i in real for r in i["memory"].values() for f in r]
+    facts = [not list(checks.fact_size_problems(f["fact"], v)) for i in real for r in i["memory"].values() for f in r]
+    # dated_facts is its own check: 2.3 % of the release's facts say "recently" with no date.
+    dated = [not list(checks.fact_date_problems(f["fact"], v)) for i in real for r in i["memory"].values() for f in r]
     queries = [not list(checks.a_question(UserQuery(query=i["query"], targets=[1]), v)) for i in real]
-    personas = []
+    from flows.stratmem.form_checks import persona_described, said_by_the_speaker, speaks_to_the_character
+    from flows.stratmem.stages import PERSONA
+
+    summary_sentences = next(c for c in PERSONA.checks if c.name == "sentences_summary")
+    personas, described = [], []
     for i in real:
         p = dict(i["virtual_person_persona"])
         p["summary"] = " ".join(p["summary"]) if isinstance(p["summary"], list) else p["summary"]
-        personas.append(not list(checks.persona_fields(VirtualPersona(**p), {
-            **v, "virtual_person": i["roles"]["virtual_person"]})))
+        pv = {**v, "virtual_person": i["roles"]["virtual_person"]}
+        personas.append(not list(checks.persona_fields(VirtualPersona(**p), pv))
+                        and not list(summary_sentences(VirtualPersona(**p), pv)))
+        described.append(not list(persona_described(VirtualPersona(**p), pv)))
     named = [not list(checks.names_the_person(ExtractedMemories(memories=[{"fact": f["fact"], "about": "x"}]), {
         **v, "speakers": list(i["roles"].values())})) for i in real for r in i["memory"].values() for f in r]
     unquoted = [not list(checks.does_not_quote_memories(UserQuery(query=i["query"], targets=[1]), {
-        **v, "memories": [{"number": n, "fact": f["fact"]} for n, f in enumerate(
+        **v, **i["roles"], "memories": [{"number": n, "fact": f["fact"]} for n, f in enumerate(
             (f for r in i["memory"].values() for f in r), 1)]})) for i in real]
-    from flows.stratmem.form_checks import speaks_to_the_character
-
     to_character = [not list(speaks_to_the_character(UserQuery(query=i["query"], targets=[1]), {
         **v, "virtual_person": i["roles"]["virtual_person"], "human": i["roles"]["human"]})) for i in real]
-    shares = {"facts": _share(facts), "queries": _share(queries), "personas": _share(personas),
+    by_speaker = [not list(said_by_the_speaker(UserQuery(query=i["query"], targets=[1]), {**v, **i["roles"]}))
+                  for i in real]
+    shares = {"facts": _share(facts), "facts dated": _share(dated), "queries": _share(queries),
+              "personas": _share(personas), "personas described": _share(described),
+              "queries by their speaker": _share(by_speaker),
               "facts naming their person": _share(named), "queries quoting no memory": _share(unquoted),
               "queries said to the character": _share(to_character)}
     print(f"accepted: {shares}")

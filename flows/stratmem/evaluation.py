@@ -20,6 +20,7 @@ from flows.stratmem.form_checks import miq_score_agrees, unused_has_no_evidence
 from flows.stratmem.source import spoken_time
 from memsynth.core.errors import MemsynthError
 from memsynth.core.textmatch import mentions_exactly
+from memsynth.generation.checklib import sentences
 from memsynth.generation.stage import Stage, check, say
 from memsynth.quality.evaluation.ranking import mean
 from memsynth.quality.evaluation.strategic import (
@@ -63,8 +64,8 @@ RESPOND = Stage("stratmem", "eval_respond", Reply, policy="drop", temperature=0.
 DETECT = Stage("stratmem", "eval_detect", UseJudgment, checks=(judges_every_memory, evidence_is_quoted,
                                                                 unused_has_no_evidence),
                policy="drop", temperature=1.0)
-MIQ = Stage("stratmem", "eval_miq", IntegrationScore, checks=(miq_score_agrees,), policy="drop", temperature=0.1,
-            kind="judge")
+MIQ = Stage("stratmem", "eval_miq", IntegrationScore, checks=(miq_score_agrees, sentences("analysis", max=2)),
+            policy="drop", temperature=0.1, kind="judge")  # the prompt: `analysis` in a sentence or two
 STAGES = (RESPOND, DETECT, MIQ)
 
 

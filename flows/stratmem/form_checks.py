@@ -12,7 +12,7 @@ from typing import Any
 
 from memsynth.generation.stage import check, say
 from memsynth.quality.textrules.forms import third_person_user
-from memsynth.quality.textrules.people import person_forms
+from memsynth.quality.textrules.people import named_in, person_forms
 from schemas.stratmem import IntegrationScore, UseJudgment, UserQuery, VirtualPersona
 
 
@@ -114,3 +114,50 @@ def persona_places_from_sessions(out: VirtualPersona, v: Mapping[str, Any]) -> I
         yield say(v, f"the persona names places no session mentions ({', '.join(new[:6])}); describe "
                      f"{v['virtual_person']} from the sessions only",
                   f"角色描述提到了对话里没有的地方（{'、'.join(new[:6])}）；请只依据这些对话描写{v['virtual_person']}")
+
+
+# A persona describes the character ("Chen Jing is …", 陈静是……); it does not speak as them
+# ("I'm Chen Jing", 我是陈静). Words in quotation marks are theirs to say: a style note may quote
+# "I mean". zh: 我 outside quotes, except where it is part of a word (自我, 忘我, 我行我素).
+_QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”|「[^」]*」|『[^』]*』|(?<![A-Za-z])'[^']*'(?![A-Za-z])|‘[^’]*’")
+_FIRST_EN = re.compile(r"(?<![\w'-])(I|I'm|I've|I'd|I'll|me|my|mine|myself)(?![\w'-])", re.IGNORECASE)
+_FIRST_ZH = re.compile(r"我")
+_NOT_FIRST_ZH = re.compile(r"自我|忘我|唯我|无我|本我|超我|小我|大我|敌我|物我|非我|我行我素")
+
+
+def first_person(text: str) -> str | None:
+    """The first-person word a description says outside quotation marks, or None."""
+    said = _QUOTED.sub(" ", text.replace("’", "'") if "‘" not in text else text)
+    if _ZH.search(said):
+        m = _FIRST_ZH.search(_NOT_FIRST_ZH.sub("", said))
+        return m.group(0) if m else None
+    m = _FIRST_EN.search(said)
+    return m.group(0) if m else None
+
+
+@check("persona_described")
+def persona_described(out: VirtualPersona, v: Mapping[str, Any]) -> Iterator[str]:
+    """The persona describes the character in the third person, never as their own words."""
+    for label in ("summary", "traits", "style", "domains", "values"):
+        value = getattr(out, label)
+        for i, text in enumerate([value] if isinstance(value, str) else value):
+            if word := first_person(text):
+                where = label if isinstance(value, str) else f"{label}[{i}]"
+                yield say(v, f"{where} speaks as {v['virtual_person']} ({word!r}); describe {v['virtual_person']} "
+                             f"in the third person (\"{v['virtual_person']} is …\")",
+                          f"{where} 用第一人称（“{word}”）写成了{v['virtual_person']}的自述；请用第三人称描述"
+                          f"（“{v['virtual_person']}是……”）")
+                return
+
+
+@check("said_by_the_speaker")
+def said_by_the_speaker(out: UserQuery, v: Mapping[str, Any]) -> Iterator[str]:
+    """The query is {human}'s own message: it never names {human} (a message that calls them
+    by name is the character's, said the wrong way round). None of the 657 released queries
+    names its speaker."""
+    human, character = str(v["human"]), str(v["virtual_person"])
+    forms = (person_forms(human) | {human.strip().lower()}) - person_forms(character) - {character.strip().lower()}
+    if named := named_in(out.query, {f for f in forms if f}):
+        yield say(v, f"the query names {human} ({named[0]!r}), who is the one speaking: write {human}'s own message "
+                     f"to {character}",
+                  f"query 提到了说话人{human}（“{named[0]}”）：这句话是{human}对{character}说的，请以{human}的口吻来写")

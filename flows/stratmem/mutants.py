@@ -14,6 +14,7 @@ from memsynth.quality.mutants import (
     Aim,
     Append,
     Count,
+    DayInWords,
     DropOne,
     Duplicate,
     Fields,
@@ -27,6 +28,7 @@ from memsynth.quality.mutants import (
     Voice,
     least_related,
 )
+from memsynth.quality.mutants.text import replace_words
 
 FACTS = ("extract", "merge")
 
@@ -61,8 +63,57 @@ def _third_person(answer: Any, v: Mapping[str, Any], language: str) -> list[tupl
 _DATE = {"en": r"\b(on |in )?(\d{1,2} )?(January|February|March|April|May|June|July|August|September|October|"
                r"November|December)( \d{1,2})?,? \d{4}\b|\b\d{4}-\d{2}-\d{2}\b",
          "zh": r"\d{4}年(\d{1,2}月)?(\d{1,2}日)?|\d{4}-\d{2}-\d{2}"}
-_RELATIVE = {"en": ("yesterday", "last week"), "zh": ("昨天", "上周")}
+_RELATIVE = {"en": ("yesterday", "last week", "recently", "a few days ago", "in two weeks"),
+             "zh": ("昨天", "上周", "最近", "前几天", "两周后")}
 _OTHER = {"en": ("Ana",), "zh": ("王芳",)}
+
+
+def _self_introduced(answer: Any, v: Mapping[str, Any], language: str) -> list[tuple[str, dict[str, str]]]:
+    """The persona speaks as the character ("I am …", 我是…) instead of describing them."""
+    name = str(v.get("virtual_person", "")).strip()
+    if not name:
+        return []
+    if language == "zh":
+        return [("first_persona", {name: "我", "她": "我", "他": "我"})]
+    return [("first_persona", {f"{name}'s": "my", f"{name}’s": "my", name: "I", "She": "I", "He": "I",
+                               "she": "I", "he": "I", "her": "my", "his": "my"})]
+
+
+_YOU = {"en": {"her": "your", "his": "your", "she": "you", "he": "you", "is": "were", "are": "were", "has": "had"},
+        "zh": {"她": "你", "他": "你"}}
+
+
+def _memory_to_you(v: Mapping[str, Any], language: str) -> list[str]:
+    """A memory restated to the character nearly word for word, its person made "you"."""
+    memories = [str(m["fact"]) for m in v.get("memories", [])]
+    if not memories:
+        return []
+    table = {**_YOU[language], **{str(n): ("你" if language == "zh" else "you") for n in (
+        v.get("virtual_person"), v.get("human")) if n}}
+    said = replace_words(memories[-1].rstrip("。.！!"), table)
+    return [f"记得{said}吗？"] if language == "zh" else [f"Remember that {said}?"]
+
+
+def _yesterday_as_today(answer: Any, v: Mapping[str, Any], language: str) -> list[tuple[str, dict[str, str]]]:
+    """The day before the session (the session's "yesterday") moved onto the session's own day."""
+    import datetime as dt
+
+    try:
+        day = dt.date.fromisoformat(str(v.get("date", "")))
+    except ValueError:
+        return []
+    before, same = (day - dt.timedelta(days=1)).isoformat(), day.isoformat()
+    if language == "zh":  # a key with CJK makes replace_words replace substrings: 于2024-03-01 has no word break
+        return [("yesterday_as_session_day", {f"{w}{before}": f"{w}{same}" for w in ("于", "在", "是")})]
+    return [("yesterday_as_session_day", {before: same})]
+
+
+def _speaker_named(v: Mapping[str, Any], language: str) -> list[str]:
+    """The query said the wrong way round: it calls its own speaker by name."""
+    human = str(v.get("human", "")).strip()
+    if not human:
+        return []
+    return [f"对吧，{human}？"] if language == "zh" else [f"Right, {human}?"]
 
 
 def _quoted_memory(v: Mapping[str, Any], language: str) -> list[str]:
@@ -95,6 +146,8 @@ AIMS = (
                                    places=2)),
     Aim("fact-form", FACTS, Sentences("memories[*].fact", high=1, places=2)),
     Aim("fact-form", FACTS, Replace("memories[*].fact", _DATE, _RELATIVE, "relative_date", places=2)),
+    Aim("fact-form", FACTS, DayInWords("memories[*].fact", places=2)),
+    Aim("fact-form", ("extract",), Voice("memories[*].fact", _yesterday_as_today)),
     Aim("fact-names-person", FACTS, Voice("memories[*].fact", _pronouns, places=2)),
     Aim("fact-speakers", ("extract",), Replace("memories[*].about", {"en": r"^.+$", "zh": r"^.+$"}, _OTHER,
                                                "unknown_speaker")),
@@ -102,7 +155,12 @@ AIMS = (
     Aim("merge-keeps-all", ("merge",), Duplicate("memories", keys=("fact",))),
     Aim("query-form", ("query",), Longer("query", lambda v: QUERY_CHARS_ZH[1] if _zh(v) else QUERY_WORDS[1])),
     Aim("query-no-quote", ("query",), InsertText("query", _quoted_memory, "quote_memory")),
+    Aim("query-no-quote", ("query",), InsertText("query", _memory_to_you, "memory_to_you")),
     *(Aim("persona-form", ("persona",), Count(field, low=low, high=high)) for field, (low, high) in PERSONA_ITEMS.items()),
+    Aim("persona-form", ("persona",), Sentences("summary", low=3, high=5)),
+    Aim("persona-form", ("persona",), Voice("summary", _self_introduced)),
+    Aim("label-rationale", ("label",), Sentences("labels[*].rationale", high=1, places=2)),
+    Aim("miq-analysis", ("eval_miq",), Sentences("analysis", high=2)),
     Aim("persona-from-sessions", ("persona",), InsertText("summary", _unsaid, "unsaid_place_number")),
     Aim("roles", ("label",), DropOne("labels")),
     Aim("eval-detect", ("eval_detect",), DropOne("verdicts")),
@@ -112,6 +170,7 @@ AIMS = (
     Aim("query-given-type", ("query",), Rewrite("query", lambda v, lang: _OFF_POOL[lang], "off_pool_query")),
     Aim("irrelevant-suppressed", ("eval_respond",), Append("response", _irrelevant, "irrelevant_memory")),
     Aim("query-to-character", ("query",), Voice("query", _third_person)),
+    Aim("query-to-character", ("query",), InsertText("query", _speaker_named, "speaker_named")),
     Aim("miq-consistent", ("eval_miq",), Set("failures", ["topic_drift"], "flag_against_score",
                                              lambda a, v: not a.get("failures") and a.get("score", 0) > 2)),
     Aim("miq-consistent", ("eval_miq",), Set("score", 5, "score_against_flags", lambda a, v: bool(a.get("failures")))),

@@ -5,8 +5,12 @@ from __future__ import annotations
 from memsynth.generation.rules import EMOTION_RULES, SHARED_RULES, Rule
 
 RULES = (
-    Rule("fact-form", "a memory is one sentence of 4-20 words (8-40 characters in Chinese), dated, never "
-         "'yesterday'", "seed 002 §3.2", checks=("extract.memory_facts", "merge.memory_facts")),
+    Rule("fact-form", "a memory is one sentence of 4-20 words (8-40 characters in Chinese) that dates what it says: "
+         "a day as YYYY-MM-DD (a month or a year alone may be written in words), never a time relative to the "
+         "session ('yesterday', 'recently', 'in two weeks', 最近, 上周, 三天前) without a date, and 'yesterday' dated the day "
+         "before the session", "seed 002 §3.2",
+         checks=("extract.memory_facts", "merge.memory_facts", "extract.dated_facts", "merge.dated_facts",
+                 "extract.yesterday_dated")),
     Rule("fact-names-person", "a memory names its person, never 'she' or 'I'", "seed 002 §3.2",
          checks=("extract.names_the_person", "merge.names_the_person")),
     Rule("fact-speakers", "a memory is about one of the two speakers", "seed 002 §3.2",
@@ -22,8 +26,9 @@ RULES = (
          checks=("merge.covers_candidates",)),
     Rule("query-form", "the query is one finished message of 5-30 words (8-60 characters) aimed at listed memories",
          "seed 002 §3.3", checks=("query.a_question", "query.valid_targets")),
-    Rule("query-to-character", "the query is said to the character ('you'), never of it in the third person by name",
-         "prompt", checks=("query.speaks_to_the_character",)),
+    Rule("query-to-character", "the query is the speaker's own message said to the character ('you'): never of the "
+         "character in the third person by name, never naming its own speaker", "prompt",
+         checks=("query.speaks_to_the_character", "query.said_by_the_speaker")),
     Rule("query-no-quote", "the query does not quote a memory: it copies no memory's sentence or clause, and does not "
          "state the details its answer needs; naming what a memory is about (an event, plan or person), as a "
          "speaker would to ask about it, is how a query points at it, not a quote", "prompt", checks=("query.does_not_quote_memories",)),
@@ -34,8 +39,12 @@ RULES = (
          "without, not must; an off-topic one, must), not where careful labellers could choose either of two "
          "neighbouring roles", "seed 002 §3.4",
          checks=("label.labels_every_memory",), judges=("label.labels.role",)),
-    Rule("persona-form", "the character's name; traits 6-12, style 5-8, domains 4-10, values 5-8", "seed 002 §3.3",
-         checks=("persona.persona_fields",)),
+    Rule("persona-form", "the character's name; a summary of 3-5 sentences; traits 6-12, style 5-8, domains 4-10, "
+         "values 5-8; the character described in the third person, never speaking as themselves ('I am …', 我是…) "
+         "outside quotation marks", "seed 002 §3.3",
+         checks=("persona.persona_fields", "persona.sentences_summary", "persona.persona_described")),
+    Rule("label-rationale", "each label's rationale is one sentence", "prompt",
+         checks=("label.sentences_labels_rationale",)),
     Rule("persona-from-sessions", "the persona states no name, place or number the sessions do not", "prompt",
          checks=("persona.persona_from_sessions", "persona.persona_places_from_sessions")),
     Rule("eval-in-character", "the evaluated model replies as the character, a person, in a few natural sentences",
@@ -47,6 +56,8 @@ RULES = (
                  "eval_detect.unused_has_no_evidence")),
     Rule("miq-consistent", "the MIQ score agrees with its failures: one listed scores at most 2, none at least 3",
          "prompt", checks=("eval_miq.miq_score_agrees",)),
+    Rule("miq-analysis", "the MIQ judge's analysis is a sentence or two", "prompt",
+         checks=("eval_miq.sentences_analysis",)),
     Rule("irrelevant-suppressed", "a reply draws on no irrelevant memory (what the benchmark measures)",
          "seed 002 §1, §4", judges=("eval_detect.verdicts.used", "eval_miq.failures")),
     Rule("eval-miq", "memory integration quality is scored 1-5 with the named failure kinds", "seed 002 §4",

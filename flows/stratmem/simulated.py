@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from memsynth.simulator.answers import AnswerBook
-from memsynth.simulator.text import ZH_DID, TextMaker
+from memsynth.simulator.text import ZH_DID, ZH_FELT, TextMaker
 
 ANSWERS = AnswerBook("stratmem")
 # A memory's role for a query, before any labeller's slip: the release's shares of facts
@@ -58,9 +58,16 @@ def query(draft: Answer, v: Variables, text: TextMaker) -> Answer:
 SIMULATED_ITEMS = (("traits", 6, 10), ("style", 5, 8), ("domains", 4, 8), ("values", 5, 8))
 
 
+def _described(name: str, text: TextMaker) -> str:
+    """Three sentences about the character, in the third person (persona_described)."""
+    if text.language == "zh":
+        return "".join(f"{name}{text.rng.choice(ZH_DID)}，{text.rng.choice(ZH_FELT)}。" for _ in range(3))
+    return " ".join(f"{name} {text.phrase()}." for _ in range(3))
+
+
 @ANSWERS.stage("persona")
 def persona(draft: Answer, v: Variables, text: TextMaker) -> Answer:
-    draft.update({"virtual_person_name": v["virtual_person"], "summary": text.paragraph(3),
+    draft.update({"virtual_person_name": v["virtual_person"], "summary": _described(v["virtual_person"], text),
                   **{name: [text.phrase() for _ in range(text.rng.randint(low, high))]
                      for name, low, high in SIMULATED_ITEMS}})
     return draft

@@ -10,7 +10,8 @@ runs them over the acceptable answers of answer files and prints, per rule, how 
 the rule's checks reject; the ones no check rejects are the rule's judge work.
 
 Mutators: Sentences (add or drop sentences past a bound), Longer (10-30 % past a length),
-Count (items past a bound), Moved (a date or minute field past a bound), ProseMoment (prose
+Count (items past a bound), Moved (a date or minute field past a bound), DayInWords (an ISO
+day written "March 13, 2024" or 2024年3月13日), ProseMoment (prose
 dated after an end: "17:15", "5:30 pm", "下午五点半", "10月16日"), Dated (a date put in a
 text that must carry none), InsertPerson (full name,
 surname + title, given name, kinship term), Duplicate / PairDuplicate (an item reworded
@@ -31,6 +32,7 @@ from memsynth.quality.mutants.mutators import (
     Copy,
     Count,
     Dated,
+    DayInWords,
     DropOne,
     Duplicate,
     Fields,
@@ -67,7 +69,7 @@ from memsynth.quality.mutants.run import (
 )
 
 __all__ = [
-    "SCHEMA_RULE", "Aim", "Append", "Case", "Context", "Copy", "Count", "Dated", "DropOne", "Duplicate", "Fields", "InsertPerson",
+    "SCHEMA_RULE", "Aim", "Append", "Case", "Context", "Copy", "Count", "Dated", "DayInWords", "DropOne", "Duplicate", "Fields", "InsertPerson",
     "InsertText", "Join", "Listed", "Longer", "Moved", "Mutant", "Mutator", "Outcome", "PairDuplicate",
     "ProseMoment", "Replace", "Reword", "Rewrite", "Swap", "least_related", "RuleTally", "Runner", "Sentences", "Set", "Soften", "Values", "Voice",
     "corpus_cases", "format_table", "get", "locate", "tally"

@@ -1,10 +1,12 @@
 """Mutators of time: a date or minute field moved past a bound, and prose dated past an end
-in each way it is written ("17:15", "5:30 pm", "下午五点半", "16 October", "10月16日").
+in each way it is written ("17:15", "5:30 pm", "下午五点半", "16 October", "10月16日"), and an ISO
+day written in words.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +19,7 @@ from memsynth.quality.mutants.base import (
     Mutator,
     Where,
     _key,
+    _pick,
     _show,
     _texts,
     get,
@@ -124,3 +127,39 @@ class Dated(Mutator):
                 new = f"{when}，{body}" if lang == "zh" else f"On {when}, {body[:1].lower()}{body[1:]}" \
                     if form.startswith("date") else f"{when[:1].upper()}{when[1:]}, {body[:1].lower()}{body[1:]}"
                 yield Mutant(put(answer, path, new), f"dated:{form}", f"{_show(path)}: {when!r} before it")
+
+
+_ISO_DAY = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
+
+
+def _in_words(day: dt.date, language: str) -> dict[str, str]:
+    """A day as prose writes it, with its year and without."""
+    if language == "zh":
+        return {"zh_full": f"{day.year}年{day.month}月{day.day}日", "zh_short": f"{day.month}月{day.day}号"}
+    month = day.strftime("%B")
+    return {"us": f"{month} {day.day}, {day.year}", "uk": f"{day.day} {month} {day.year}",
+            "ordinal": f"{month} {day.day}th"}
+
+
+@dataclass(frozen=True)
+class DayInWords(Mutator):
+    """A day a text writes YYYY-MM-DD rewritten as prose writes it ("March 13, 2024", "13 March
+    2024", 2024年3月13日, 3月13号), where the rule asks for the ISO form."""
+
+    where: Where
+    places: int = 2
+    kind = "day_in_words"
+
+    def __call__(self, answer: Any, ctx: Context) -> Iterator[Mutant]:
+        rng = ctx.rng(f"day_in_words/{_key(self.where)}")
+        paths = [p for p in _texts(answer, self.where, ctx) if _ISO_DAY.search(get(answer, p))]
+        for path in _pick(paths, rng, self.places):
+            text = get(answer, path)
+            m = _ISO_DAY.search(text)
+            try:
+                day = dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+            except ValueError:
+                continue
+            for form, said in _in_words(day, ctx.language).items():
+                new = text[:m.start()] + said + text[m.end():]
+                yield Mutant(put(answer, path, new), f"day_in_words:{form}", f"{_show(path)}: {said!r}")
