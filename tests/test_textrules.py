@@ -50,6 +50,9 @@ def test_different_items_stay_apart(a, b):
     ("3月6日用户加班。第二天上午，他去医院复查。", "第二天"),  # 3月7日 is fine, "the next day" after it is not
     ("On 6 March he flew out; the next day he visited the plant, and the following day he flew back.", "the following day"),
     ("3月8日上午，用户去了公园。", "3月8日"),
+    # A bare hour after a later one on the same day goes on from it: 六点十分 … 八点二十 is 20:20.
+    ("3月7日周五，用户晚上六点十分到家；八点二十，他躺在沙发上敷腰。", "八点二十"),
+    ("3月7日下午五点用户下班，顺路买菜；七点吃完晚饭。", "七点"),
 ])
 def test_a_time_past_the_span_end_is_found(text, said):
     if said == "第二天":
@@ -65,6 +68,8 @@ def test_a_time_past_the_span_end_is_found(text, said):
     "The report is due by 10 March, so on Thursday he worked until 9 pm.",  # a deadline is not reached
     "用户要在3月12日前交材料，3月7日下午整理了一遍。",
     "He owns two 12:1 scale models.",  # a ratio, placed on no day
+    "3月7日上午九点用户开会；十点左右回到工位，下午四点下班。",  # a bare hour that goes forward stays the morning
+    "3月6日晚上十点他还在加班。3月7日八点到岗，六点下班。",  # a new day starts its own clock
 ])
 def test_times_inside_the_span_pass(text):
     assert clock.past(text, *SPAN) == []

@@ -152,9 +152,17 @@ def _time_deadline(m: re.Match[str]) -> bool:
                 or _TIME_BEFORE_BEFORE.search(m.string[max(0, m.start() - 20):m.start()]))
 
 
+def _bare_zh_hour(m: re.Match[str]) -> bool:
+    """八点二十 with no 上午/下午/晚上 of its own or earlier in its clause: a 12-hour clock."""
+    return bool(m.group("zh_h")) and not (m.group("zp") or _period_before(m))
+
+
 def moments(text: str, start: dt.date, end: dt.date) -> Iterator[Moment]:
-    """Each day and clock time the text reaches, in order, placed on the span's days."""
+    """Each day and clock time the text reaches, in order, placed on the span's days. A bare
+    Chinese hour that would go back before the day's last time read as the afternoon ("晚上七点
+    十分到家；八点二十…" is 20:20): a narrative of one day goes forward."""
     current: dt.date | None = start if start == end else None
+    last: dt.time | None = None
     for m in _SCAN.finditer(text):
         day: dt.date | None = None
         try:
@@ -180,10 +188,14 @@ def moments(text: str, start: dt.date, end: dt.date) -> Iterator[Moment]:
         if day is not None and _deadline(m):
             continue  # "11月15日前交报告": a day named as a deadline, not one the text reaches
         if day is not None:
-            current = day
+            current, last = day, None
             yield Moment(day, None, m.group(0))
             continue
         if current is not None and (time := _clock(m)) is not None and not _time_deadline(m):
+            if last is not None and time < last and time.hour < 12 and _bare_zh_hour(m) \
+                    and dt.time(time.hour + 12, time.minute) >= last:
+                time = dt.time(time.hour + 12, time.minute)
+            last = time
             yield Moment(current, time, m.group(0))
 
 
