@@ -53,6 +53,8 @@ def test_different_items_stay_apart(a, b):
     # A bare hour after a later one on the same day goes on from it: 六点十分 … 八点二十 is 20:20.
     ("3月7日周五，用户晚上六点十分到家；八点二十，他躺在沙发上敷腰。", "八点二十"),
     ("3月7日下午五点用户下班，顺路买菜；七点吃完晚饭。", "七点"),
+    # "周三下班前交" names a deadline, not the day the text goes on in.
+    ("3月7日上午经理要求周三下班前交报告；晚上六点十分到家，八点二十躺下。", "八点二十"),
 ])
 def test_a_time_past_the_span_end_is_found(text, said):
     if said == "第二天":

@@ -6,7 +6,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from flows.pal.checks import PREFERENCE_SENTENCES, PROFILE_FIELDS, PROFILE_SENTENCES, QUERY_LIMIT, profile_example
+from flows.pal.checks import (
+    PREFERENCE_SENTENCES,
+    PROFILE_FIELDS,
+    PROFILE_SENTENCES,
+    QUERY_LIMIT,
+    profile_example,
+)
 from flows.pal.evaluation import STAGES as EVAL_STAGES
 from flows.pal.plan import ACTION_LABELS
 from flows.pal.stages import STAGES

@@ -129,7 +129,8 @@ def _clock(m: re.Match[str]) -> dt.time | None:
     return dt.time(hour, minute)
 
 
-_DEADLINE_AFTER = re.compile(r"\s*(前|之前|以前|截止|到期|为止|交|提交|之内|内)")
+# "周三前交", and "周三下班前交" / "周五中午之前": a part of the day may stand before 前.
+_DEADLINE_AFTER = re.compile(r"\s*(?:下班|上班|中午|早上|上午|下午|晚上|傍晚)?\s*(前|之前|以前|截止|到期|为止|交|提交|之内|内)")
 _DEADLINE_BEFORE = re.compile(r"\b(by|before|until|till|due( on)?|deadline( of| is)?( on)?|no later than)\s*(the\s+)?$",
                               re.IGNORECASE)
 
