@@ -10,9 +10,19 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from memsynth.generation.audit import AuditStage, audit_rows, audit_stages, audit_variables, sampled
+from memsynth.generation.audit import (
+    STRUCTURAL,
+    AuditStage,
+    audit_rows,
+    audit_stages,
+    audit_variables,
+    audited_rules,
+    rule_lines,
+    sampled,
+)
 from memsynth.generation.prompts import PromptLibrary
 from memsynth.generation.registry import audit_plan, names, recipe_class
+from memsynth.generation.rules import prompt_lines
 from memsynth.generation.stage import ItemResult, evaluate
 from memsynth.quality.review.agreement import cohen_kappa, dataset_agreement
 from memsynth.quality.review.items import ReviewSource
@@ -28,21 +38,42 @@ GOLD = {"enpmr": {"scene", "support_dialogue"}, "pal": {"solution_preferences"},
 
 
 @pytest.mark.parametrize("recipe", RECIPES)
-def test_every_rule_only_a_model_can_see_is_audited_or_says_why_not(recipe):
+def test_every_stage_is_audited_on_every_rule_its_prompt_lines_name_but_those_code_holds_whole(recipe):
     cls = recipe_class(recipe)
     plan = audit_plan(recipe)
     assert plan is not None
-    audited = {rule for ids in plan.stages.values() for rule in ids}
+    planned = audited_rules(recipe, plan)
+    audited = {rule for ids in planned.values() for rule in ids}
     semantic = {r.id for r in cls.rules if r.judges or r.prompt_only}
     assert semantic - audited - set(plan.not_audited) == set()
-    assert set(plan.not_audited) <= {r.id for r in cls.rules}
-    writers = {s.name for s in cls.all_stages() if s.kind == "writer"}
-    assert set(plan.stages) <= writers, set(plan.stages) - writers
+    table = {r.id: r for r in cls.rules}
+    assert set(plan.not_audited) <= set(table)
+    # A rule left to the checks names checks: an audit only stays away from what code reads.
+    assert all(table[i].checks for i in plan.checked), [i for i in plan.checked if not table[i].checks]
+    assert set(plan.stages) <= {s.name for s in cls.all_stages()}
     assert set(plan.gold) == GOLD[recipe]
+    prompts = PromptLibrary()
+    left_out = STRUCTURAL | set(plan.checked) | set(plan.not_audited)
+    for stage in cls.all_stages():  # every id a prompt line names is audited, or left out with a reason
+        named = {i for t in prompts.files(stage.template_for("en")).values() for line in prompt_lines(t)
+                 for i in line.ids}
+        assert named - left_out <= set(planned.get(stage.name, ())), (stage.name, named - left_out)
     stages = audit_stages(recipe, cls.rules, plan)
+    assert set(stages) == set(planned)
     for name, audit in stages.items():  # one call per stage covers all its rules, as a judge
         assert audit.kind == "judge" and audit.template_for("zh") == "_audit.zh.j2"
-        assert [r.id for r in audit.rules] == list(plan.stages[name])
+        assert [r.id for r in audit.rules] == list(planned[name])
+
+
+def test_a_stage_whose_prompt_names_a_new_rule_is_audited_on_it_unless_a_check_holds_it_whole():
+    from dataclasses import replace
+
+    plan = audit_plan("enpmr")
+    assert "goal-fields" in audited_rules("enpmr", plan)["goal"]  # "name: a specific, measurable milestone"
+    assert "memory-counts" not in audited_rules("enpmr", plan)["goal"]  # counted by code
+    loose = replace(plan, checked={})
+    assert "memory-counts" in audited_rules("enpmr", loose)["goal"]
+    assert "goal-fields" not in audited_rules("enpmr", replace(plan, not_audited={"goal-fields": "x"}))["goal"]
 
 
 def test_the_sample_is_seeded_and_near_its_rate():
@@ -74,6 +105,47 @@ def test_the_audit_prompt_holds_the_task_the_answer_and_every_rule_in_the_build_
     assert all(s in text for s in scope[language])
 
 
+@pytest.mark.parametrize(("language", "line"), [("en", "a specific, measurable milestone"),
+                                               ("zh", "一个具体、可衡量的里程碑")])
+def test_each_audited_rule_shows_the_prompt_lines_that_state_it_rendered_for_the_item(language, line):
+    """The judge holds the answer to the prompt's own words, not only to the table's summary."""
+    from tests.golden import fixture_variables
+
+    cls = recipe_class("enpmr")
+    audit = audit_stages("enpmr", cls.rules, audit_plan("enpmr"))["goal"]
+    stage = next(s for s in cls.all_stages() if s.name == "goal")
+    variables = dict(fixture_variables("enpmr", language)["goal"])
+    prompts = PromptLibrary()
+    task = prompts.render(stage.template_for(language), variables)
+    lines = rule_lines(prompts, stage.template_for(language), variables, task)
+    assert any(line in text for text in lines["goal-fields"])
+    counts = " ".join(lines["memory-counts"])
+    assert str(variables["min_items"]) in counts and "{{" not in counts  # rendered with the item's variables
+    text = prompts.render(audit.template_for(language), audit_variables(audit, task, {"items": []}, language, lines))
+    said = text[1]["content"].split("<task>")[1].split("</answer>")[1]  # the rules part, after the answer
+    assert line in said
+    assert "memory-counts" not in said  # a check counts: the audit does not ask
+
+
+@pytest.mark.parametrize("given_type", ["A", "B", "C"])
+def test_an_audited_rule_shows_only_the_lines_of_the_branch_its_item_was_given(given_type):
+    """A judge shown every branch of an {% if %} would hold a type-A query to type C's line."""
+    from tests.golden import fixture_variables
+
+    stage = next(s for s in recipe_class("stratmem").all_stages() if s.name == "query")
+    prompts = PromptLibrary()
+    variables = {**fixture_variables("stratmem", "en")["query"], "given_type": given_type}
+    task = prompts.render(stage.template_for("en"), variables)
+    shown = rule_lines(prompts, stage.template_for("en"), variables, task)["query-given-type"]
+    branches = [line for line in (prompts.files("stratmem/query.j2")["stratmem/query.j2"]).splitlines()
+                if line.startswith("{# rule: query-given-type #}Aim it")]
+    sent = " ".join(" ".join(m["content"] for m in task).split())
+    taken = [b for b in branches if " ".join(b.split("#}", 1)[1].split()) in sent]
+    assert len(taken) == 1 and len(branches) == 3
+    assert [line for line in shown if any(line in " ".join(b.split()) for b in branches)] == [
+        " ".join(taken[0].split("#}", 1)[1].split())]
+
+
 # Rules a strong judge read more strictly than the seed means (tests/test_judge_figures.py):
 # each now says what it allows, in the line the judge reads.
 ALLOWS = {("enpmr", "session-invents-nothing"): "not an invention", ("stratmem", "merge-keeps-all"): "are fine",
@@ -86,7 +158,7 @@ ALLOWS = {("enpmr", "session-invents-nothing"): "not an invention", ("stratmem",
 def test_an_over_read_rule_says_what_it_allows(recipe, rule):
     by_id = {r.id: r for r in recipe_class(recipe).rules}
     assert ALLOWS[recipe, rule] in by_id[rule].rule
-    assert any(rule in ids for ids in audit_plan(recipe).stages.values())  # the judge reads it
+    assert any(rule in ids for ids in audited_rules(recipe, audit_plan(recipe)).values())  # the judge reads it
 
 
 def test_the_audit_answer_needs_one_verdict_per_rule_and_becomes_rows():
@@ -136,9 +208,9 @@ def test_a_build_on_the_simulator_writes_the_audits_table_at_its_sample_sizes(qu
         assert verdict in ("pass", "violation") and judge_model == model
         assert gold == (stage in ("enpmr.scene", "enpmr.support_dialogue"))
         by_stage[stage][item].append(rule)
-    plan = audit_plan("enpmr")
+    planned = audited_rules("enpmr", audit_plan("enpmr"))
     for stage, items in by_stage.items():  # one verdict per rule of the stage, each item
-        assert all(sorted(r) == sorted(plan.stages[stage.split(".")[1]]) for r in items.values()), stage
+        assert all(sorted(r) == sorted(planned[stage.split(".")[1]]) for r in items.values()), stage
     # Gold: every dialogue the build kept was audited.
     dialogues = run_query(warehouse, "quickstart", "SELECT dialogue_id FROM support_dialogues")[1]
     assert set(by_stage["enpmr.support_dialogue"]) == {f"{d}/dialogue" for (d,) in dialogues}

@@ -16,6 +16,7 @@ from pydantic import create_model
 
 from memsynth.core.errors import ConfigError
 from memsynth.generation import registry
+from memsynth.generation.audit import audited_rules
 from memsynth.generation.provenance import artifact_hash
 from memsynth.generation.registry import load_config
 from memsynth.warehouse.catalog import run_query
@@ -413,11 +414,12 @@ def test_a_rule_the_audit_judge_reads_says_so_and_is_not_called_the_prompt_s_alo
     for name in ("enpmr", "pal", "stratmem"):
         plan = registry.audit_plan(name)
         rules = {r["id"]: r for r in cli_json_here("recipes", name, "--format", "json")["rules"]}
-        for stage, ids in plan.stages.items():
+        for stage, ids in audited_rules(name, plan).items():
             for rule_id in ids:
                 said = rules[rule_id]["enforced_by"]
                 assert "audit judge on" in said and stage in rules[rule_id]["audited_in"], (name, rule_id, said)
                 assert not said.startswith("prompt only"), (name, rule_id, said)
     enpmr = {r["id"]: r["enforced_by"] for r in cli_json_here("recipes", "enpmr", "--format", "json")["rules"]}
     assert enpmr["memory-in-theme"] == "audit judge on relationship, power, goal, highlight (a sample, quality.audit_rate)"
-    assert enpmr["user-never-mentions"].endswith("audit judge on support_dialogue (every item)")
+    assert enpmr["user-never-mentions"].endswith(
+        "audit judge on support_dialogue (every item), faithfulness (a sample, quality.audit_rate)")

@@ -1,30 +1,34 @@
-"""stratmem's audit judges: the rules each writer stage's answers are audited on by a model
+"""stratmem's audit judges: which rules each stage's answers are audited on by a model
 (memsynth.generation.audit), beside the checks."""
 
 from __future__ import annotations
 
 from memsynth.generation.audit import AuditPlan
 
+_UNDER_TEST = ("the replies of the model under evaluation: how well they follow their prompt is what the "
+               "benchmark scores")
+
 AUDITS = AuditPlan(
-    stages={
-        "extract": ("fact-speakers", "fact-names-person", "fact-grounded"),
-        "merge": ("merge-keeps-all",),
-        "query": ("query-given-type", "query-no-quote"),
-        "persona": ("persona-from-sessions",),
-        # Gold: each labeller's must / nice / irr roles (the benchmark keeps their majority).
-        "label": ("roles", "query-given-type"),
+    # Every stage is audited on the rules its prompt lines name (memsynth.generation.audit),
+    # but these, whose every clause a check reads:
+    checked={
+        "label-rationale": "sentences_labels_rationale counts each rationale's sentences",
+        "miq-consistent": "miq_score_agrees reads the score against the failures listed",
+        "miq-analysis": "sentences_analysis counts the analysis's sentences",
     },
+    # Beyond its prompt lines: the labels judge the query as the type it was written for.
+    stages={"label": ("query-given-type",)},
+    # The evaluation's judges are audited in `memsynth eval`; the model under test is not.
+    unaudited_stages={"eval_respond": _UNDER_TEST},
     gold=("label",),
     not_audited={
         "eval-in-character": "the prompt of the model under evaluation, in `memsynth eval`",
-        "language": "a shared rule of every prompt: a judge call per stage for the language of short values would "
-                    "cost more than it finds; the prompt carries it",
+        "language": "the in_language check reads every text value of every stage",
         "audit-scope": "the audit's own prompt: measured by `check-answers --judge`, not audited by itself",
         "audit-any-wording": "the audit's own prompt: measured by `check-answers --judge`, not audited by itself",
         "emotions-what": "an emotion score is itself a model's reading, compared with annotators in `memsynth agreement`",
         "emotions-reader": "an emotion score is itself a model's reading, compared with annotators in `memsynth agreement`",
         "irrelevant-suppressed": "what the benchmark measures of a system's reply, in `memsynth eval`",
-        "eval-miq": "an evaluation stage: runs in `memsynth eval`, not in a build",
     },
     seed_validation=(
         "StratMem-Bench (seed 002 §3.4, App. E): three annotators labelled each memory's role with Fleiss' κ "

@@ -17,22 +17,25 @@ from memsynth.core.errors import MemsynthError
 def _with_audits(recipe: dict[str, Any]) -> dict[str, Any]:
     """A described recipe whose rules also name the audit judge that reads them, where its
     audit plan lists them: on every item of a gold stage, else on a sample."""
+    from memsynth.generation.audit import audited_rules
     from memsynth.generation.registry import audit_plan
 
     plan = audit_plan(recipe["name"])
     if plan is None:
         return recipe
     stages_of: dict[str, list[str]] = {}
-    for stage, ids in plan.stages.items():
+    for stage, ids in audited_rules(recipe["name"], plan).items():
         for rule_id in ids:
             stages_of.setdefault(rule_id, []).append(stage)
     for rule in recipe["rules"]:
         stages = stages_of.get(rule["id"])
         if not stages:
             continue
-        every = all(s in plan.gold for s in stages)
-        audit = (f"audit judge on {', '.join(stages)} "
-                 f"({'every item' if every else 'a sample, quality.audit_rate'})")
+        gold = [s for s in stages if s in plan.gold]
+        sample = [s for s in stages if s not in plan.gold]
+        audit = "audit judge on " + ", ".join(
+            [f"{', '.join(gold)} (every item)"] * bool(gold) + [f"{', '.join(sample)} (a sample, quality.audit_rate)"]
+            * bool(sample))
         rule["audited_in"] = stages
         # An audited rule is no longer the prompt's alone: the reason it has no check stays in
         # `prompt_only`, the line says who reads it.

@@ -162,13 +162,17 @@ def _on_a_version(verb: str, model_help: str) -> Any:
 @click.option("--distance", "metric", type=click.Choice(["euclidean", "cosine"]), default="euclidean",
               show_default=True, help="semantic distance of dense and Emotional RAG retrieval")
 @click.option("--limit", type=click.IntRange(min=1), help="score only the first N items")
+@click.option("--audit-rate", type=click.FloatRange(0, 1), metavar="SHARE",
+              help="share of the judge's answers an audit judge reads against the judge prompt's rules, by the "
+                   "judge endpoint (default: the version's quality.audit_rate; 0: none); the share flagged per rule "
+                   "is reported under `audit`")
 @click.option("--out", type=click.Path(dir_okay=False), help="also write the markdown report here")
 @click.option("--warehouse", help=WAREHOUSE_HELP)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="scores as tables or JSON")
 def eval_task(task: str, dataset: str, version: int | None, endpoint: EndpointChoice, judge: EndpointChoice,
               embedding_model: str, systems: str | None, ks: str, first_k: int, metric: str, limit: int | None,
-              out: str | None, warehouse: str | None, fmt: str) -> None:
+              audit_rate: float | None, out: str | None, warehouse: str | None, fmt: str) -> None:
     """Score systems on a version with the seed's metrics: TASK is retrieval or response (enpmr),
     stratmem (stratmem), pal (pal). Scores go to the eval_runs and eval_scores tables
     (memsynth query sees them) and a markdown report."""
@@ -179,7 +183,7 @@ def eval_task(task: str, dataset: str, version: int | None, endpoint: EndpointCh
     except ValueError:
         raise click.BadParameter(f"expected comma-separated whole numbers, got {ks!r}", param_hint="--k") from None
     options = EvalOptions(endpoint=endpoint, judge=judge, embedding_model=embedding_model,
-                          ks=cutoffs, first_k=first_k, metric=metric, limit=limit,
+                          ks=cutoffs, first_k=first_k, metric=metric, limit=limit, audit_rate=audit_rate,
                           systems=tuple(s.strip() for s in (systems or "").split(",") if s.strip()))
     run, report = evaluate(task, warehouse_root(warehouse), dataset, version, options)
     if out:
@@ -195,6 +199,10 @@ def eval_task(task: str, dataset: str, version: int | None, endpoint: EndpointCh
     systems = [r[0] for r in rows]
     print_rows(["metric", *systems], [{"metric": m, **{s: r[i + 1] for s, r in zip(systems, rows)}}
                                        for i, m in enumerate(header[1:])], "table")
+    audits = [a for a in run.scores if a.scope == "audit"]
+    if audits:  # the judge's own error rate, as its audit judge read a sample
+        click.echo("judge audited: " + "; ".join(f"{a.system.removeprefix('audit:')} {a.metric} "
+                                                 f"{round((a.value or 0) * a.n)}/{a.n} flagged" for a in audits))
     click.echo(f"report: {out or run.report_path}")
 
 

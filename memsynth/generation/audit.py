@@ -1,9 +1,11 @@
 """Audit judges: a model reads a sample of a stage's answers against the rules only a model
 can see, and says per rule `pass` or `violation`, with a reason.
 
-A recipe declares its `AuditPlan` (`flows/<recipe>/audits.py`): which rules each writer stage
-is audited on, and which stages write gold labels (audited on every item). Per audited
-item one call answers every rule of its stage (`AuditStage`, template `prompts/_audit.j2`):
+A recipe declares its `AuditPlan` (`flows/<recipe>/audits.py`); the rules a stage is audited
+on are those its prompt's lines name (`{# rule: id #}`), less the rules code holds whole and
+those the plan leaves out with a reason (`audited_rules`). Stages that write gold labels are
+audited on every item. Per audited item one call answers every rule of its stage, and shows
+under each rule the prompt's own lines that state it (`AuditStage`, template `prompts/_audit.j2`):
 it goes through the stage runner like any call, so it is cached, resumable, priced by
 `build --estimate` and sent to the model `llm.stages` names for judges. Its verdicts are
 rows of the version's `audits` table.
@@ -17,13 +19,14 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, create_model
 
 from memsynth.core.tables import Table
-from memsynth.generation.rules import Rule
+from memsynth.generation.prompts import PromptLibrary
+from memsynth.generation.rules import PromptLine, Rule, prompt_lines
 from memsynth.generation.stage import Check, ItemResult, Stage, say
 
 if TYPE_CHECKING:
@@ -34,11 +37,23 @@ AUDIT_TEMPLATE = "_audit.j2"
 REASON_CHARS = 600
 
 
+# Rules the parser and the in_language check hold whole, in every prompt: no audit asks.
+STRUCTURAL = frozenset({"json-only", "json-schema", "repair", "language"})
+
+
 @dataclass(frozen=True)
 class AuditPlan:
-    """A recipe's audits: writer stage name → the ids of the rules its answers are audited on."""
+    """A recipe's audits. Every stage is audited on the rules its prompt lines name, except:"""
 
-    stages: Mapping[str, tuple[str, ...]]
+    # Stage name → rules its audit reads beyond those its prompt lines name (a rule of the
+    # seed no line of that prompt states, say).
+    stages: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # Stages not audited, and why: an evaluation stage the model under test answers (how well
+    # it follows its prompt is what the benchmark scores).
+    unaudited_stages: Mapping[str, str] = field(default_factory=dict)
+    # Rules whose every clause a check reads (counts, dates, lengths, turn order): an audit
+    # would only repeat the check. Rule id → the checks' reach, in a line.
+    checked: Mapping[str, str] = field(default_factory=dict)
     # Stages whose answers are gold labels of the benchmark: audited on every item, and
     # their rules' violation rates are what a release card states.
     gold: tuple[str, ...] = ()
@@ -114,18 +129,88 @@ def audit_stage(recipe: str, stage: str, rules: Sequence[Rule]) -> AuditStage:
                       rules=tuple(rules))
 
 
-def audit_stages(recipe: str, rules: Sequence[Rule], plan: AuditPlan | None) -> dict[str, AuditStage]:
-    """Writer stage name → its audit stage, for every stage the plan audits."""
+def audited_rules(recipe: str, plan: AuditPlan | None, stages: Sequence[Stage] | None = None,
+                  prompts: PromptLibrary | None = None) -> dict[str, tuple[str, ...]]:
+    """Stage name → the ids of the rules its audit reads, in the prompt's order: the rules its
+    (en) prompt lines name, less STRUCTURAL, `plan.checked` and `plan.not_audited`, with
+    `plan.stages`' extras after them. A stage left with none is not audited."""
     if plan is None:
         return {}
+    if stages is None:  # the build's stages, and the evaluation's (audited in `memsynth eval`)
+        from memsynth.generation.registry import evaluation_stages, recipe_class
+
+        stages = (*recipe_class(recipe).all_stages(), *evaluation_stages(recipe))
+    prompts = prompts or _library()
+    left_out = STRUCTURAL | set(plan.checked) | set(plan.not_audited)
+    out = {}
+    for stage in stages:
+        if stage.name in plan.unaudited_stages:
+            continue
+        named = [i for i in _prompt_rule_ids(prompts, stage.template_for("en")) if i not in left_out]
+        ids = tuple(dict.fromkeys([*named, *plan.stages.get(stage.name, ())]))
+        if ids:
+            out[stage.name] = ids
+    return out
+
+
+def audit_stages(recipe: str, rules: Sequence[Rule], plan: AuditPlan | None,
+                 stages: Sequence[Stage] | None = None) -> dict[str, AuditStage]:
+    """Stage name → its audit stage, for every stage with a rule to audit (`audited_rules`)."""
     by_id = {r.id: r for r in rules}
     out = {}
-    for stage, ids in plan.stages.items():
+    for stage, ids in audited_rules(recipe, plan, stages).items():
         missing = [i for i in ids if i not in by_id]
         if missing:
             raise ValueError(f"{recipe} audits stage {stage} on rules its table lacks: {', '.join(missing)}")
         out[stage] = audit_stage(recipe, stage, [by_id[i] for i in ids])
     return out
+
+
+@cache
+def _library() -> PromptLibrary:
+    return PromptLibrary()
+
+
+def _prompt_rule_ids(prompts: PromptLibrary, template: str) -> list[str]:
+    """The rule ids the lines of `template` and of the templates it includes name, in order."""
+    return list(dict.fromkeys(i for _, line in _tagged_lines(prompts, template) for i in line.ids))
+
+
+def _tagged_lines(prompts: PromptLibrary, template: str) -> list[tuple[str, PromptLine]]:
+    """(file, line) for every line of `template`'s files that names rules: the template first."""
+    files = prompts.files(template)
+    order = [template, *sorted(f for f in files if f != template)]
+    return [(f, line) for f in order for line in prompt_lines(files[f]) if line.ids]
+
+
+def rule_lines(prompts: PromptLibrary, template: str, variables: Mapping[str, Any],
+               task: Sequence[Mapping[str, str]]) -> dict[str, list[str]]:
+    """Rule id → the prompt's own lines that state it, rendered with the item's variables: what
+    the audit judge holds the answer to, beside the rule's line in the table. Only lines the
+    item's prompt (`task`, as sent) holds: a line of a branch not taken, or whose Jinja does
+    not stand alone, is left out (the task shows it in place)."""
+    sent = " ".join(" ".join(str(m["content"]) for m in task).split())
+    out: dict[str, list[str]] = {}
+    for _, line in _tagged_lines(prompts, template):
+        text = _render_line(prompts, line.text, variables)
+        if not text or text not in sent:
+            continue
+        for rule_id in line.ids:
+            out.setdefault(rule_id, []).append(text)
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _compiled(env: Any, text: str) -> Any:
+    return env.from_string(text)
+
+
+def _render_line(prompts: PromptLibrary, text: str, variables: Mapping[str, Any]) -> str:
+    try:
+        rendered = _compiled(prompts.env, text).render(**variables)
+    except Exception:  # noqa: BLE001 - a line holding half of an {% if %}, or a variable this item lacks
+        return ""
+    return " ".join(rendered.split())
 
 
 def sampled(seed: int, stage: str, item: str, rate: float) -> bool:
@@ -138,14 +223,16 @@ def sampled(seed: int, stage: str, item: str, rate: float) -> bool:
     return int.from_bytes(digest[:8], "big") / 2**64 < rate
 
 
-def audit_variables(audit: AuditStage, task: Sequence[Mapping[str, str]], answer: Any,
-                    language: str) -> dict[str, Any]:
+def audit_variables(audit: AuditStage, task: Sequence[Mapping[str, str]], answer: Any, language: str,
+                    lines: Mapping[str, Sequence[str]] | None = None) -> dict[str, Any]:
     """What the audit prompt is rendered from: the writer's prompt as it was sent, its answer
-    and the rules; never a label, nor which rule a known mistake breaks."""
+    and the rules, each with the prompt's lines that state it (`rule_lines`); never a label,
+    nor which rule a known mistake breaks."""
     dumped = answer.model_dump(mode="json") if isinstance(answer, BaseModel) else answer
+    lines = lines or {}
     return {"language": language, "stage": f"{audit.recipe}.{audit.audited}",
             "task": "\n\n".join(str(m["content"]) for m in task), "answer": dumped,
-            "rules": [{"id": r.id, "rule": r.rule} for r in audit.rules]}
+            "rules": [{"id": r.id, "rule": r.rule, "lines": list(lines.get(r.id, ()))} for r in audit.rules]}
 
 
 def audit_rows(audit: AuditStage, result: ItemResult, item: str, persona_id: str | None, model: str,
@@ -196,7 +283,8 @@ async def run_audit(runner: StageRunner, output: Any, audit: AuditStage, stage: 
     like any item, and its rows."""
     language = str(variables.get("language", "en"))
     task = runner.prompts.render(stage.template_for(language), dict(variables))
-    result = await runner.run(audit, audit_variables(audit, task, answer, language), item_key=f"{item}/audit",
+    lines = rule_lines(runner.prompts, stage.template_for(language), variables, task)
+    result = await runner.run(audit, audit_variables(audit, task, answer, language, lines), item_key=f"{item}/audit",
                               persona_id=persona_id)
     output.record(result)
     output.emit(AUDITS, audit_rows(audit, result, item, persona_id, runner.route(audit).model, gold))

@@ -34,7 +34,7 @@ from typing import Any
 
 from memsynth.core.errors import ConfigError, MemsynthError
 from memsynth.core.inputs import loads_json
-from memsynth.generation.audit import VERDICTS, AuditStage, audit_stages, audit_variables
+from memsynth.generation.audit import VERDICTS, AuditStage, audit_stages, audit_variables, rule_lines
 from memsynth.generation.prompts import PromptLibrary
 from memsynth.quality.answer_check import (
     AnswerFileError,
@@ -96,6 +96,7 @@ def audit_cases(paths: Iterable[str | Path], prompts: PromptLibrary | None = Non
         language = str(variables["language"])
         try:
             task = prompts.render(stage.template_for(language), dict(variables))
+            lines = rule_lines(prompts, stage.template_for(language), variables, task)
         except Exception as exc:  # noqa: BLE001 - jinja's errors: the file's variables do not fit the prompt
             raise AnswerFileError(f"{path}: stage {stage.qualified_name} cannot take these variables: {exc}") from exc
         for i, entry in enumerate(data["answers"]):
@@ -108,7 +109,7 @@ def audit_cases(paths: Iterable[str | Path], prompts: PromptLibrary | None = Non
                     pass  # the text as the model wrote it
             cases.append(AuditCase(case_key(stage.recipe, language, stage.name, answer_id), stage.recipe,
                                    stage.name, language, answer_id, entry.get("label"), audit,
-                                   audit_variables(audit, task, answer, language)))
+                                   audit_variables(audit, task, answer, language, lines)))
     return cases
 
 

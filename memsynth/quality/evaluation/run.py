@@ -12,6 +12,7 @@ from typing import Any
 
 from memsynth.core.config import BuildConfig
 from memsynth.core.errors import MemsynthError
+from memsynth.generation.audit import Auditor, AuditRow, item_name, run_audit
 from memsynth.generation.endpoints import JUDGE_ALIAS, EndpointChoice, choose, with_judge
 from memsynth.generation.session import LLMSession, open_session
 from memsynth.generation.stage import ItemResult, Route, Stage, StageRunner
@@ -33,6 +34,7 @@ class EvalOptions:
     metric: str = "euclidean"  # semantic distance: euclidean | cosine
     systems: tuple[str, ...] = ()  # retrievers or generation settings; () = the task's default
     limit: int | None = None  # score only the first N items (a quick look)
+    audit_rate: float | None = None  # share of the judge's answers audited (None: the version's quality.audit_rate)
     progress: bool = True
 
 
@@ -48,6 +50,8 @@ class EvalContext:
     con: Any
     scores: list[Score] = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)  # recorded with the run
+    auditor: Auditor | None = None  # audits a seeded sample of the judges' answers
+    audits: list[AuditRow] = field(default_factory=list)
     _runners: dict[str, StageRunner] = field(default_factory=dict)
 
     @property
@@ -94,11 +98,40 @@ class EvalContext:
                                            else StageRunner(route.engine, base.prompts, replace(
                                                base.settings, model=route.model, response_mode=route.response_mode)))
         common = {"language": self.language, "reference_date": self.config.reference_date.isoformat()}
-        return await runner.run(stage, {**common, **variables}, item_key=f"eval/{item_key}",
-                                persona_id=persona_id, sample=sample)
+        variables = {**common, **variables}
+        result = await runner.run(stage, variables, item_key=f"eval/{item_key}", persona_id=persona_id, sample=sample)
+        item = item_name(f"eval/{item_key}", sample)
+        audit = self.auditor.wants(stage, item) if self.auditor and result.usable else None
+        if audit is not None:  # by the judge's own runner: a score's judge audits the scores
+            await run_audit(runner, _AuditSink(self.audits), audit, stage, variables, result.output, item, persona_id,
+                            gold=False)
+        return result
 
     def score(self, system: str, metric: str, value: float | None, n: int, scope: str = "all") -> None:
         self.scores.append(Score(system, metric, scope, value, n))
+
+
+@dataclass
+class _AuditSink:
+    """Where `run_audit` puts an evaluation's audit verdicts (a build's shard output takes them there)."""
+
+    rows: list[AuditRow]
+
+    def record(self, result: ItemResult) -> None:
+        pass  # the call is in the engine's counters already
+
+    def emit(self, table: Any, rows: Sequence[AuditRow]) -> None:
+        self.rows.extend(rows)
+
+
+def audit_scores(rows: Sequence[AuditRow]) -> list[Score]:
+    """Per audited stage and rule, the share of the audited answers the audit judge flagged:
+    system `audit:<stage>`, metric the rule id, scope `audit`."""
+    seen: dict[tuple[str, str], list[bool]] = {}
+    for row in rows:
+        seen.setdefault((row.stage, row.rule), []).append(row.verdict == "violation")
+    return [Score(f"audit:{stage}", rule, "audit", sum(flags) / len(flags), len(flags))
+            for (stage, rule), flags in seen.items()]
 
 
 Task = Callable[[EvalContext], int]  # runs, fills ctx.scores, returns the items scored
@@ -122,8 +155,15 @@ def evaluate(task_name: str, warehouse: Path, dataset: str, version: int | None,
                             options.judge)
         with open_session(config, endpoint_for(options.endpoint.llm), warehouse,
                           model=options.endpoint.model) as session:
-            ctx = EvalContext(dataset, row, config, session, options, con)
+            from memsynth.generation.registry import audit_plan, recipe_class
+
+            rate = config.quality.audit_rate if options.audit_rate is None else options.audit_rate
+            auditor = Auditor.for_recipe(row["recipe"], recipe_class(row["recipe"]).rules, audit_plan(row["recipe"]),
+                                         rate, config.seed)
+            ctx = EvalContext(dataset, row, config, session, options, con, auditor=auditor)
             items = tasks[task_name](ctx)
+            ctx.scores += audit_scores(ctx.audits)
+            ctx.settings["audit_rate"] = rate if auditor else None
             learnt = config.llm.learnt
             # Where the scores came from: a benchmark's point is comparing models.
             ctx.settings.update(endpoint=learnt.endpoint if learnt else None,
