@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StrictInt
 
 from memsynth.core.tables import Ref, Table
 
@@ -352,4 +352,6 @@ class ProposedSolution(BaseModel):
 
 class SolutionChoice(BaseModel):
     analysis: str = Field(min_length=1)
-    selected_solutions: list[int] = Field(min_length=2, max_length=2, description="the ids of the two best candidates")
+    # Strict: the schema says integers, and "2" for 2 is a model not reading it (a held-out answer).
+    selected_solutions: list[StrictInt] = Field(min_length=2, max_length=2,
+                                                description="the ids of the two best candidates")

@@ -164,12 +164,15 @@ def test_every_rule_of_a_table_is_in_a_prompt_or_built_in_code():
 
 
 def test_where_a_check_accepts_less_the_prompt_asks_for_what_it_accepts():
+    from flows.enpmr.form_checks import DESCRIPTION_SENTENCES
     from flows.pal.checks import PREFERENCE_SENTENCES, PROFILE_SENTENCES
     from memsynth.generation.registry import names, recipe_class
 
     accepted = {"preference-form": ("pal/preferences.j2", PREFERENCE_SENTENCES),
                 "profiles": ("pal/profile.j2", PROFILE_SENTENCES),
-                "log-realism": ("pal/logs.j2", ())}  # a judge's rule: no bounds, the devices are named in words
+                "log-realism": ("pal/logs.j2", ()),  # a judge's rule: no bounds, the devices are named in words
+                # "one to three": line_numbers leaves "one" out (zh writes 一 for "a"), so the top alone
+                "theme-description": ("enpmr/life_themes.j2", DESCRIPTION_SENTENCES[1:])}
     relaxed = {r.id for n in names() for r in recipe_class(n).rules if r.accepts_less}
     assert relaxed == set(accepted), "name the check's bounds here for every rule that accepts less"
     library = PromptLibrary()

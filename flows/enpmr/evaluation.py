@@ -95,7 +95,19 @@ def reply_length(out: SupportReply, v: Mapping[str, Any]) -> Iterator[str]:
                   f"`response` 有 {n} 个字；请控制在 {limit} 个字以内")
 
 
-RESPOND = Stage("enpmr", "eval_respond", SupportReply, checks=(names_a_listed_memory, reply_length), policy="drop",
+@check("reasoning_by_mode")
+def reasoning_by_mode(out: SupportReply, v: Mapping[str, Any]) -> Iterator[str]:
+    """Reasoning only in the CoT setting (seed 000 Figs. 13-15): base and golden replies answer
+    without it, so the settings compare what the reasoning adds."""
+    cot = v.get("mode") == "cot"
+    if cot and not out.reasoning.strip():
+        yield say(v, "reason step by step in `reasoning` first", "请先在 `reasoning` 中一步步推理")
+    elif not cot and out.reasoning.strip():
+        yield say(v, "leave `reasoning` empty in this setting", "这一设置下 `reasoning` 请留空")
+
+
+RESPOND = Stage("enpmr", "eval_respond", SupportReply, checks=(names_a_listed_memory, reply_length, reasoning_by_mode),
+                policy="drop",
                 temperature=0.8)
 JUDGE = Stage("enpmr", "eval_judge", ReplyGrade, policy="drop", temperature=0.0, kind="judge")
 STAGES = (RESPOND, JUDGE)

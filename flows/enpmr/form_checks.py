@@ -9,6 +9,7 @@ from typing import Any
 
 from memsynth.generation import checklib as lib
 from memsynth.generation.stage import check, say
+from memsynth.quality.textrules.ages import band, stated_ages
 from memsynth.quality.textrules.forms import first_person
 from schemas.enpmr import PersonaDescription, Powers, Relationships
 
@@ -16,8 +17,14 @@ from schemas.enpmr import PersonaDescription, Powers, Relationships
 PERSONA_SENTENCES = (2, 3)
 persona_sentences = lib.sentences("description", min=PERSONA_SENTENCES[0], max=PERSONA_SENTENCES[1],
                                   name="persona_sentences")
+# "description: one to three sentences" (life_themes.j2; rules.py says why not two or three)
+DESCRIPTION_SENTENCES = (1, 3)
+description_sentences = lib.sentences("themes[].description", min=DESCRIPTION_SENTENCES[0], max=DESCRIPTION_SENTENCES[1],
+                                      name="description_sentences")
 # "reason: one sentence." (faithfulness.j2, scenario_consistency.j2)
 one_sentence_reason = lib.sentences("reason", max=1, name="one_sentence_reason")
+# "roughly the age" (persona.j2): a stated age may miss the band by this many years.
+AGE_SLACK = 1
 # "include both kinds, roughly balanced": neither kind under a third of the people.
 BALANCED_SHARE = 1 / 3
 
@@ -27,6 +34,23 @@ def third_person(out: PersonaDescription, v: Mapping[str, Any]) -> Iterator[str]
     if found := first_person(out.description):
         yield say(v, f"the description speaks as the person ({found!r}); write about them in the third person",
                   f"description 用了第一人称（“{found}”）；请用第三人称描述这个人")
+
+
+@check("age_in_band")
+def age_in_band(out: PersonaDescription, v: Mapping[str, Any]) -> Iterator[str]:
+    """An age the description states meets the band ("a 37-year-old" for 30-34 does not; "in her
+    thirties" does). A description that states no age, or states another person's beside an
+    age in the band ("her 6-year-old son"), keeps it."""
+    wanted = band(str(v.get("age_band", "")))
+    ages = stated_ages(out.description)
+    if wanted is None or not ages:
+        return
+    low, high = wanted[0] - AGE_SLACK, wanted[1] + AGE_SLACK
+    if not any(a <= high and b >= low for a, b in ages):
+        said = ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in ages)
+        yield say(v, f"the description makes the person {said}, outside the age band {v['age_band']}; keep the age "
+                     "within the band",
+                  f"description 写的年龄（{said}）不在年龄段 {v['age_band']} 之内；请让年龄落在这个年龄段里")
 
 
 @check("kinds_mixed")

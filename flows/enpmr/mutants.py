@@ -27,6 +27,7 @@ from memsynth.quality.mutants import (
     Values,
     Voice,
 )
+from memsynth.quality.mutants.ages import AgeOutside
 from memsynth.quality.mutants.grouping import Grouped, Unbalanced
 from memsynth.quality.mutants.text import names_in, split_sentences
 
@@ -152,6 +153,7 @@ AIMS = (
     Aim("persona-prose", ("persona",), InsertText("description", _form, "attribute_form")),
     Aim("persona-prose", ("persona",), Sentences("description", low=2, high=3)),
     Aim("persona-prose", ("persona",), Voice("description", _first_person)),
+    Aim("persona-attributes", ("persona",), AgeOutside("description")),
     Aim("memory-counts", ("power",), Grouped("items", "performance")),
     Aim("memory-counts", ("relationship",), Unbalanced("items", "relationship_quality")),
     Aim("distinct-memories", ("profile",), Duplicate("preferences")),
@@ -160,7 +162,7 @@ AIMS = (
                                                before=lambda v: v["window_start"])),
     Aim("life-themes", ("life_themes",), Duplicate("themes", keys=("theme", "description"))),
     # Judge work: a description's length is left to the prompt (rules.py says why).
-    Aim("theme-description", ("life_themes",), Sentences("themes[*].description", low=2, high=3, places=2)),
+    Aim("theme-description", ("life_themes",), Sentences("themes[*].description", low=1, high=3, places=2)),
     Aim("memory-counts", MEMORIES, Count("items", low=lambda v: v["min_items"])),
     Aim("memory-dates", MEMORIES, Moved("items[*].date", after=lambda v: v["reference_date"],
                                         before=lambda v: str(v["theme"]["start_date"]))),
@@ -200,6 +202,9 @@ AIMS = (
     Aim("blri", ("blri",), Set("scores[0]", 0, "off_scale")),
     Aim("eval-reply", ("eval_respond",), Longer("response", lambda v: REPLY_LIMIT[v["language"]])),
     Aim("eval-reply", ("eval_respond",), Set("memory", lambda v: len(v["memories"]) + 1, "unlisted_memory")),
+    Aim("eval-reply", ("eval_respond",), Set("reasoning", "The user is tired; memory 1 fits.", "reasoning_without_cot",
+                                             lambda a, v: v.get("mode") != "cot")),
+    Aim("eval-reply", ("eval_respond",), Set("reasoning", "", "no_reasoning_in_cot", lambda a, v: v.get("mode") == "cot")),
     Aim("eval-grades", ("eval_judge",), Set("empathy", 6, "off_scale")),
     *(a for stage in FIELDS for a in (Aim(f"{stage.replace('_', '-')}-fields", (stage,), Fields(every=True)),
                                       Aim(f"{stage.replace('_', '-')}-fields", (stage,), Values()))),

@@ -29,9 +29,11 @@ RULES = (
          "seed 000 §3.1, Fig. 7",
          checks=("life_themes.enough_themes", "life_themes.distinct_themes", "life_themes.theme_dates_in_window")),
     _fields("life_themes", "a life theme has a short title, a description and a start date"),
-    Rule("theme-description", "a theme's description is two or three sentences on what happened and why it mattered",
-         "seed 000 Fig. 7", prompt_only="a description is context for the memory prompts, never benchmark text; "
-                                        "its length is not worth a re-ask"),
+    Rule("theme-description", "a theme's description is one to three sentences on what happened and why it mattered",
+         "seed 000 Fig. 7", checks=("life_themes.description_sentences",),
+         accepts_less="the seed's prompt asks two or three sentences; one passes, as in a strong model's acceptable "
+                      "answers (../shared/model-answers), and the prompt asks one to three: a description is context "
+                      "for the memory prompts, never benchmark text. Longer is a re-ask (a held-out answer wrote five)"),
     Rule("themes-spread", "themes spread across parts of life and overlap as little as possible", "prompt",
          prompt_only="how far two themes overlap in meaning needs a model (distinct_themes compares titles); "
                      "the audit judge reads it"),
@@ -73,6 +75,8 @@ RULES = (
     Rule("persona-prose", "a written persona is two or three sentences about someone in the third person, not a list "
          "of attributes", "prompt",
          checks=("persona.persona_is_prose", "persona.third_person", "persona.persona_sentences", "persona.schema")),
+    Rule("persona-attributes", "a written persona names the occupation, an age within its band (roughly), where the "
+         "person lives, and what is going on in their life now", "prompt", checks=("persona.age_in_band",)),
     Rule("session-form", "a memory session is 10-20 utterances alternating user / AI, the user first", "seed 000 §3.2",
          checks=("memory_session.schema", "memory_session.session_alternates")),
     Rule("session-reveals", "the user's turns in a memory session draw on the memory's details", "seed 000 §3.2",
@@ -133,8 +137,9 @@ RULES = (
          checks=("blri.schema", "blri.blri_in_scale", "blri.blri_literal"), judges=("blri.scores",)),
     Rule("eval-companion", "the evaluated model answers as a close friend who remembers the user's life (w/CoT: "
          "reasoning first about the unmet need)", "seed 000 Figs. 13-15", prompt_only=EVALUATED),
-    Rule("eval-reply", "an evaluation reply names a listed memory and stays within its length", "seed 000 Figs. 13-15",
-         checks=("eval_respond.names_a_listed_memory", "eval_respond.reply_length")),
+    Rule("eval-reply", "an evaluation reply names a listed memory and stays within its length; it reasons in "
+         "`reasoning` in the CoT setting only", "seed 000 Figs. 13-15",
+         checks=("eval_respond.names_a_listed_memory", "eval_respond.reply_length", "eval_respond.reasoning_by_mode")),
     Rule("eval-grades", "the reply judge grades four dimensions 1-5", "seed 000 Fig. 12", checks=("eval_judge.schema",),
          judges=("eval_judge.empathy",)),
     *SHARED_RULES,

@@ -45,11 +45,11 @@ def _stage(name: str, output: type[BaseModel], *checks: Check, temperature: floa
                  max_tokens=max_tokens)
 
 
-PERSONA = _stage("persona", PersonaDescription, c.persona_is_prose, f.third_person, f.persona_sentences,
+PERSONA = _stage("persona", PersonaDescription, c.persona_is_prose, f.third_person, f.persona_sentences, f.age_in_band,
                  temperature=1.0, max_tokens=512)
 PROFILE = _stage("profile", Profile, c.distinct_preferences, max_tokens=2048)
 LIFE_THEMES = _stage("life_themes", LifeThemes, c.theme_dates_in_window, c.distinct_themes, c.enough_themes,
-                     max_tokens=2560)
+                     f.description_sentences, max_tokens=2560)
 RELATIONSHIP = _stage("relationship", Relationships, c.enough_items, c.dates_in_theme, c.quality_mix,
                       f.quality_balanced, c.distinct_names, max_tokens=1792)
 POWER = _stage("power", Powers, c.enough_items, c.dates_in_theme, c.chronological, c.proficiency_mix,
