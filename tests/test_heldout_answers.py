@@ -1,6 +1,8 @@
 """Our held-out answers (tests/data/heldout/README.md): a strong model's acceptable answers to
 every stage prompt pass, and no violation the checks once rejected is let through again (a
-check that loosens shows here as the answer it now misses)."""
+check that loosens shows here as the answer it now misses). The third round, written after the
+audits covered every stage, keeps its measured figures: the checks' and, with a strong judge's
+recorded verdicts, the audits'."""
 
 from __future__ import annotations
 
@@ -10,11 +12,12 @@ from pathlib import Path
 import pytest
 
 from memsynth.quality.answer_check import check_paths
+from memsynth.quality.audit_check import audit_cases, read_verdicts
 
 HELDOUT = Path(__file__).resolve().parent / "data" / "heldout"
 
 
-@pytest.mark.parametrize("round_", ["r1", "r2"])
+@pytest.mark.parametrize("round_", ["r1", "r2", "r3"])
 def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
     verdicts = check_paths([HELDOUT / round_])
     acceptable = [v for v in verdicts if v.label == "acceptable"]
@@ -23,3 +26,32 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
                 if v.label == "violation" and not v.passed}
     pinned = set(json.loads((HELDOUT / "rejected.json").read_text(encoding="utf-8"))[round_])
     assert sorted(pinned - rejected) == []
+
+
+# r3 (2026-11-28, fresh writers, then fresh judges on `--render-audits` prompts alone): of 134
+# mistakes the checks reject `checked`; with the audit judge's verdicts, `caught` are rejected or
+# flagged. Acceptable answers all pass the checks; the judge flags `wrongly` of those audited.
+# Measured fresh, before the checks its misses led to (ages, CoT reasoning, strict ids, theme
+# descriptions): 63 and 114. The 16 left: 8 replies of models under evaluation (what a benchmark
+# scores, never audited), 2 emotion scores (measured against annotators), 6 the judge passed.
+R3 = {"checked": 68, "caught": 118, "violations": 134, "acceptable_audited": 58, "wrongly": 2}
+
+
+def test_the_third_round_s_checks_and_audits_give_their_recorded_figures():
+    paths = [HELDOUT / "r3"]
+    checked = check_paths(paths)
+    cases = audit_cases(paths)
+    verdicts = read_verdicts(HELDOUT / "r3.verdicts.json", cases)
+    assert {c.key for c in cases} == set(verdicts)  # every audited answer was judged
+    flagged = {f"{c.recipe}/{c.language}/{c.stage}/{c.id}" for c in cases
+               if any(v == "violation" for v, _ in verdicts[c.key].values())}
+    audited = {f"{c.recipe}/{c.language}/{c.stage}/{c.id}" for c in cases}
+    name = {id(v): f"{v.recipe}/{v.language}/{v.stage}/{v.id}" for v in checked}
+    violations = [v for v in checked if v.label == "violation"]
+    acceptable = [name[id(v)] for v in checked if v.label == "acceptable"]
+    figures = {"checked": sum(not v.passed for v in violations),
+               "caught": sum(not v.passed or name[id(v)] in flagged for v in violations),
+               "violations": len(violations),
+               "acceptable_audited": sum(a in audited for a in acceptable),
+               "wrongly": sum(a in flagged for a in acceptable)}
+    assert figures == R3

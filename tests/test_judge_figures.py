@@ -12,24 +12,23 @@ rule tags of the prompt lines the label quotes). With it the figures say what th
   violations of check-only rules (counts, dates, spans), which it is never asked about;
 - every violation, flagged on any rule, and by the checks or the judge.
 
-Verdicts of the second round (2026-11-28): in scope the judge flags the labelled rule on 27 of
-27; of the 19 check-only violations it flags 1 anyway, and the checks reject all 19. Acceptable
-answers wrongly flagged: 6 of 77 (the target is ≤ 5 %); `WRONGLY_FLAGGED` lists them by rule.
+Verdicts of the fourth round (2026-11-28, after every stage's audit came to read every rule its
+prompt lines name, each shown with those lines): four fresh strong-model sessions judged the 183
+audit prompts (the persona and life_themes ones again, by a fifth, after their prompts changed).
+In scope the judge flags the labelled rule on 54 of 55, and the 55th under another rule (a
+start date in MM/DD/YYYY, read as life-themes' rather than the fields'); of the 11 check-only violations it flags 1, and the checks reject
+all 11. Acceptable answers flagged: 17 of 117. Most quote a real break of a line the audit now
+shows: the corpus was written to older prompts (three "one-sentence" theme descriptions that
+say what happened and not why it mattered; terse field descriptions; a log past its type's
+format), and the earlier rounds' debatable merges stay (below). On our own third held-out round,
+written to the current prompts (tests/test_heldout_answers.py), the judge flags 2 of 58.
 
-Round 3 read each of the six against its seed. Two rules were narrower than the seed, and were
-reworded: log-realism now accepts the workplace equipment the user operates, as PAL-Set's
-released logs do (a shared workshop tablet was flagged), and memory-in-theme says a theme is
-the part of life its description covers (a student's thanks to a physio was flagged as outside
-"secondment, then leading gait training"). Their 31 audit prompts were rendered again and
-judged afresh by two strong-model sessions (each seeing only its half of the prompts), and
-their verdicts replace those keys': both answers pass now, and the judge still flags the
-labelled memory-in-theme violation. Acceptable answers wrongly flagged: 4 of 77 (5.2 %).
-The other four flags quote real breaks, and their label is debatable rather than the judge
-wrong: three merges drop or change a stated fact ("gave her courage to embrace herself",
-"2024年3月前" written "2024年3月", a leader "arranging" a trip no candidate links to them;
-StratMem only deduplicates and disambiguates, and a merge's `sources` date the memory), and
-"针灸或正规推拿" offers two therapies a user may feel differently about (PAL's candidates exist
-so that each can be liked or disliked on its own).
+Earlier rounds: two rules were reworded after a judge read them more narrowly than the seed:
+log-realism accepts the workplace equipment the user operates, as PAL-Set's released logs do,
+and memory-in-theme says a theme is the part of life its description covers. Merges that drop or
+change a stated fact ("gave her courage to embrace herself", "2024年3月前" written "2024年3月",
+a leader "arranging" a trip no candidate links to them) and "针灸或正规推拿" (two therapies a user
+may feel differently about) are flagged, and their label is debatable rather than the judge wrong.
 """
 
 from __future__ import annotations
@@ -40,6 +39,7 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
+from memsynth.generation.audit import audited_rules
 from memsynth.generation.registry import audit_plan, recipe_class
 from memsynth.generation.rules import prompt_lines
 from memsynth.quality.answer_check import check_paths
@@ -50,19 +50,27 @@ ANSWERS = ROOT.parent / "shared" / "model-answers"
 VERDICTS = ROOT / "tests" / "data" / "audit_verdicts.strong-model.json"
 LABEL_RULES = ROOT / "tests" / "data" / "model_answers.label_rules.json"
 
-RECORDED = {"audited": 123, "violations": 46, "violations_flagged": 28, "violations_caught_with_checks": 46,
-            "acceptable": 77, "acceptable_flagged": 4, "unlabelled": 0,
-            "in_scope": 27, "in_scope_flagged_rule": 27, "in_scope_flagged": 27,
-            "check_only": 19, "check_only_flagged": 1, "check_only_rejected": 19}
+RECORDED = {"audited": 183, "violations": 66, "violations_flagged": 56, "violations_caught_with_checks": 66,
+            "acceptable": 117, "acceptable_flagged": 17, "unlabelled": 0,
+            "in_scope": 55, "in_scope_flagged_rule": 54, "in_scope_flagged": 55,
+            "check_only": 11, "check_only_flagged": 1, "check_only_rejected": 11}
 # Per audited rule with labelled violations in scope: (flagged on the rule, in scope).
-RECALL = {"candidates": (1, 1), "choices-follow-preferences": (1, 1), "choices-verbatim": (2, 2),
-          "direct-rejection": (1, 1), "experience-ends": (1, 1), "fact-names-person": (2, 2),
+RECALL = {"blri": (2, 2), "candidates": (1, 1), "choices-follow-preferences": (1, 1), "choices-verbatim": (2, 2),
+          "direct-rejection": (1, 1), "distinct-memories": (2, 2), "eval-detect": (2, 2), "eval-grades": (2, 2),
+          "eval-miq": (2, 2), "eval-restatement-grade": (1, 1), "experience-ends": (1, 1), "fact-form": (1, 1),
+          "fact-names-person": (2, 2), "life-themes": (1, 1), "life-themes-fields": (0, 1), "logs": (3, 3),
           "memory-in-theme": (1, 1), "merge-keeps-all": (2, 2), "needs-on-topic": (1, 1), "no-early-recall": (1, 1),
-          "persona-from-sessions": (2, 2), "preferences-hidden": (1, 1), "preferences-personal": (1, 1),
-          "query-no-quote": (2, 2), "response-adds-nothing": (1, 1), "roles": (2, 2), "scene-need": (2, 2),
-          "user-never-mentions": (2, 2), "vague-query": (1, 1)}
-# Rules that still flag acceptable answers: rule -> (flagged, acceptable answers audited on it).
-WRONGLY_FLAGGED = {"merge-keeps-all": (3, 4), "candidates": (1, 2)}
+          "no-negatives": (1, 1), "persona-form": (1, 1), "persona-from-sessions": (2, 2), "persona-prose": (2, 2),
+          "preference-form": (1, 1), "preferences": (2, 2), "preferences-hidden": (1, 1),
+          "preferences-personal": (1, 1), "profile-preferences": (2, 2), "profiles": (1, 1), "query-no-quote": (2, 2),
+          "query-to-character": (2, 2), "relationship-fields": (1, 1), "requirement-types": (1, 1),
+          "response-adds-nothing": (1, 1), "roles": (2, 2), "scene-need": (2, 2), "situations": (1, 1),
+          "timeline": (1, 1), "user-never-mentions": (3, 3), "vague-query": (1, 1)}
+# Rules that flag acceptable answers: rule -> (flagged, acceptable answers audited on it).
+WRONGLY_FLAGGED = {"candidates": (1, 2), "eval-restatement-grade": (1, 2), "fact-form": (1, 8),
+                   "highlight-fields": (1, 4), "logs": (2, 4), "merge-keeps-all": (3, 4), "power-fields": (1, 4),
+                   "preference-form": (1, 2), "profile-facts": (1, 4), "query-no-quote": (1, 4),
+                   "relationship-fields": (1, 4), "session-invents-nothing": (1, 4), "theme-description": (3, 4)}
 
 
 @functools.cache
@@ -87,9 +95,10 @@ def test_a_strong_judges_recorded_verdicts_give_the_recorded_figures():
             if row["acceptable_flagged"]} == WRONGLY_FLAGGED
     # A rule's row counts only the violations labelled with it: distinct-memories is audited on six
     # enpmr stages, and none of their mistakes breaks it.
-    assert (rows["distinct-memories"]["labelled"], rows["distinct-memories"]["acceptable"]) == (0, 20)
-    assert rows["memory-counts"]["stages"] == [] and rows["memory-counts"]["labelled"] == 6
-    assert figures["missed"] == [] and len(figures["wrongly_flagged"]) == figures["acceptable_flagged"]
+    assert (rows["distinct-memories"]["labelled"], rows["distinct-memories"]["acceptable"]) == (2, 24)
+    assert rows["memory-counts"]["stages"] == [] and rows["memory-counts"]["labelled"] == 6  # a check counts
+    assert figures["missed"] == ["enpmr/en/life_themes/life_themes-en-v1 (life-themes-fields)"]
+    assert len(figures["wrongly_flagged"]) == figures["acceptable_flagged"]
 
 
 def test_the_figures_agree_with_a_recount_from_the_raw_files():
@@ -100,7 +109,7 @@ def test_the_figures_agree_with_a_recount_from_the_raw_files():
     count: dict[str, int] = defaultdict(int)
     for name, named in labels.items():
         case = by_id[name]
-        audited = set(audit_plan(case.recipe).stages[case.stage])
+        audited = set(audited_rules(case.recipe, audit_plan(case.recipe))[case.stage])
         flags = {rule for rule, v in verdicts.get(case.key, {}).items()
                  if (v["verdict"] if isinstance(v, dict) else v) == "violation"}
         scope = "in_scope" if audited & set(named) else "check_only"
