@@ -238,3 +238,35 @@ def test_a_reason_speaks_as_the_user(reason, ok):
     out = SolutionPreferences(analysis="-", liked=[good, good], disliked=[good, {"solution": "y", "reason": reason}])
     problems = pp.reasons_in_users_voice(out, {"language": "en"})
     assert (problems == []) is ok, problems
+
+
+def _types(**aspects: list[str]):
+    from schemas.pal import RequirementTypes
+
+    base = {a: [f"{a} need {i}" for i in range(4)] for a in ("work", "health", "family", "leisure")}
+    return RequirementTypes(**{**base, **aspects})
+
+
+@pytest.mark.parametrize(("phrase", "language"), [("在11月15日前交出整改报告", "zh"), ("finish the audit report by 15 November", "en"),
+                                                  ("准备周三前的季度汇报", "zh")])
+def test_a_requirement_type_that_is_a_dated_task_is_rejected(phrase, language):
+    """"Covers the user's long-term situation, not a one-off request" (requirement_types.j2)."""
+    problems = list(pp.lasting_requirement_types.fn(_types(work=["keeping work and rest in balance", phrase,
+                                                                   "w2", "w3"]), {"language": language}))
+    assert len(problems) == 1 and phrase in problems[0]
+
+
+def test_no_released_requirement_type_is_called_a_dated_task():
+    """Calibration: PAL-Set's 1,760 released requirement types (100 users × 4 aspects) all pass."""
+    import json
+
+    from tests.conftest import ROOT
+
+    released = ROOT.parent / "shared" / "reference-data" / "pal" / "requirement.json"
+    if not released.is_file():
+        pytest.skip(f"PAL-Set release not found at {released}")
+    users = json.loads(released.read_text(encoding="utf-8"))
+    for aspects in users.values():
+        lists = {a: list(items.values()) for a, items in aspects.items()}
+        lists = {a: (v + v)[:max(4, min(5, len(v)))] for a, v in lists.items()}
+        assert list(pp.lasting_requirement_types.fn(_types(**lists), {"language": "zh"})) == []

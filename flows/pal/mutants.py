@@ -182,6 +182,7 @@ AIMS = (
     Aim("evidences", ("requirements",), Dated("topics[*].implicit_needs[*].evidences[*]", lambda v: v["reference_date"],
                                               places=2)),
     Aim("vague-query", ("requirements",), Dated("topics[*].user_query", lambda v: v["reference_date"])),
+    Aim("requirement-types", ("requirement_types",), Dated("work[*]", lambda v: v["reference_date"])),
     Aim("candidates", ("candidates",), Count("topics[*].solutions", low=8, high=8)),
     Aim("candidates", ("candidates",), Duplicate("topics[*].solutions")),
     Aim("choices-verbatim", ("solution_preferences",), Reword("liked[*].solution", places=1)),

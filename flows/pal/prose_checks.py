@@ -17,11 +17,13 @@ from memsynth.quality.textrules.forms import enumerated, questions, second_propo
 from memsynth.quality.textrules.meaning import same_meaning_pairs
 from memsynth.quality.textrules.people import named_in, person_forms
 from schemas.pal import (
+    ASPECTS,
     AspectPreferences,
     Candidates,
     Dialogue,
     Experience,
     MonthSituations,
+    RequirementTypes,
     SessionRequirements,
     SolutionPreferences,
     Timeline,
@@ -97,6 +99,18 @@ def undated_evidences(out: SessionRequirements, v: Mapping[str, Any]) -> Iterato
                     yield say(v, f"{t.requirement_id}: need {k}, evidence {e} is dated ({', '.join(found)}); state the "
                                  "fact without its date",
                               f"{t.requirement_id}：第 {k} 个需求的第 {e} 条依据写了日期（{'、'.join(found)}）；只写事实，不写日期")
+
+
+@check("lasting_requirement_types")
+def lasting_requirement_types(out: RequirementTypes, v: Mapping[str, Any]) -> Iterator[str]:
+    """A requirement type covers the user's long-term situation, "not a one-off request": a day
+    in it (a deadline's too) makes it one task. None of PAL-Set's 1,760 released types has one."""
+    for aspect in ASPECTS:
+        for phrase in getattr(out, aspect):
+            if found := dates(phrase, deadlines=True):
+                yield say(v, f"requirement type {phrase!r} is a dated task ({', '.join(found)}); name a lasting kind of "
+                             "help, not a one-off request",
+                          f"需求类型“{phrase}”是带日期的一次性任务（{'、'.join(found)}）；请写长期的需求类型，不要写某一次的具体请求")
 
 
 # Background details a vague opening query leaves out, as far as code can see them: when
