@@ -32,8 +32,9 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # mistakes the checks reject `checked`; with the audit judge's verdicts, `caught` are rejected or
 # flagged. Acceptable answers all pass the checks; the judge flags `wrongly` of those audited.
 # Measured fresh, before the checks its misses led to (ages, CoT reasoning, strict ids, theme
-# descriptions, dated requirement types): 63 and 114. The 16 left: 8 replies of models under evaluation (what a benchmark
-# scores, never audited), 2 emotion scores (measured against annotators), 6 the judge passed.
+# descriptions, dated requirement types): 63 and 114. The 16 left: 8 replies of models under
+# evaluation (what a benchmark scores, never audited), 2 emotion scores (measured against
+# annotators), 6 the judge passed.
 R3 = {"checked": 69, "caught": 118, "violations": 134, "acceptable_audited": 58, "wrongly": 2}
 
 
