@@ -14,14 +14,13 @@ from memsynth.generation.audit import (
     STRUCTURAL,
     AuditStage,
     audit_rows,
-    audit_stages,
     audit_variables,
     audited_rules,
     rule_lines,
     sampled,
 )
 from memsynth.generation.prompts import PromptLibrary
-from memsynth.generation.registry import audit_plan, names, recipe_class
+from memsynth.generation.registry import audit_plan, audit_rules, audited_stages, audits, names, recipe_class
 from memsynth.generation.rules import prompt_lines
 from memsynth.generation.stage import ItemResult, evaluate
 from memsynth.quality.review.agreement import cohen_kappa, dataset_agreement
@@ -42,7 +41,7 @@ def test_every_stage_is_audited_on_every_rule_its_prompt_lines_name_but_those_co
     cls = recipe_class(recipe)
     plan = audit_plan(recipe)
     assert plan is not None
-    planned = audited_rules(recipe, plan)
+    planned = audit_rules(recipe)
     audited = {rule for ids in planned.values() for rule in ids}
     semantic = {r.id for r in cls.rules if r.judges or r.prompt_only}
     assert semantic - audited - set(plan.not_audited) == set()
@@ -58,7 +57,7 @@ def test_every_stage_is_audited_on_every_rule_its_prompt_lines_name_but_those_co
         named = {i for t in prompts.files(stage.template_for("en")).values() for line in prompt_lines(t)
                  for i in line.ids}
         assert named - left_out <= set(planned.get(stage.name, ())), (stage.name, named - left_out)
-    stages = audit_stages(recipe, cls.rules, plan)
+    stages = audits(recipe)
     assert set(stages) == set(planned)
     for name, audit in stages.items():  # one call per stage covers all its rules, as a judge
         assert audit.kind == "judge" and audit.template_for("zh") == "_audit.zh.j2"
@@ -68,12 +67,12 @@ def test_every_stage_is_audited_on_every_rule_its_prompt_lines_name_but_those_co
 def test_a_stage_whose_prompt_names_a_new_rule_is_audited_on_it_unless_a_check_holds_it_whole():
     from dataclasses import replace
 
-    plan = audit_plan("enpmr")
-    assert "goal-fields" in audited_rules("enpmr", plan)["goal"]  # "name: a specific, measurable milestone"
-    assert "memory-counts" not in audited_rules("enpmr", plan)["goal"]  # counted by code
+    plan, stages = audit_plan("enpmr"), audited_stages("enpmr")
+    assert "goal-fields" in audited_rules("enpmr", plan, stages)["goal"]  # "name: a specific, measurable milestone"
+    assert "memory-counts" not in audited_rules("enpmr", plan, stages)["goal"]  # counted by code
     loose = replace(plan, checked={})
-    assert "memory-counts" in audited_rules("enpmr", loose)["goal"]
-    assert "goal-fields" not in audited_rules("enpmr", replace(plan, not_audited={"goal-fields": "x"}))["goal"]
+    assert "memory-counts" in audited_rules("enpmr", loose, stages)["goal"]
+    assert "goal-fields" not in audited_rules("enpmr", replace(plan, not_audited={"goal-fields": "x"}), stages)["goal"]
 
 
 def test_the_sample_is_seeded_and_near_its_rate():
@@ -87,8 +86,7 @@ def test_the_sample_is_seeded_and_near_its_rate():
 
 @pytest.mark.parametrize("language", ["en", "zh"])
 def test_the_audit_prompt_holds_the_task_the_answer_and_every_rule_in_the_build_language(language):
-    cls = recipe_class("enpmr")
-    audit = audit_stages("enpmr", cls.rules, audit_plan("enpmr"))["scene"]
+    audit = audits("enpmr")["scene"]
     task = [{"role": "system", "content": "写一个场景 SYSTEM"}, {"role": "user", "content": "TASK-TEXT 李雷"}]
     prompts = PromptLibrary()
     messages = prompts.render(audit.template_for(language), audit_variables(audit, task, {"scene": "雨夜。"}, language))
@@ -112,7 +110,7 @@ def test_each_audited_rule_shows_the_prompt_lines_that_state_it_rendered_for_the
     from tests.golden import fixture_variables
 
     cls = recipe_class("enpmr")
-    audit = audit_stages("enpmr", cls.rules, audit_plan("enpmr"))["goal"]
+    audit = audits("enpmr")["goal"]
     stage = next(s for s in cls.all_stages() if s.name == "goal")
     variables = dict(fixture_variables("enpmr", language)["goal"])
     prompts = PromptLibrary()
@@ -158,12 +156,11 @@ ALLOWS = {("enpmr", "session-invents-nothing"): "not an invention", ("stratmem",
 def test_an_over_read_rule_says_what_it_allows(recipe, rule):
     by_id = {r.id: r for r in recipe_class(recipe).rules}
     assert ALLOWS[recipe, rule] in by_id[rule].rule
-    assert any(rule in ids for ids in audited_rules(recipe, audit_plan(recipe)).values())  # the judge reads it
+    assert any(rule in ids for ids in audit_rules(recipe).values())  # the judge reads it
 
 
 def test_the_audit_answer_needs_one_verdict_per_rule_and_becomes_rows():
-    cls = recipe_class("pal")
-    audit = audit_stages("pal", cls.rules, audit_plan("pal"))["dialogue"]
+    audit = audits("pal")["dialogue"]
     variables = audit_variables(audit, [{"role": "user", "content": "t"}], {"turns": []}, "en")
     ids = [r.id for r in audit.rules]
     good = {"verdicts": [{"rule": i, "verdict": "pass", "reason": "fine"} for i in ids]}
@@ -194,7 +191,7 @@ def test_the_simulator_answers_audits_mostly_pass_with_a_seeded_share_of_violati
     from memsynth.simulator.stages import recipe_answers, stages_by_schema
 
     for name in names():
-        for audit in audit_stages(name, recipe_class(name).rules, audit_plan(name)).values():
+        for audit in audits(name).values():
             assert audit.schema_name in recipe_answers() and isinstance(stages_by_schema()[audit.schema_name], AuditStage)
 
 
@@ -208,7 +205,7 @@ def test_a_build_on_the_simulator_writes_the_audits_table_at_its_sample_sizes(qu
         assert verdict in ("pass", "violation") and judge_model == model
         assert gold == (stage in ("enpmr.scene", "enpmr.support_dialogue"))
         by_stage[stage][item].append(rule)
-    planned = audited_rules("enpmr", audit_plan("enpmr"))
+    planned = audit_rules("enpmr")
     for stage, items in by_stage.items():  # one verdict per rule of the stage, each item
         assert all(sorted(r) == sorted(planned[stage.split(".")[1]]) for r in items.values()), stage
     # Gold: every dialogue the build kept was audited.

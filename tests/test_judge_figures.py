@@ -39,8 +39,7 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-from memsynth.generation.audit import audited_rules
-from memsynth.generation.registry import audit_plan, recipe_class
+from memsynth.generation.registry import audit_rules, recipe_class
 from memsynth.generation.rules import prompt_lines
 from memsynth.quality.answer_check import check_paths
 from memsynth.quality.audit_check import audit_cases, judge_figures, read_label_rules, read_verdicts
@@ -109,7 +108,7 @@ def test_the_figures_agree_with_a_recount_from_the_raw_files():
     count: dict[str, int] = defaultdict(int)
     for name, named in labels.items():
         case = by_id[name]
-        audited = set(audited_rules(case.recipe, audit_plan(case.recipe))[case.stage])
+        audited = set(audit_rules(case.recipe)[case.stage])
         flags = {rule for rule, v in verdicts.get(case.key, {}).items()
                  if (v["verdict"] if isinstance(v, dict) else v) == "violation"}
         scope = "in_scope" if audited & set(named) else "check_only"

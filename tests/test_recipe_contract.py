@@ -16,7 +16,6 @@ from pydantic import create_model
 
 from memsynth.core.errors import ConfigError
 from memsynth.generation import registry
-from memsynth.generation.audit import audited_rules
 from memsynth.generation.provenance import artifact_hash
 from memsynth.generation.registry import load_config
 from memsynth.warehouse.catalog import run_query
@@ -344,10 +343,9 @@ def check_versions_show(wh: Path, dataset: str, version: int) -> None:
     assert "_language.j2" in templates["enpmr/profile.j2"]
     schemas = {a["name"]: a["content"] for a in shown["artifacts"] if a["kind"] == "schema"}
     # The audit judges' answer models are recorded for the stages whose sample the build drew.
-    from memsynth.generation.audit import audit_stages
 
     audits = {s.schema_name: s.output.model_json_schema()
-              for s in audit_stages("enpmr", cls.rules, registry.audit_plan("enpmr")).values()}
+              for s in registry.audits("enpmr").values()}
     assert {n: v for n, v in schemas.items() if n not in audits} == {
         s.schema_name: s.output.model_json_schema() for s in cls.all_stages()}
     assert all(audits[n] == v for n, v in schemas.items() if n in audits)
@@ -412,9 +410,8 @@ def test_a_rule_the_audit_judge_reads_says_so_and_is_not_called_the_prompt_s_alo
     item of a gold stage, else on a sample; a rule no check or judge reads but the audit is no
     longer 'prompt only'."""
     for name in ("enpmr", "pal", "stratmem"):
-        plan = registry.audit_plan(name)
         rules = {r["id"]: r for r in cli_json_here("recipes", name, "--format", "json")["rules"]}
-        for stage, ids in audited_rules(name, plan).items():
+        for stage, ids in registry.audit_rules(name).items():
             for rule_id in ids:
                 said = rules[rule_id]["enforced_by"]
                 assert "audit judge on" in said and stage in rules[rule_id]["audited_in"], (name, rule_id, said)

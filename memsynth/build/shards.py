@@ -33,7 +33,7 @@ from memsynth.generation.audit import AUDITS, Auditor
 from memsynth.generation.emotion_scoring import annotate_shard
 from memsynth.generation.prompts import DEFAULT_PROMPTS_DIR, PromptLibrary
 from memsynth.generation.recipe import PersonaContext, Recipe, ShardOutput, persona_rng
-from memsynth.generation.registry import audit_plan
+from memsynth.generation.registry import audit_plan, audits
 from memsynth.generation.session import engine_settings, generation_settings, open_routes, stage_alias
 from memsynth.generation.stage import StageRunner
 from memsynth.llm.cache import ResponseCache
@@ -69,7 +69,7 @@ def build_tables(recipe: Recipe) -> tuple[Table, ...]:
 
 def auditor_for(recipe: Recipe, config: BuildConfig) -> Auditor | None:
     """The build's audit judges: the recipe's audit plan at the config's rate and seed."""
-    return Auditor.for_recipe(recipe.name, recipe.rules, audit_plan(recipe.name), config.quality.audit_rate,
+    return Auditor.for_recipe(audits(recipe.name), audit_plan(recipe.name), config.quality.audit_rate,
                               config.seed)
 
 

@@ -17,14 +17,13 @@ from memsynth.core.errors import MemsynthError
 def _with_audits(recipe: dict[str, Any]) -> dict[str, Any]:
     """A described recipe whose rules also name the audit judge that reads them, where its
     audit plan lists them: on every item of a gold stage, else on a sample."""
-    from memsynth.generation.audit import audited_rules
-    from memsynth.generation.registry import audit_plan
+    from memsynth.generation.registry import audit_plan, audit_rules
 
     plan = audit_plan(recipe["name"])
     if plan is None:
         return recipe
     stages_of: dict[str, list[str]] = {}
-    for stage, ids in audited_rules(recipe["name"], plan).items():
+    for stage, ids in audit_rules(recipe["name"]).items():
         for rule_id in ids:
             stages_of.setdefault(rule_id, []).append(stage)
     for rule in recipe["rules"]:

@@ -129,17 +129,14 @@ def audit_stage(recipe: str, stage: str, rules: Sequence[Rule]) -> AuditStage:
                       rules=tuple(rules))
 
 
-def audited_rules(recipe: str, plan: AuditPlan | None, stages: Sequence[Stage] | None = None,
+def audited_rules(recipe: str, plan: AuditPlan | None, stages: Sequence[Stage],
                   prompts: PromptLibrary | None = None) -> dict[str, tuple[str, ...]]:
     """Stage name → the ids of the rules its audit reads, in the prompt's order: the rules its
     (en) prompt lines name, less STRUCTURAL, `plan.checked` and `plan.not_audited`, with
-    `plan.stages`' extras after them. A stage left with none is not audited."""
+    `plan.stages`' extras after them. A stage left with none is not audited. `stages`: the
+    recipe's chain and evaluation stages (memsynth.generation.registry.audited_stages)."""
     if plan is None:
         return {}
-    if stages is None:  # the build's stages, and the evaluation's (audited in `memsynth eval`)
-        from memsynth.generation.registry import evaluation_stages, recipe_class
-
-        stages = (*recipe_class(recipe).all_stages(), *evaluation_stages(recipe))
     prompts = prompts or _library()
     left_out = STRUCTURAL | set(plan.checked) | set(plan.not_audited)
     out = {}
@@ -154,7 +151,7 @@ def audited_rules(recipe: str, plan: AuditPlan | None, stages: Sequence[Stage] |
 
 
 def audit_stages(recipe: str, rules: Sequence[Rule], plan: AuditPlan | None,
-                 stages: Sequence[Stage] | None = None) -> dict[str, AuditStage]:
+                 stages: Sequence[Stage]) -> dict[str, AuditStage]:
     """Stage name → its audit stage, for every stage with a rule to audit (`audited_rules`)."""
     by_id = {r.id: r for r in rules}
     out = {}
@@ -255,9 +252,9 @@ class Auditor:
     seed: int
 
     @classmethod
-    def for_recipe(cls, recipe: str, rules: Sequence[Rule], plan: AuditPlan | None, rate: float,
+    def for_recipe(cls, stages: Mapping[str, AuditStage], plan: AuditPlan | None, rate: float,
                    seed: int) -> Auditor | None:
-        stages = audit_stages(recipe, rules, plan)
+        """`stages`: the recipe's audits (memsynth.generation.registry.audits)."""
         if not stages:
             return None
         return cls(stages, frozenset(plan.gold if plan else ()), rate, seed)

@@ -45,10 +45,9 @@ def version_artifacts(recipe: Recipe, prompts: PromptLibrary, config: BuildConfi
         from memsynth.generation.emotions import SCORE
 
         stages = (*stages, SCORE)
-    from memsynth.generation.audit import audit_stages
-    from memsynth.generation.registry import audit_plan
+    from memsynth.generation.registry import audits
 
-    stages = (*stages, *audit_stages(recipe.name, recipe.rules, audit_plan(recipe.name)).values())
+    stages = (*stages, *audits(recipe.name).values())
     names = [s.template_for(language) for s in stages] + [localized("_repair.j2", language)]
     modes = {config.llm.response_mode, *(a.response_mode or config.llm.response_mode
                                          for a in config.llm.models.values())}

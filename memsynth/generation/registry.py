@@ -149,6 +149,25 @@ def audit_plan(name: str) -> Any | None:
     return getattr(module, "AUDITS", None) if module is not None else None
 
 
+def audited_stages(name: str) -> tuple[Any, ...]:
+    """The stages an audit may read: the recipe's chain and its evaluation's."""
+    return (*recipe_class(name).all_stages(), *evaluation_stages(name))
+
+
+def audits(name: str) -> dict[str, Any]:
+    """Stage name → its `AuditStage` (memsynth.generation.audit), for every stage the recipe audits."""
+    from memsynth.generation.audit import audit_stages
+
+    return audit_stages(name, recipe_class(name).rules, audit_plan(name), audited_stages(name))
+
+
+def audit_rules(name: str) -> dict[str, tuple[str, ...]]:
+    """Stage name → the ids of the rules its audit reads (memsynth.generation.audit.audited_rules)."""
+    from memsynth.generation.audit import audited_rules
+
+    return audited_rules(name, audit_plan(name), audited_stages(name))
+
+
 def release_spec(name: str) -> Any:
     """What the recipe's `release` module declares for `memsynth release`."""
     module = _optional_module(name, "release")

@@ -34,7 +34,7 @@ from typing import Any
 
 from memsynth.core.errors import ConfigError, MemsynthError
 from memsynth.core.inputs import loads_json
-from memsynth.generation.audit import VERDICTS, AuditStage, audit_stages, audit_variables, rule_lines
+from memsynth.generation.audit import VERDICTS, AuditStage, audit_variables, rule_lines
 from memsynth.generation.prompts import PromptLibrary
 from memsynth.quality.answer_check import (
     AnswerFileError,
@@ -79,7 +79,7 @@ def case_key(recipe: str, language: str, stage: str, answer_id: str) -> str:
 
 def audit_cases(paths: Iterable[str | Path], prompts: PromptLibrary | None = None) -> list[AuditCase]:
     """Every answer in `paths` whose stage a build audits, with its audit prompt's variables."""
-    from memsynth.generation.registry import audit_plan, recipe_class
+    from memsynth.generation.registry import audits
 
     prompts = prompts or PromptLibrary()
     cases = []
@@ -87,7 +87,7 @@ def audit_cases(paths: Iterable[str | Path], prompts: PromptLibrary | None = Non
         data = _load(path)
         stage = find_stage(str(data["recipe"]), str(data["stage"]))
         try:
-            audit = audit_stages(stage.recipe, recipe_class(stage.recipe).rules, audit_plan(stage.recipe)).get(stage.name)
+            audit = audits(stage.recipe).get(stage.name)
         except ConfigError:  # emotion scoring: no recipe, no audits
             audit = None
         if audit is None:

@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from memsynth.generation.audit import audit_stages
-from memsynth.generation.registry import audit_plan, names, recipe_class
+from memsynth.generation.registry import audits, names
 from memsynth.simulator.answers import StageAnswer
 from memsynth.simulator.text import TextMaker
 
@@ -37,7 +36,6 @@ def audit_answers() -> dict[str, StageAnswer]:
     """The audit answer for every audit stage of every installed recipe, by schema name."""
     out: dict[str, StageAnswer] = {}
     for name in names():
-        cls = recipe_class(name)
-        for audit in audit_stages(name, cls.rules, audit_plan(name)).values():
+        for audit in audits(name).values():
             out[audit.schema_name] = verdicts
     return out

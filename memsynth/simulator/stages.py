@@ -22,13 +22,12 @@ def recipe_answers() -> dict[str, StageAnswer]:
 def stages_by_schema() -> dict[str, Any]:
     """Every stage a build can ask, by its schema name: each recipe's chain, its judges and
     evaluation tasks, and emotion scoring. The simulator holds its answers to their checks."""
-    from memsynth.generation.audit import audit_stages
     from memsynth.generation.emotions import SCORE
-    from memsynth.generation.registry import audit_plan
+    from memsynth.generation.registry import audits
 
     stages: list[Any] = [SCORE]
     for name in names():
         cls = recipe_class(name)
-        stages += [*cls.all_stages(), *evaluation_stages(name), *audit_stages(name, cls.rules, audit_plan(name)).values()]
+        stages += [*cls.all_stages(), *evaluation_stages(name), *audits(name).values()]
     stages += [s.judge.stage for s in stages if s.judge is not None]
     return {s.schema_name: s for s in stages}

@@ -155,11 +155,10 @@ def evaluate(task_name: str, warehouse: Path, dataset: str, version: int | None,
                             options.judge)
         with open_session(config, endpoint_for(options.endpoint.llm), warehouse,
                           model=options.endpoint.model) as session:
-            from memsynth.generation.registry import audit_plan, recipe_class
+            from memsynth.generation.registry import audit_plan, audits
 
             rate = config.quality.audit_rate if options.audit_rate is None else options.audit_rate
-            auditor = Auditor.for_recipe(row["recipe"], recipe_class(row["recipe"]).rules, audit_plan(row["recipe"]),
-                                         rate, config.seed)
+            auditor = Auditor.for_recipe(audits(row["recipe"]), audit_plan(row["recipe"]), rate, config.seed)
             ctx = EvalContext(dataset, row, config, session, options, con, auditor=auditor)
             items = tasks[task_name](ctx)
             ctx.scores += audit_scores(ctx.audits)
