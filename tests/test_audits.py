@@ -50,6 +50,9 @@ def test_every_stage_is_audited_on_every_rule_its_prompt_lines_name_but_those_co
     # A rule left to the checks names checks: an audit only stays away from what code reads.
     assert all(table[i].checks for i in plan.checked), [i for i in plan.checked if not table[i].checks]
     assert set(plan.stages) <= {s.name for s in cls.all_stages()}
+    # Left unaudited: only the replies of the model under evaluation, each named.
+    evaluated = {s.name for s in audited_stages(recipe) if s not in cls.all_stages()}
+    assert set(plan.unaudited_stages) <= evaluated and not set(plan.unaudited_stages) & set(planned)
     assert set(plan.gold) == GOLD[recipe]
     prompts = PromptLibrary()
     left_out = STRUCTURAL | set(plan.checked) | set(plan.not_audited)
