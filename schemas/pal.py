@@ -39,10 +39,10 @@ class PalProfile(BaseModel):
     name: str = Field(min_length=1)
     gender: str = Field(min_length=1)
     age: int = Field(ge=18, le=90)
-    occupation: str = Field(min_length=1, description="2-3 sentences")
-    health_status: str = Field(min_length=1, description="2-3 sentences")
-    family_members: str = Field(min_length=1, description="2-3 sentences")
-    hobbies: str = Field(min_length=1, description="2-3 sentences")
+    occupation: str = Field(min_length=1, description="1-3 sentences, calling the person 'the user'")
+    health_status: str = Field(min_length=1, description="1-3 sentences, calling the person 'the user'")
+    family_members: str = Field(min_length=1, description="1-3 sentences, calling the person 'the user'")
+    hobbies: str = Field(min_length=1, description="1-3 sentences, calling the person 'the user'")
     personality: BigFive
 
 
@@ -75,8 +75,8 @@ class RequirementTypes(BaseModel):
 class PreferenceEntry(BaseModel):
     requirement_id: str = Field(pattern=r"^(work|health|family|leisure)-\d+$")
     analysis: str = Field(min_length=1, description="why this user would prefer what they do")
-    pos: str = Field(min_length=1, description="4-5 sentences")
-    neg: str = Field(min_length=1, description="4-5 sentences")
+    pos: str = Field(min_length=1, description="3-5 statements (sentences or ；-joined clauses)")
+    neg: str = Field(min_length=1, description="3-5 statements (sentences or ；-joined clauses)")
 
 
 class AspectPreferences(BaseModel):

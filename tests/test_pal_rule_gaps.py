@@ -248,7 +248,8 @@ def _types(**aspects: list[str]):
 
 
 @pytest.mark.parametrize(("phrase", "language"), [("在11月15日前交出整改报告", "zh"), ("finish the audit report by 15 November", "en"),
-                                                  ("准备周三前的季度汇报", "zh")])
+                                                  ("准备周三前的季度汇报", "zh"), ("准备12月年终质量总结会的数据汇报", "zh"),
+                                                  ("prepare the December year-end review", "en")])
 def test_a_requirement_type_that_is_a_dated_task_is_rejected(phrase, language):
     """"Covers the user's long-term situation, not a one-off request" (requirement_types.j2)."""
     problems = list(pp.lasting_requirement_types.fn(_types(work=["keeping work and rest in balance", phrase,

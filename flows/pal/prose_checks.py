@@ -101,13 +101,18 @@ def undated_evidences(out: SessionRequirements, v: Mapping[str, Any]) -> Iterato
                               f"{t.requirement_id}：第 {k} 个需求的第 {e} 条依据写了日期（{'、'.join(found)}）；只写事实，不写日期")
 
 
+# A month named ("12月年终汇报", "the December report") dates a task as much as a day does.
+_MONTH = re.compile(r"(?<![个每])(?:\d{1,2}|[一二三四五六七八九十]{1,2})月(?!份?[之以]?[内来])|\b(?:January|February|March|April|"
+                    r"June|July|August|September|October|November|December)\b")
+
+
 @check("lasting_requirement_types")
 def lasting_requirement_types(out: RequirementTypes, v: Mapping[str, Any]) -> Iterator[str]:
     """A requirement type covers the user's long-term situation, "not a one-off request": a day
     in it (a deadline's too) makes it one task. None of PAL-Set's 1,760 released types has one."""
     for aspect in ASPECTS:
         for phrase in getattr(out, aspect):
-            if found := dates(phrase, deadlines=True):
+            if found := dates(phrase, deadlines=True) or _MONTH.findall(phrase):
                 yield say(v, f"requirement type {phrase!r} is a dated task ({', '.join(found)}); name a lasting kind of "
                              "help, not a one-off request",
                           f"需求类型“{phrase}”是带日期的一次性任务（{'、'.join(found)}）；请写长期的需求类型，不要写某一次的具体请求")
