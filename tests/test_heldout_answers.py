@@ -17,7 +17,7 @@ from memsynth.quality.audit_check import audit_cases, read_verdicts
 HELDOUT = Path(__file__).resolve().parent / "data" / "heldout"
 
 
-@pytest.mark.parametrize("round_", ["r1", "r2", "r3"])
+@pytest.mark.parametrize("round_", ["r1", "r2", "r3", "r4"])
 def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
     verdicts = check_paths([HELDOUT / round_])
     acceptable = [v for v in verdicts if v.label == "acceptable"]
@@ -28,21 +28,26 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
     assert sorted(pinned - rejected) == []
 
 
-# r3 (2026-11-28, fresh writers, then fresh judges on `--render-audits` prompts alone): of 134
-# mistakes the checks reject `checked`; with the audit judge's verdicts, `caught` are rejected or
-# flagged. Acceptable answers all pass the checks; the judge flags `wrongly` of those audited.
-# Measured fresh, before the checks its misses led to (ages, CoT reasoning, strict ids, theme
-# descriptions, dated requirement types): 63 and 114. The 16 left: 8 replies of models under
-# evaluation (what a benchmark scores, never audited), 2 emotion scores (measured against
-# annotators), 6 the judge passed.
-R3 = {"checked": 69, "caught": 118, "violations": 134, "acceptable_audited": 58, "wrongly": 2}
+# Rounds 3 and 4 (2026-11-28, fresh writers, then fresh judges on `--render-audits` prompts
+# alone): of 134 mistakes the checks reject `checked`; with the audit judge's verdicts, `caught`
+# are rejected or flagged. Acceptable answers all pass the checks; the judge flags `wrongly` of
+# those audited.
+# r3, measured fresh before the checks its misses led to (ages, CoT reasoning, strict ids, theme
+# descriptions, dated requirement types): 63 and 114.
+# r4 was written after all of those, and measured fresh at 54 and 115 (a month in a requirement
+# type came after it). What neither catches: replies of models under evaluation (what a
+# benchmark scores, never audited: 8 in r3, 11 in r4), 2 emotion scores in each (measured against
+# annotators), and 6 the judge passed in each.
+FIGURES = {"r3": {"checked": 69, "caught": 118, "violations": 134, "acceptable_audited": 58, "wrongly": 2},
+           "r4": {"checked": 55, "caught": 115, "violations": 134, "acceptable_audited": 58, "wrongly": 5}}
 
 
-def test_the_third_round_s_checks_and_audits_give_their_recorded_figures():
-    paths = [HELDOUT / "r3"]
+@pytest.mark.parametrize("round_", sorted(FIGURES))
+def test_a_late_round_s_checks_and_audits_give_their_recorded_figures(round_):
+    paths = [HELDOUT / round_]
     checked = check_paths(paths)
     cases = audit_cases(paths)
-    verdicts = read_verdicts(HELDOUT / "r3.verdicts.json", cases)
+    verdicts = read_verdicts(HELDOUT / f"{round_}.verdicts.json", cases)
     assert {c.key for c in cases} == set(verdicts)  # every audited answer was judged
     flagged = {f"{c.recipe}/{c.language}/{c.stage}/{c.id}" for c in cases
                if any(v == "violation" for v, _ in verdicts[c.key].values())}
@@ -55,4 +60,4 @@ def test_the_third_round_s_checks_and_audits_give_their_recorded_figures():
                "violations": len(violations),
                "acceptable_audited": sum(a in audited for a in acceptable),
                "wrongly": sum(a in flagged for a in acceptable)}
-    assert figures == R3
+    assert figures == FIGURES[round_]
