@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from memsynth.quality.answer_check import check_paths
-from memsynth.quality.audit_check import audit_cases, read_verdicts
+from memsynth.quality.audit_check import audit_cases, judge_figures, read_verdicts
 
 HELDOUT = Path(__file__).resolve().parent / "data" / "heldout"
 
@@ -61,3 +61,8 @@ def test_a_late_round_s_checks_and_audits_give_their_recorded_figures(round_):
                "acceptable_audited": sum(a in audited for a in acceptable),
                "wrongly": sum(a in flagged for a in acceptable)}
     assert figures == FIGURES[round_]
+    # `check-answers --judge` says the same of every violation, and which stages no audit reads.
+    said = judge_figures(cases, verdicts, checked)
+    assert (said["all_rejected"], said["all_caught"], said["all_violations"]) == (
+        figures["checked"], figures["caught"], figures["violations"])
+    assert said["all_unaudited"] == sum(name[id(v)] not in audited for v in violations)

@@ -166,6 +166,10 @@ def _print_figures(f: dict) -> None:
     out.print(f"violations flagged by any rule {f['violations_flagged']}/{f['violations']}; "
               f"by the checks or the judge {f['violations_caught_with_checks']}/{f['violations']}; "
               f"acceptable answers wrongly flagged {f['acceptable_flagged']}/{f['acceptable']}")
+    if f["all_violations"]:  # the targets' figure: every mistake, whatever its stage
+        out.print(f"every violation: rejected by the checks {f['all_rejected']}/{f['all_violations']}; by the checks "
+                  f"or the judge {f['all_caught']}/{f['all_violations']} ({f['all_unaudited']} on stages no audit "
+                  "reads)")
     for what, names in (("in-scope violations missed", f["missed"]), ("acceptable wrongly flagged", f["wrongly_flagged"])):
         if names:
             out.print(f"{what}: " + "; ".join(names))

@@ -261,7 +261,9 @@ def judge_figures(cases: Sequence[AuditCase], verdicts: Verdicts, checked: Seque
     the labelled ones it flagged on any rule (`labelled_flagged_any`). Over answers: every
     violation flagged on any rule, and by the checks or the judge; the judge's recall on the
     violations in scope (flagged on a rule they are labelled with, or on any rule); the
-    check-only violations (flagged anyway, rejected by the checks); and the misses by name."""
+    check-only violations (flagged anyway, rejected by the checks); the misses by name; and over
+    every labelled violation of `checked`, audited stage or not (`all_*`): rejected by the
+    checks, caught by the checks or the judge, and on a stage no audit reads."""
     labelled = labelled or {}
     rules: dict[str, dict[str, Any]] = {}
     passed = {(v.recipe, v.language, v.stage, v.id): v.passed for v in checked}
@@ -321,5 +323,13 @@ def judge_figures(cases: Sequence[AuditCase], verdicts: Verdicts, checked: Seque
             totals["check_only"] += 1
             totals["check_only_flagged"] += bool(flags)
             totals["check_only_rejected"] += rejected
+    # Every labelled violation, of audited stages or not: what a build's checks and audits catch together.
+    audited = {(c.recipe, c.language, c.stage, c.id) for c in cases}
+    flagged = {(c.recipe, c.language, c.stage, c.id) for c in cases
+               if any(v == "violation" for v, _ in verdicts.get(c.key, {}).values())}
+    every = [v for v in checked if v.label == "violation"]
+    totals.update(all_violations=len(every), all_rejected=sum(not v.passed for v in every),
+                  all_caught=sum(not v.passed or (v.recipe, v.language, v.stage, v.id) in flagged for v in every),
+                  all_unaudited=sum((v.recipe, v.language, v.stage, v.id) not in audited for v in every))
     return {"rules": [{**r, "stages": sorted(r["stages"])} for _, r in sorted(rules.items())], **totals,
             "labelled_rules": bool(labelled), "missed": missed, "wrongly_flagged": wrongly}
