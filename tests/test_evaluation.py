@@ -80,11 +80,13 @@ def test_eval_response_grades_base_cot_and_golden_replies(zh_build):
     run = cli_json_here("eval", "response", "--dataset", "zh", "--llm", "simulator", "--warehouse", str(zh_build),
                         "--limit", "3", "--audit-rate", "1", "--format", "json")
     s = {(x["system"], x["metric"], x["scope"]): x for x in run["scores"]}
-    # Every grade the judge gave was audited against the judge prompt's rules (the model under
-    # test's replies are what the benchmark scores, and are not).
+    # Every grade the judge gave, and every reply of the model under test, was audited against its
+    # prompt's rules: the judge's error rate, and how far the model under test followed its prompt.
     audited = {k: x for k, x in s.items() if k[2] == "audit"}
-    assert set(audited) == {("audit:enpmr.eval_judge", "eval-grades", "audit")}
-    assert audited["audit:enpmr.eval_judge", "eval-grades", "audit"]["n"] == 3 * 3  # 3 dialogues x 3 settings
+    assert set(audited) == {("audit:enpmr.eval_judge", "eval-grades", "audit"),
+                            ("audit:enpmr.eval_respond", "eval-companion", "audit"),
+                            ("audit:enpmr.eval_respond", "eval-reply", "audit")}
+    assert {x["n"] for x in audited.values()} == {3 * 3}  # 3 dialogues x 3 settings
     assert run["settings"]["audit_rate"] == 1.0
     calls = query(zh_build, "zh", "SELECT count(*) AS n FROM llm_calls WHERE stage = 'enpmr.audit_eval_judge'")
     assert calls == [{"n": 0}]  # an evaluation's calls are in its run, not in the version's tables

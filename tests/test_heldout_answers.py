@@ -34,12 +34,12 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # those audited.
 # r3, measured fresh before the checks its misses led to (ages, CoT reasoning, strict ids, theme
 # descriptions, dated requirement types): 63 and 114.
-# r4 was written after all of those, and measured fresh at 54 and 115 (a month in a requirement
-# type came after it). What neither catches: replies of models under evaluation (what a
-# benchmark scores, never audited: 8 in r3, 11 in r4), 2 emotion scores in each (measured against
-# annotators), and 6 the judge passed in each.
-FIGURES = {"r3": {"checked": 69, "caught": 118, "violations": 134, "acceptable_audited": 58, "wrongly": 2},
-           "r4": {"checked": 55, "caught": 115, "violations": 134, "acceptable_audited": 58, "wrongly": 5}}
+# r4 was written after all of those, and measured fresh at 54 and 115, when the replies of the
+# model under evaluation were not audited yet and a month in a requirement type was not checked.
+# With those audits (their 21 prompts judged by a fresh session per round): r3 124, r4 126.
+# Left: 2 emotion scores in each (measured against annotators), the rest judge misses.
+FIGURES = {"r3": {"checked": 69, "caught": 124, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
+           "r4": {"checked": 55, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 5}}
 
 
 @pytest.mark.parametrize("round_", sorted(FIGURES))

@@ -14,14 +14,17 @@ rule tags of the prompt lines the label quotes). With it the figures say what th
 
 Verdicts of the fourth round (2026-11-28, after every stage's audit came to read every rule its
 prompt lines name, each shown with those lines): four fresh strong-model sessions judged the 183
-audit prompts (the persona and life_themes ones again, by a fifth, after their prompts changed).
-In scope the judge flags the labelled rule on 54 of 55, and the 55th under another rule (a
-start date in MM/DD/YYYY, read as life-themes' rather than the fields'); of the 11 check-only violations it flags 1, and the checks reject
-all 11. Acceptable answers flagged: 17 of 117. Most quote a real break of a line the audit now
-shows: the corpus was written to older prompts (three "one-sentence" theme descriptions that
-say what happened and not why it mattered; terse field descriptions; a log past its type's
-format), and the earlier rounds' debatable merges stay (below). On our own third held-out round,
-written to the current prompts (tests/test_heldout_answers.py), the judge flags 2 of 58.
+audit prompts (the persona and life_themes ones again, by a fifth, after their prompts changed),
+and a sixth the 22 of the evaluation's replies once those were audited too. In scope the judge
+flags the labelled rule on 60 of 61, and the 61st under another rule (a start date in
+MM/DD/YYYY, read as life-themes' rather than the fields'); of the 13 check-only violations it
+flags 2, and the checks reject 11 (the other two break irrelevant-suppressed, which the
+benchmark's own usage judge measures). Of all 76 violations the checks or the judge catch 75.
+Acceptable answers flagged: 17 of 131. Most quote a real break of a line the audit now shows:
+the corpus was written to older prompts (three "one-sentence" theme descriptions that say what
+happened and not why it mattered; terse field descriptions; a log past its type's format), and
+the earlier rounds' debatable merges stay (below). On our own held-out rounds, written to the
+current prompts (tests/test_heldout_answers.py), the judge flags 2 and 5 of 65.
 
 Earlier rounds: two rules were reworded after a judge read them more narrowly than the seed:
 log-realism accepts the workplace equipment the user operates, as PAL-Set's released logs do,
@@ -49,14 +52,16 @@ ANSWERS = ROOT.parent / "shared" / "model-answers"
 VERDICTS = ROOT / "tests" / "data" / "audit_verdicts.strong-model.json"
 LABEL_RULES = ROOT / "tests" / "data" / "model_answers.label_rules.json"
 
-RECORDED = {"audited": 183, "violations": 66, "violations_flagged": 56, "violations_caught_with_checks": 66,
-            "acceptable": 117, "acceptable_flagged": 17, "unlabelled": 0,
-            "in_scope": 55, "in_scope_flagged_rule": 54, "in_scope_flagged": 55,
-            "check_only": 11, "check_only_flagged": 1, "check_only_rejected": 11}
+RECORDED = {"audited": 205, "violations": 74, "violations_flagged": 63, "violations_caught_with_checks": 73,
+            "acceptable": 131, "acceptable_flagged": 17, "unlabelled": 0,
+            "in_scope": 61, "in_scope_flagged_rule": 60, "in_scope_flagged": 61,
+            "check_only": 13, "check_only_flagged": 2, "check_only_rejected": 11,
+            "all_violations": 76, "all_rejected": 70, "all_caught": 75, "all_unaudited": 2}
 # Per audited rule with labelled violations in scope: (flagged on the rule, in scope).
 RECALL = {"blri": (2, 2), "candidates": (1, 1), "choices-follow-preferences": (1, 1), "choices-verbatim": (2, 2),
           "direct-rejection": (1, 1), "distinct-memories": (2, 2), "eval-detect": (2, 2), "eval-grades": (2, 2),
-          "eval-miq": (2, 2), "eval-restatement-grade": (1, 1), "experience-ends": (1, 1), "fact-form": (1, 1),
+          "eval-miq": (2, 2), "eval-proposal": (1, 1), "eval-reply": (3, 3), "eval-restatement": (1, 1),
+          "eval-restatement-grade": (1, 1), "eval-selection": (1, 1), "experience-ends": (1, 1), "fact-form": (1, 1),
           "fact-names-person": (2, 2), "life-themes": (1, 1), "life-themes-fields": (0, 1), "logs": (3, 3),
           "memory-in-theme": (1, 1), "merge-keeps-all": (2, 2), "needs-on-topic": (1, 1), "no-early-recall": (1, 1),
           "no-negatives": (1, 1), "persona-form": (1, 1), "persona-from-sessions": (2, 2), "persona-prose": (2, 2),

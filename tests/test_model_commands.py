@@ -122,20 +122,25 @@ def test_eval_scores_the_model_on_one_server_and_judges_on_another(tmp_path):
                             "--systems", "base", "--limit", "2", "--base-url", model.base_url, "--model", "under-test",
                             "--judge-base-url", judge.base_url, "--judge-model", "judge-m", "--judge-api-key-env", "JUDGE_KEY",
                             "--judge-concurrency", "auto", "--judge-response-mode", "json_schema",
-                            env={**ENV, "JUDGE_KEY": "j"})
+                            "--audit-rate", "1", env={**ENV, "JUDGE_KEY": "j"})
         asked = {b["memsynth"]["stage"] for b in model.simulator.recorded if "memsynth" in b}
         judged = {b["memsynth"]["stage"] for b in judge.simulator.recorded if "memsynth" in b}
         judge_models = {b["model"] for b in judge.simulator.recorded}
         keys = ({h.get("Authorization") for h in model.simulator.recorded_headers},
                 {h.get("Authorization") for h in judge.simulator.recorded_headers})
         refused = model.simulator.counters.by_outcome.get("profile_refused", 0)
-    assert asked == {"enpmr.eval_respond"} and judged == {"enpmr.eval_judge"}, (asked, judged)
+    # Every answer audited (--audit-rate 1), the replies of the model under test too: by the judge.
+    assert asked == {"enpmr.eval_respond"}, asked
+    assert judged == {"enpmr.eval_judge", "enpmr.audit_eval_judge", "enpmr.audit_eval_respond"}, judged
     assert judge_models == {"judge-m"} and refused == 1
     assert keys == ({"Bearer x"}, {"Bearer j"}), keys
     assert run["model"] == "under-test" and run["judge_model"] == "judge-m"
     assert run["settings"]["endpoint"] == f"{model.base_url} under-test"
     assert run["settings"]["judge_endpoint"] == f"{judge.base_url} judge-m"
     assert run["llm"]["abandoned"] == 0 and run["llm"]["retries"] == 0, run["llm"]
+    audited = {(s["system"], s["metric"]): s["n"] for s in run["scores"] if s["scope"] == "audit"}
+    assert audited == {("audit:enpmr.eval_respond", "eval-companion"): 2, ("audit:enpmr.eval_respond", "eval-reply"): 2,
+                       ("audit:enpmr.eval_judge", "eval-grades"): 2}, audited
     grades = {s["metric"]: s for s in run["scores"] if s["system"] == "base" and s["scope"] == "all"}
     assert grades["empathy"]["n"] == 2 and 1 <= grades["empathy"]["value"] <= 5
 

@@ -5,9 +5,6 @@ from __future__ import annotations
 
 from memsynth.generation.audit import AuditPlan
 
-_UNDER_TEST = ("the replies of the model under evaluation: how well they follow their prompt is what the "
-               "benchmark scores")
-
 AUDITS = AuditPlan(
     # Every stage is audited on the rules its prompt lines name (memsynth.generation.audit),
     # but these, whose every clause a check reads:
@@ -21,11 +18,8 @@ AUDITS = AuditPlan(
     },
     # Beyond their prompt lines: duplicates by meaning (word overlap misses a paraphrase).
     stages={stage: ("distinct-memories",) for stage in ("power", "goal", "highlight", "preferences")},
-    # The evaluation's judges are audited in `memsynth eval`; the model under test is not.
-    unaudited_stages={"eval_respond": _UNDER_TEST},
     gold=("scene", "support_dialogue"),
     not_audited={
-        "eval-companion": "the prompt of the model under evaluation, in `memsynth eval`",
         "language": "the in_language check reads every text value of every stage",
         "audit-scope": "the audit's own prompt: measured by `check-answers --judge`, not audited by itself",
         "audit-any-wording": "the audit's own prompt: measured by `check-answers --judge`, not audited by itself",

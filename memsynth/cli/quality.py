@@ -163,9 +163,9 @@ def _on_a_version(verb: str, model_help: str) -> Any:
               show_default=True, help="semantic distance of dense and Emotional RAG retrieval")
 @click.option("--limit", type=click.IntRange(min=1), help="score only the first N items")
 @click.option("--audit-rate", type=click.FloatRange(0, 1), metavar="SHARE",
-              help="share of the judge's answers an audit judge reads against the judge prompt's rules, by the "
-                   "judge endpoint (default: the version's quality.audit_rate; 0: none); the share flagged per rule "
-                   "is reported under `audit`")
+              help="share of the answers (the model under test's and the judge's) that an audit, by the judge "
+                   "endpoint, reads against their prompts' rules (default: the version's quality.audit_rate; 0: "
+                   "none); the share flagged per rule is reported under `audit`; an audit never re-asks")
 @click.option("--out", type=click.Path(dir_okay=False), help="also write the markdown report here")
 @click.option("--warehouse", help=WAREHOUSE_HELP)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,

@@ -48,8 +48,8 @@ class AuditPlan:
     # Stage name → rules its audit reads beyond those its prompt lines name (a rule of the
     # seed no line of that prompt states, say).
     stages: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    # Stages not audited, and why: an evaluation stage the model under test answers (how well
-    # it follows its prompt is what the benchmark scores).
+    # Stages not audited, and why (none of ours: even the replies of a model under evaluation
+    # are audited, by the judge, as a measure of how far it followed its prompt).
     unaudited_stages: Mapping[str, str] = field(default_factory=dict)
     # Rules whose every clause a check reads (counts, dates, lengths, turn order): an audit
     # would only repeat the check. Rule id → the checks' reach, in a line.

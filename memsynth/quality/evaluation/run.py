@@ -88,6 +88,18 @@ class EvalContext:
     async def run(self, stage: Stage, variables: Mapping[str, Any], item_key: str, *, persona_id: str | None = None,
                   judge: bool = False, sample: int = 0) -> ItemResult:
         """One item of an evaluation stage, by the model under test (or the judge)."""
+        runner = self._runner(judge)
+        common = {"language": self.language, "reference_date": self.config.reference_date.isoformat()}
+        variables = {**common, **variables}
+        result = await runner.run(stage, variables, item_key=f"eval/{item_key}", persona_id=persona_id, sample=sample)
+        item = item_name(f"eval/{item_key}", sample)
+        audit = self.auditor.wants(stage, item) if self.auditor and result.usable else None
+        if audit is not None:  # always by the judge: the model under test never audits itself
+            await run_audit(self._runner(True), _AuditSink(self.audits), audit, stage, variables, result.output, item,
+                            persona_id, gold=False)
+        return result
+
+    def _runner(self, judge: bool) -> StageRunner:
         route = self.judge_route if judge else None
         key = "judge" if route is not None else "model"
         runner = self._runners.get(key)
@@ -97,15 +109,7 @@ class EvalContext:
             runner = self._runners[key] = (StageRunner(base.engine, base.prompts, base.settings) if route is None
                                            else StageRunner(route.engine, base.prompts, replace(
                                                base.settings, model=route.model, response_mode=route.response_mode)))
-        common = {"language": self.language, "reference_date": self.config.reference_date.isoformat()}
-        variables = {**common, **variables}
-        result = await runner.run(stage, variables, item_key=f"eval/{item_key}", persona_id=persona_id, sample=sample)
-        item = item_name(f"eval/{item_key}", sample)
-        audit = self.auditor.wants(stage, item) if self.auditor and result.usable else None
-        if audit is not None:  # by the judge's own runner: a score's judge audits the scores
-            await run_audit(runner, _AuditSink(self.audits), audit, stage, variables, result.output, item, persona_id,
-                            gold=False)
-        return result
+        return runner
 
     def score(self, system: str, metric: str, value: float | None, n: int, scope: str = "all") -> None:
         self.scores.append(Score(system, metric, scope, value, n))
