@@ -182,14 +182,14 @@ def test_a_one_slot_server_keeps_generating_what_a_client_gave_up_on_unless_stre
     def config(name: str, sim: SimulatorThread, **llm) -> Path:
         return write_config(tmp_path / f"{name}.yaml", dataset=name, personas={"count": 1},
                             recipe_options={"dialogues_per_persona": 0},
-                            llm={"model": "m", "stage_variables": True, "retry_base_s": 0.01, "timeout_s": 0.05,
+                            llm={"model": "m", "stage_variables": True, "retry_base_s": 0.01, "timeout_s": 0.03,
                                  "response_mode": "json_object_schema", "base_url": sim.base_url, **llm})
 
-    def one_slot(rate: float) -> Simulator:  # an answer of ~250 tokens takes ~0.06 s at 4000: past the 0.05 s timeout
+    def one_slot(rate: float) -> Simulator:  # an answer of ~250 tokens takes ~0.04 s at 6000: past the 0.03 s timeout
         return Simulator(profile="llamacpp", models=("m", ), token_rate=rate, capacity=1)
 
     env = {**os.environ, "OPENAI_API_KEY": "x"}
-    with SimulatorThread(one_slot(4000)) as sim:
+    with SimulatorThread(one_slot(6000)) as sim:
         path = config("whole", sim, stream=False, concurrency=4)
         build = subprocess.Popen([sys.executable, "-m", "memsynth.cli", "build", str(path), "--warehouse",
                                   str(tmp_path / "wh"), "--no-progress"], env=env, cwd=ROOT,
@@ -202,17 +202,17 @@ def test_a_one_slot_server_keeps_generating_what_a_client_gave_up_on_unless_stre
         finally:
             build.kill()
             build.wait()
-    # Streamed, the whole build runs one answer at a time: at 6000 tokens a second its average
-    # answer (~390 tokens) still takes longer than the 0.05 s timeout, in two thirds of the time.
-    rate = 6000
+    # Streamed, the whole build runs one answer at a time: at 10000 tokens a second its average
+    # answer (~390 tokens) still takes longer than the 0.03 s timeout.
+    rate = 10000
     with SimulatorThread(one_slot(rate)) as sim:
         summary = _build(config("streamed", sim, concurrency=1, idle_timeout_s=1), tmp_path / "wh", env=env)
         llm, seen = summary["llm"], sim.simulator.counters
         assert "generated_for_nobody" not in seen.by_outcome and "disconnected" not in seen.by_outcome
         assert llm["retries"] == 0 and llm["abandoned"] == 0, llm
         assert llm["completion_tokens"] == seen.completion_tokens
-        # Longer than the 0.05 s an unstreamed answer may take.
-        assert seen.completion_tokens / seen.requests / rate > 0.05, seen.completion_tokens / seen.requests
+        # Longer than the 0.03 s an unstreamed answer may take.
+        assert seen.completion_tokens / seen.requests / rate > 0.03, seen.completion_tokens / seen.requests
 
 
 @pytest.mark.parametrize("ignores_seed", [False, True])

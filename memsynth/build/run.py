@@ -153,10 +153,9 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
                 first_wave.start(runtime, list(session.personas.values()), session.wanted, session.shard_size, threads)
             # Imported only now, while the first wave's requests go: Prefect's import takes
             # a second or more.
-            from prefect.settings import temporary_settings
             from prefect.task_runners import ThreadPoolTaskRunner
 
-            from memsynth.build.flow import build_flow, prefect_settings
+            from memsynth.build.flow import build_flow, prefect_context
 
             api_url = prefect_api_url(stopped=lambda: stop.name is not None)
             if config.runner == "dask":
@@ -170,7 +169,7 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
             else:
                 runner = ThreadPoolTaskRunner(max_workers=threads)
             run_flow = build_flow.with_options(task_runner=runner, flow_run_name=f"{config.dataset}-{build_id}")
-            with temporary_settings(updates=prefect_settings(api_url)):
+            with prefect_context(api_url):
                 if stop.name is None:  # else a signal came while Prefect's server started
                     shard_stats = run_in_thread(lambda: run_flow(build_id=build_id, dataset=config.dataset),
                                                 stopped=lambda: stop.name is not None) or []
@@ -269,7 +268,7 @@ def _build(config: BuildConfig, options: BuildOptions, warehouse: Path) -> dict[
         "dask": session.cluster_summary(),
         "batch": None if engine.batches is None else asdict(engine.batches.counters),
     }
-    with temporary_settings(updates=prefect_settings(api_url)):
+    with prefect_context(api_url):
         attach_report(session.flow_run_id, summary)
     return summary
 

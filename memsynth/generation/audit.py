@@ -176,8 +176,15 @@ def _prompt_rule_ids(prompts: PromptLibrary, template: str) -> list[str]:
 def _tagged_lines(prompts: PromptLibrary, template: str) -> list[tuple[str, PromptLine]]:
     """(file, line) for every line of `template`'s files that names rules: the template first."""
     files = prompts.files(template)
-    order = [template, *sorted(f for f in files if f != template)]
-    return [(f, line) for f in order for line in prompt_lines(files[f]) if line.ids]
+    return list(_tagged_in(tuple(sorted(files.items())), template))
+
+
+@lru_cache(maxsize=256)
+def _tagged_in(files: tuple[tuple[str, str], ...], template: str) -> tuple[tuple[str, PromptLine], ...]:
+    # Keyed by the files' text: the same lines are read for every audited item.
+    texts = dict(files)
+    order = [template, *sorted(f for f in texts if f != template)]
+    return tuple((f, line) for f in order for line in prompt_lines(texts[f]) if line.ids)
 
 
 def rule_lines(prompts: PromptLibrary, template: str, variables: Mapping[str, Any],

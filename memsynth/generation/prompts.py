@@ -45,6 +45,10 @@ class PromptLibrary:
         )
         self.env.filters["tojson"] = _tojson
         self._hashes: dict[str, str] = {}
+        # Templates do not change during a process (auto_reload is off for the same reason):
+        # an audit reads the prompt's own lines per item, and parsing them each time cost more
+        # CPU than the rest of its work.
+        self._files: dict[str, dict[str, str]] = {}
 
     def hash(self, name: str) -> str:
         """sha256 (first 16 hex) of the template and every template it includes."""
@@ -54,7 +58,9 @@ class PromptLibrary:
 
     def files(self, name: str) -> dict[str, str]:
         """The text of `name` and of every template it includes or extends, by name."""
-        return {part: self._source(part) for part in self._closure(name)}
+        if name not in self._files:
+            self._files[name] = {part: self._source(part) for part in self._closure(name)}
+        return dict(self._files[name])
 
     def _source(self, name: str) -> str:
         try:
