@@ -257,8 +257,24 @@ def test_a_requirement_type_that_is_a_dated_task_is_rejected(phrase, language):
     assert len(problems) == 1 and phrase in problems[0]
 
 
+@pytest.mark.parametrize(("phrase", "language", "ok"), [
+    ("在长期加班久坐和车间站立检验的工作状态下缓解腰椎间盘突出引起的腰部酸胀疼痛", "zh", False),  # held-out r4
+    ("兼顾繁重质检工作与腰椎健康的长期平衡需求", "zh", True),  # 20 characters: the bound
+    ("兼顾繁重质检工作与腰椎健康的长期平衡需求啊", "zh", False),
+    ("easing the back pain that long shifts standing at the inspection bench bring on", "en", False),
+    ("keeping work and rest in balance", "en", True),
+])
+def test_a_requirement_type_that_is_no_short_phrase_is_rejected(phrase, language, ok):
+    """"Each is a short abstract phrase" (requirement_types.j2): at most 20 characters, 10 words."""
+    problems = list(pp.short_requirement_types.fn(_types(health=[phrase, "h1", "h2", "h3"]), {"language": language}))
+    assert (problems == []) is ok, problems
+    if not ok:
+        assert len(problems) == 1 and phrase in problems[0]
+
+
 def test_no_released_requirement_type_is_called_a_dated_task():
-    """Calibration: PAL-Set's 1,760 released requirement types (100 users × 4 aspects) all pass."""
+    """Calibration: PAL-Set's 1,760 released requirement types (100 users × 4 aspects) all pass,
+    as dated tasks and as short phrases."""
     import json
 
     from tests.conftest import ROOT
@@ -271,3 +287,4 @@ def test_no_released_requirement_type_is_called_a_dated_task():
         lists = {a: list(items.values()) for a, items in aspects.items()}
         lists = {a: (v + v)[:max(4, min(5, len(v)))] for a, v in lists.items()}
         assert list(pp.lasting_requirement_types.fn(_types(**lists), {"language": "zh"})) == []
+        assert list(pp.short_requirement_types.fn(_types(**lists), {"language": "zh"})) == []

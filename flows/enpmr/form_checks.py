@@ -10,8 +10,9 @@ from typing import Any
 from memsynth.generation import checklib as lib
 from memsynth.generation.stage import check, say
 from memsynth.quality.textrules.ages import band, stated_ages
+from memsynth.quality.textrules.bigfive import DIMENSIONS, missing_dimensions
 from memsynth.quality.textrules.forms import first_person
-from schemas.enpmr import PersonaDescription, Powers, Relationships
+from schemas.enpmr import PersonaDescription, Powers, Profile, Relationships
 
 # "two or three sentences in the third person" (persona.j2)
 PERSONA_SENTENCES = (2, 3)
@@ -51,6 +52,17 @@ def age_in_band(out: PersonaDescription, v: Mapping[str, Any]) -> Iterator[str]:
         yield say(v, f"the description makes the person {said}, outside the age band {v['age_band']}; keep the age "
                      "within the band",
                   f"description 写的年龄（{said}）不在年龄段 {v['age_band']} 之内；请让年龄落在这个年龄段里")
+
+
+@check("big_five_covered")
+def big_five_covered(out: Profile, v: Mapping[str, Any]) -> Iterator[str]:
+    """"personality: traits described along the Big Five dimensions" (profile.j2): each of the
+    five named or described by a word of its own (textrules.bigfive)."""
+    if missing := missing_dimensions(out.personality, str(v.get("language", "en"))):
+        zh = dict(zip(DIMENSIONS, ("开放性", "尽责性", "外向性", "宜人性", "神经质")))
+        yield say(v, f"personality leaves out {', '.join(missing)}; describe a trait along each of the five Big Five "
+                     "dimensions",
+                  f"personality 缺少{'、'.join(zh[d] for d in missing)}；请按大五人格的五个维度各写出性格特点")
 
 
 @check("kinds_mixed")

@@ -14,6 +14,7 @@ from memsynth.quality.mutants import (
     SCHEMA_RULE,
     Aim,
     Count,
+    DropOne,
     Duplicate,
     Fields,
     InsertPerson,
@@ -208,6 +209,8 @@ AIMS = (
     Aim("eval-grades", ("eval_judge",), Set("empathy", 6, "off_scale")),
     *(a for stage in FIELDS for a in (Aim(f"{stage.replace('_', '-')}-fields", (stage,), Fields(every=True)),
                                       Aim(f"{stage.replace('_', '-')}-fields", (stage,), Values()))),
+    # A Big Five dimension left out (the corpus's profiles give one trait a dimension).
+    Aim("profile-fields", ("profile",), DropOne("personality")),
     Aim("profile-preferences", ("profile",), Count("preferences", low=10)),
     Aim("profile-preferences", ("profile",), Duplicate("preferences", times=1)),
     Aim(SCHEMA_RULE, tuple(s.name for s in (*STAGES, *EVAL_STAGES) if s.name not in FIELDS), Fields()),

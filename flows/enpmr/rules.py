@@ -18,7 +18,7 @@ def _fields(stage: str, what: str) -> Rule:
 RULES = (
     Rule("profile-fields", "a profile has the seed's fields: basic facts, Big Five personality, habits, social "
          "circle, emotional pattern, goals, communication style, preferences", "seed 000 §3.1",
-         checks=("profile.schema",)),
+         checks=("profile.schema", "profile.big_five_covered")),
     Rule("profile-preferences", "a profile lists at least 10 distinct preferences", "seed 000 §3.1",
          checks=("profile.schema", "profile.distinct_preferences")),
     Rule("profile-facts", "every list item of a profile is one short, specific fact, inferred from the persona where "

@@ -42,7 +42,14 @@ def persona(draft: Answer, v: Variables, text: TextMaker) -> Answer:
 def profile(draft: Answer, v: Variables, text: TextMaker) -> Answer:
     draft["name"] = text.person_name()
     draft["preferences"] = text.distinct_sentences(text.rng.randint(10, 13))
+    # One trait per Big Five dimension, named as the prompt names them (big_five_covered).
+    labels = _BIG_FIVE["zh" if text.language == "zh" else "en"]
+    draft["personality"] = [f"{label}{text.phrase()}" for label in labels]
     return draft
+
+
+_BIG_FIVE = {"en": ("Openness: ", "Conscientiousness: ", "Extraversion: ", "Agreeableness: ", "Neuroticism: "),
+             "zh": ("开放性：", "尽责性：", "外向性：", "宜人性：", "神经质：")}
 
 
 @ANSWERS.stage("life_themes")

@@ -15,6 +15,7 @@ from flows.pal.checks import (
 )
 from flows.pal.evaluation import STAGES as EVAL_STAGES
 from flows.pal.plan import ACTION_LABELS
+from flows.pal.prose_checks import TYPE_LIMIT
 from flows.pal.stages import STAGES
 from memsynth.quality.mutants import (
     SCHEMA_RULE,
@@ -183,6 +184,8 @@ AIMS = (
                                               places=2)),
     Aim("vague-query", ("requirements",), Dated("topics[*].user_query", lambda v: v["reference_date"])),
     Aim("requirement-types", ("requirement_types",), Dated("work[*]", lambda v: v["reference_date"])),
+    Aim("requirement-types", ("requirement_types",),
+        Longer("health[*]", lambda v: TYPE_LIMIT["zh" if v.get("language") == "zh" else "en"])),
     Aim("candidates", ("candidates",), Count("topics[*].solutions", low=8, high=8)),
     Aim("candidates", ("candidates",), Duplicate("topics[*].solutions")),
     Aim("choices-verbatim", ("solution_preferences",), Reword("liked[*].solution", places=1)),

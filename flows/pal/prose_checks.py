@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from memsynth.core.textmatch import length_in_words
 from memsynth.generation.stage import check, say
 from memsynth.quality.textrules.clock import dates, past
 from memsynth.quality.textrules.forms import enumerated, questions, second_proposal, third_person_user
@@ -116,6 +117,22 @@ def lasting_requirement_types(out: RequirementTypes, v: Mapping[str, Any]) -> It
                 yield say(v, f"requirement type {phrase!r} is a dated task ({', '.join(found)}); name a lasting kind of "
                              "help, not a one-off request",
                           f"需求类型“{phrase}”是带日期的一次性任务（{'、'.join(found)}）；请写长期的需求类型，不要写某一次的具体请求")
+
+
+# "A short abstract phrase" (requirement_types.j2): PAL-Set's 1,760 released types run 5-16
+# characters; the bound leaves a quarter over the longest, and an English phrase as many words.
+TYPE_LIMIT = {"zh": 20, "en": 10}  # characters in Chinese, words in English
+
+
+@check("short_requirement_types")
+def short_requirement_types(out: RequirementTypes, v: Mapping[str, Any]) -> Iterator[str]:
+    limit = TYPE_LIMIT["zh" if v.get("language") == "zh" else "en"]
+    for aspect in ASPECTS:
+        for phrase in getattr(out, aspect):
+            if (n := length_in_words(phrase)) > limit:
+                yield say(v, f"requirement type {phrase!r} has {n} words; name it in a short abstract phrase of at most "
+                             f"{limit} words, without the scene",
+                          f"需求类型“{phrase}”有 {n} 个字；请用不超过 {limit} 个字的简短概括短语，不写具体场景")
 
 
 # Background details a vague opening query leaves out, as far as code can see them: when

@@ -24,10 +24,10 @@ RULES = (
                  "experience.user_not_named", "requirements.user_not_named", "dialogue.user_not_named")),
     Rule("timeline", "one entry per month in order, at least 5 sentences of objective events", "seed 004 Step 2-1",
          checks=("timeline.months_in_order", "timeline.month_sentences")),
-    Rule("requirement-types", "4-5 distinct requirement types per aspect, each a lasting kind of help (no dated "
-         "one-off task)", "seed 004 Step 2-2",
+    Rule("requirement-types", "4-5 distinct requirement types per aspect, each a short (at most 20 characters, 10 "
+         "English words) lasting kind of help (no dated one-off task)", "seed 004 Step 2-2",
          checks=("requirement_types.schema", "requirement_types.distinct_requirement_types",
-                 "requirement_types.lasting_requirement_types")),
+                 "requirement_types.lasting_requirement_types", "requirement_types.short_requirement_types")),
     # distinct_requirement_types also rejects a type said again in other words (textrules.meaning).
     Rule("preference-form", "one pos/neg entry per requirement type, 3-5 statements each (sentences or ；-joined "
          "clauses)", "seed 004 Step 2-3",

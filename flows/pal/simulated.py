@@ -46,11 +46,16 @@ def timeline(draft: Answer, v: Variables, text: TextMaker) -> Answer:
 
 @ANSWERS.stage("requirement_types")
 def requirement_types(draft: Answer, v: Variables, text: TextMaker) -> Answer:
-    phrases = text.distinct_sentences(4 * 5)
+    phrases = [_short(p.rstrip(".。"), text.language) for p in text.distinct_sentences(4 * 5)]
     for a, aspect in enumerate(("work", "health", "family", "leisure")):
         n = text.rng.randint(4, 5)
-        draft[aspect] = [p.rstrip(".。") for p in phrases[a * 5: a * 5 + n]]
+        draft[aspect] = phrases[a * 5: a * 5 + n]
     return draft
+
+
+def _short(sentence: str, language: str) -> str:
+    """A sentence cut to a short phrase (short_requirement_types): 8 words, or 16 characters."""
+    return sentence[:16] if language == "zh" else " ".join(sentence.split()[:8])
 
 
 @ANSWERS.stage("preferences")

@@ -37,7 +37,7 @@ PROFILE = _stage("profile", PalProfiles, c.batch_size, c.profile_fields, c.varie
                  policy="flag")
 TIMELINE = _stage("timeline", Timeline, c.months_in_order, c.month_sentences, pc.user_not_named, max_tokens=1024)
 REQUIREMENT_TYPES = _stage("requirement_types", RequirementTypes, c.distinct_requirement_types,
-                           pc.lasting_requirement_types, max_tokens=512)
+                           pc.lasting_requirement_types, pc.short_requirement_types, max_tokens=512)
 PREFERENCES = _stage("preferences", AspectPreferences, c.covers_requirement_types, c.preference_sentences,
                      pc.user_not_named, judge=j.PREFERENCES, max_tokens=2560)
 SITUATIONS = _stage("situations", MonthSituations, c.situation_count, c.spans_consecutive,

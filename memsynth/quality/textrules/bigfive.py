@@ -1,0 +1,47 @@
+"""Which of the Big Five dimensions a personality description leaves out, as far as words show.
+
+A dimension counts as covered when its name, or a word that only it is read by, appears: the
+adjectives of the lexical tradition the model (Goldberg's markers, the NEO facets) is built from.
+Words that two dimensions share ("warm": extraversion's facet, agreeableness' sense) are left out,
+so one dimension's line never covers another. A miss is a dimension none of whose words occur.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+DIMENSIONS = ("openness", "conscientiousness", "extraversion", "agreeableness", "neuroticism")
+
+_EN = {
+    "openness": r"open(ness|-minded)?|curio(us|sity)|imaginati(ve|on)|creativ(e|ity)|inventive|adventurous"
+                r"|intellectual|unconventional|conventional|traditional",
+    "conscientiousness": r"conscientious(ness)?|organi[sz]ed|disorgani[sz]ed|disciplined|diligent|meticulous|methodical"
+                         r"|dutiful|thorough|reliable|dependable|orderly|careless|punctual|self-discipline",
+    "extraversion": r"extr[ao]ver(t|ted|sion)|introver(t|ted|sion)|outgoing|sociable|reserved|talkative|shy|gregarious"
+                    r"|quiet|assertive|withdrawn",
+    "agreeableness": r"agreeable(ness)?|disagreeable|cooperative|compassionate|trusting|accommodating|considerate"
+                     r"|kind(-hearted|ness)?|altruis(m|tic)|modest|forgiving|people-pleas(er|ing)|say no",
+    "neuroticism": r"neurotic(ism)?|emotional(ly)? stab(le|ility)|anxi(ous|ety)|worr(y|ies|ied|ier|ying)|nervous"
+                   r"|moody|insecure|stress(ed|es)?|tense|calm|even-tempered|self-doubt|second-guess(es|ing)?"
+                   r"|overthink(s|ing)?|lies awake|sensitive to criticism",
+}
+_ZH = {
+    "openness": "开放|好奇|想象力|创造力|创新|求新|保守|守旧|爱尝试|新鲜事物",
+    "conscientiousness": "尽责|责任心|责任感|自律|严谨|条理|细致|仔细|一丝不苟|有计划|拖延|靠谱|认真",
+    "extraversion": "外向|内向|健谈|话多|话少|社交|合群|不爱说话|腼腆|开朗|安静",
+    "agreeableness": "宜人|随和|友善|合作|体贴|心软|亲和|好说话|不会拒绝|不太会拒绝|很难拒绝|替别人着想|照顾别人",
+    "neuroticism": "神经质|情绪稳定|情绪不稳|焦虑|紧张|担忧|忧虑|敏感|多虑|心事重|反复琢磨|想太多|沉稳|冷静",
+}
+_PATTERNS = {
+    "en": {d: re.compile(rf"\b({p})\b", re.IGNORECASE) for d, p in _EN.items()},
+    "zh": {d: re.compile(p) for d, p in _ZH.items()},
+}
+
+
+def missing_dimensions(traits: Iterable[str], language: str) -> list[str]:
+    """The Big Five dimensions no trait names or describes with a word of its own, in order.
+    English words count in a Chinese answer too (a trait labelled "Openness：…")."""
+    text = "\n".join(traits)
+    langs = ("en", "zh") if language == "zh" else ("en",)
+    return [d for d in DIMENSIONS if not any(_PATTERNS[lang][d].search(text) for lang in langs)]
