@@ -1,6 +1,6 @@
 """The test suite's time by file: python bench/suite.py [--name N] [--note TEXT] [-- PYTEST ARGS]
 
-Runs the README's test command (`python -m pytest -q -n 2`, what .ci/run runs; `--workers N` for
+Runs the README's test command (`python -m pytest -q -n 3`, what .ci/run runs; `--workers N` for
 another -n) with this file as a pytest plugin, which records every test's setup, call and teardown
 seconds as the controller receives them and the CPU seconds each cost (its worker's and that
 worker's processes': a test whose CPU is far below its seconds mostly waits), and writes
@@ -103,7 +103,7 @@ def by_file(tests: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
     return dict(sorted(files.items(), key=lambda kv: -sum(kv[1][p] for p in _PHASES)))
 
 
-def run(name: str, note: str, pytest_args: list[str], workers: int = 2) -> dict:
+def run(name: str, note: str, pytest_args: list[str], workers: int = 3) -> dict:
     times = BENCH / "results" / f".{name}.tests.json"
     command = [sys.executable, "-m", "pytest", "-q", "-n", str(workers), "-p", "suite", "-p", "no:cacheprovider",
                *pytest_args]
@@ -122,7 +122,7 @@ def run(name: str, note: str, pytest_args: list[str], workers: int = 2) -> dict:
     slowest = sorted(recorded["tests"].items(), key=lambda kv: -sum(kv[1].get(p, 0.0) for p in _PHASES))[:40]
     result = {
         "name": name, "note": note, "command": " ".join(["python bench/suite.py", "--name", name,
-                                               *(["--workers", str(workers)] if workers != 2 else []), *pytest_args]),
+                                               *(["--workers", str(workers)] if workers != 3 else []), *pytest_args]),
         "pytest": " ".join(command[2:]), "exit_code": proc.returncode, "wall_seconds": round(wall, 1),
         "outcomes": dict(outcomes), "load_average_before": [round(x, 1) for x in load_before],
         "load_average_after": [round(x, 1) for x in os.getloadavg()],
@@ -140,7 +140,7 @@ def run(name: str, note: str, pytest_args: list[str], workers: int = 2) -> dict:
 
 
 def table(runs: list[dict]) -> list[str]:
-    """Seconds by file (setup + call + teardown, both workers summed), one column per run."""
+    """Seconds by file (setup + call + teardown, every worker summed), one column per run."""
     files = list(dict.fromkeys(f for r in runs for f in r["files"]))
     head = "| file | " + " | ".join(f"{r['name']} (setup / call / total / CPU s)" for r in runs) + " |"
     out = [head, "|---|" + "---|" * len(runs)]
@@ -153,7 +153,7 @@ def table(runs: list[dict]) -> list[str]:
                          if row else "")
         out.append(f"| {f} | " + " | ".join(cells) + " |")
     totals = [sum(sum(row[p] for p in _PHASES) for row in r["files"].values()) for r in runs]
-    out.append("| **all files (work, both workers)** | " + " | ".join(f"{t:.0f}" for t in totals) + " |")
+    out.append("| **all files (work, every worker)** | " + " | ".join(f"{t:.0f}" for t in totals) + " |")
     out.append("| **wall seconds** | " + " | ".join(f"{r['wall_seconds']:.0f}" for r in runs) + " |")
     return out
 
@@ -164,8 +164,9 @@ def section(names: list[str]) -> list[str]:
     if not runs:
         return []
     out = ["## The test suite by file (`bench/suite.py`)", "",
-           "The README's test command (`python -m pytest -q -n 2`) with a plugin that records each test's "
-           "setup, call and teardown seconds. A file's seconds are summed over both workers (the work it "
+           "The README's test command (`python -m pytest -q -n 3` since the sixth session, `-n 2` before) with a "
+           "plugin that records each test's setup, call and teardown seconds. A file's seconds are summed over "
+           "the workers (the work it "
            "costs); a session fixture's build is charged to the first test asking for it on a worker.", ""]
     for r in runs:
         out.append(f"- {r['name']}: `{r['command']}` at {r['git']}, {r['when']}, {r['machine']}; exit "
@@ -178,7 +179,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--name", default="suite")
     parser.add_argument("--note", default="")
-    parser.add_argument("--workers", type=int, default=2, help="pytest-xdist workers (-n); the README's is 2")
+    parser.add_argument("--workers", type=int, default=3, help="pytest-xdist workers (-n); the README's is 3")
     parser.add_argument("--show", nargs="+", metavar="NAME", help="print earlier runs side by side; run nothing")
     parser.add_argument("pytest_args", nargs="*")
     args = parser.parse_args()

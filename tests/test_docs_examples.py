@@ -345,7 +345,7 @@ def test_the_readme_is_short_and_has_the_two_set_up_commands():
     setup = [b.body.strip() for b in blocks("README.md")[:2]]
     assert setup == [
         "python3 -m venv .venv && .venv/bin/pip install -q -e . && .venv/bin/memsynth build configs/quickstart.yaml --llm simulator",
-        "python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && .venv/bin/python -m pytest -q -n 2",
+        "python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && .venv/bin/python -m pytest -q -n 3",
     ]
     assert setup[1].split("&& ", 2)[2] in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     for link in re.findall(r"\]\((docs/[^)#]+)", text):
