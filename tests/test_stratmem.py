@@ -255,3 +255,23 @@ def test_every_real_query_time_reads_as_a_time_for_zh_prompts():
     assert parse_locomo_time("12:05 am on 1 May, 2023").hour == 0
     assert spoken_time(None, "7:40 pm on 17 March, 2024", "zh") == "2024年3月17日 19:40"
     assert spoken_time(None, "7:40 pm on 17 March, 2024", "en") == "7:40 pm on 17 March, 2024"
+
+
+@pytest.mark.parametrize(("summary", "said", "flagged"), [
+    ("Melanie, a mother of two, loves camping.", "my kids love camping", "two"),  # held-out r4
+    ("Melanie, a mother of two, loves camping.", "my two kids love camping", None),
+    ("She often paints at dawn.", "i paint a lot", None),  # "ten" is not in "often"
+    ("She runs twice a week.", "i run a lot", "twice"),
+    ("陈静是两个孩子的妈妈，喜欢跑步。", "我家孩子都爱跑步", "两个"),
+    ("陈静是两个孩子的妈妈，喜欢跑步。", "我的两个孩子都爱跑步", None),
+])
+def test_a_persona_states_no_number_in_words_its_sessions_lack(summary, said, flagged):
+    persona = VirtualPersona(virtual_person_name="Melanie", summary=summary, traits=["warm"] * 6, style=["brief"] * 5,
+                             domains=["family"] * 4,
+                             values=["care"])
+    problems = list(checks.persona_from_sessions(persona, {
+        "language": "zh" if "陈" in summary else "en", "sessions": [{"lines": [said]}],
+        "human": "Caroline", "virtual_person": "Melanie"}))
+    assert (problems != []) is (flagged is not None), problems
+    if flagged:
+        assert flagged in problems[0]

@@ -122,9 +122,9 @@ def _quoted_memory(v: Mapping[str, Any], language: str) -> list[str]:
 
 
 def _unsaid(v: Mapping[str, Any], language: str) -> list[str]:
-    """A place and a number the sessions never mention."""
-    return (["他在青岛长大，已经跑过14次马拉松。"] if language == "zh"
-            else ["They grew up in Valparaiso and have run 14 marathons."])
+    """A place and a number the sessions never mention, and a number in words."""
+    return (["他在青岛长大，已经跑过14次马拉松。", "家里养着三只鹦鹉。"] if language == "zh"
+            else ["They grew up in Valparaiso and have run 14 marathons.", "They keep three parrots."])
 
 
 # Judge work (rules no check can see): what the judges and the audits are measured on.
