@@ -38,11 +38,11 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # model under evaluation were not audited yet and a month in a requirement type was not checked.
 # With those audits (their 21 prompts judged by a fresh session per round): r3 124, r4 126.
 # Checks added since from r4's misses (a Big Five dimension left out, a requirement type that is
-# no short phrase, a persona's number in words its sessions lack) reject one more of r3 and three
-# more of r4; the judge had flagged all four.
+# no short phrase, a persona's number in words its sessions lack, ids chosen that the analysis
+# did not conclude on) reject one more of r3 and four more of r4; the judge had flagged all five.
 # Left: 2 emotion scores in each (measured against annotators), the rest judge misses.
 FIGURES = {"r3": {"checked": 70, "caught": 124, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
-           "r4": {"checked": 58, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 5}}
+           "r4": {"checked": 59, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 5}}
 
 
 @pytest.mark.parametrize("round_", sorted(FIGURES))

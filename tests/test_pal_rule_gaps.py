@@ -288,3 +288,34 @@ def test_no_released_requirement_type_is_called_a_dated_task():
         lists = {a: (v + v)[:max(4, min(5, len(v)))] for a, v in lists.items()}
         assert list(pp.lasting_requirement_types.fn(_types(**lists), {"language": "zh"})) == []
         assert list(pp.short_requirement_types.fn(_types(**lists), {"language": "zh"})) == []
+
+
+_CANDIDATES = {"candidates": [{"id": i} for i in range(1, 9)]}
+
+
+@pytest.mark.parametrize(("analysis", "chosen", "ok"), [
+    ("……8. 抗疲劳垫只管车间久站。综合来看，2 和 6 最贴合他的情况和习惯。", [2, 7], False),  # held-out r4
+    ("……8. 抗疲劳垫只管车间久站。综合来看，2 和 6 最贴合他的情况和习惯。", [2, 6], True),
+    ("手环每45分钟提醒、做2分钟后伸。综合来看，方案6和方案3最合适。", [3, 6], True),  # 45, 2: durations
+    ("Options 7 and 8 need approval. Overall, 2 and 6 suit him best.", [1, 5], False),
+    ("方案7和8不合适，所以选2和6。", [2, 6], True),  # the conclusion names the rejected too
+    ("每个方案都有道理，很难取舍。", [4, 5], True),  # no conclusion: nothing to compare
+])
+def test_the_ids_chosen_are_those_the_analysis_concludes_on(analysis, chosen, ok):
+    """"Weigh the candidates … in `analysis`, then give the ids of the two that suit them best"."""
+    from flows.pal.evaluation import choice_as_concluded
+    from schemas.pal import SolutionChoice
+
+    language = "en" if analysis.isascii() else "zh"
+    problems = list(choice_as_concluded.fn(SolutionChoice(analysis=analysis, selected_solutions=chosen),
+                                           {**_CANDIDATES, "language": language}))
+    assert (problems == []) is ok, problems
+
+
+@given(st.text(st.characters() | st.sampled_from("0123456789。，.;最合适选best"), max_size=200))
+def test_a_conclusion_is_read_from_any_text_without_a_crash(analysis):
+    """Any Unicode (CJK, full-width digits, emoji, RTL, lone surrogates): the ids it reads are
+    listed candidates."""
+    from flows.pal.evaluation import concluded_choice
+
+    assert concluded_choice(analysis, set(range(1, 9))) <= set(range(1, 9))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +40,36 @@ def two_listed_candidates(out: SolutionChoice, v: Mapping[str, Any]) -> Iterator
     if len(set(out.selected_solutions)) != 2 or not set(out.selected_solutions) <= ids:
         yield say(v, f"choose two different ids among {min(ids)}-{max(ids)}",
                   f"请在 {min(ids)}-{max(ids)} 中选出两个不同的编号")
+
+
+# The sentence of an analysis that concludes on a choice ("综合来看，2 和 6 最合适", "Overall, 2 and
+# 6 suit him best"), and the candidate numbers it names: a number with a unit (45 分钟, 2 weeks)
+# is none.
+_CONCLUDES = re.compile(r"最合适|最贴合|最合|最符合|最适合|选|推荐|\b(best|choose|chose|pick|picked|recommend|most suitable)\b",
+                        re.IGNORECASE)
+_CANDIDATE = re.compile(r"(?<!\d)(?<!\d\.)(\d{1,2})(?!\d|\.\d|\s*(?:分钟|分|小时|天|周|次|岁|个|年|月|号|日|点|%)"
+                        r"|\s*(?:kg|km|min|minutes?|hours?|days?|weeks?|months?|years?|times|am|pm)\b)")
+
+
+def concluded_choice(analysis: str, ids: set[int]) -> set[int]:
+    """The candidate ids the analysis's last concluding sentence names (none: no such sentence)."""
+    for sentence in reversed(sentences(analysis)):
+        if _CONCLUDES.search(sentence):
+            return {n for m in _CANDIDATE.finditer(sentence) if (n := int(m.group(1))) in ids}
+    return set()
+
+
+@check("choice_as_concluded")
+def choice_as_concluded(out: SolutionChoice, v: Mapping[str, Any]) -> Iterator[str]:
+    """"Weigh the candidates … in `analysis`, then give the ids of the two that suit them best":
+    where the analysis ends on two or more candidates, the ids chosen are among them."""
+    named = concluded_choice(out.analysis, {int(c["id"]) for c in v["candidates"]})
+    chosen = {int(i) for i in out.selected_solutions}
+    if len(named) >= 2 and not chosen <= named:
+        shown = ", ".join(map(str, sorted(named)))
+        yield say(v, f"`analysis` concludes on {shown} but `selected_solutions` is {sorted(chosen)}; give the ids "
+                     "the analysis chose",
+                  f"`analysis` 的结论是 {shown}，`selected_solutions` 却是 {sorted(chosen)}；请填写分析所选方案的编号")
 
 
 def _one_sentence(v: Mapping[str, Any], field: str, text: str, what: tuple[str, str]) -> Iterator[str]:
@@ -74,7 +105,8 @@ RESTATE = Stage("pal", "eval_restate", Restatement, checks=(one_sentence_require
                 temperature=0.0)
 JUDGE = Stage("pal", "eval_judge_restatement", RestatementGrade, policy="drop", temperature=0.0, kind="judge")
 PROPOSE = Stage("pal", "eval_propose", ProposedSolution, checks=(one_solution,), policy="drop", temperature=0.0)
-SELECT = Stage("pal", "eval_select", SolutionChoice, checks=(two_listed_candidates,), policy="drop", temperature=0.0)
+SELECT = Stage("pal", "eval_select", SolutionChoice, checks=(two_listed_candidates, choice_as_concluded), policy="drop",
+               temperature=0.0)
 STAGES = (RESTATE, JUDGE, PROPOSE, SELECT)
 
 

@@ -14,6 +14,7 @@ from flows.pal.checks import (
     profile_example,
 )
 from flows.pal.evaluation import STAGES as EVAL_STAGES
+from flows.pal.evaluation import concluded_choice
 from flows.pal.plan import ACTION_LABELS
 from flows.pal.prose_checks import TYPE_LIMIT
 from flows.pal.stages import STAGES
@@ -144,6 +145,22 @@ def _liked_disliked(answer: Any, v: Mapping[str, Any]) -> list[tuple[tuple[Any, 
     return [(("liked", i), ("disliked", i)) for i in range(n)]
 
 
+
+def _concluded(answer: Any, v: Mapping[str, Any]) -> set[int]:
+    return concluded_choice(str(answer.get("analysis", "")), {int(c["id"]) for c in v.get("candidates", [])})
+
+
+def _not_concluded(v: Mapping[str, Any]) -> list[int]:
+    """The last two listed ids (Set's value is read from the variables alone)."""
+    ids = sorted(int(c["id"]) for c in v.get("candidates", []))
+    return ids[-2:]
+
+
+def _off_conclusion(answer: Any, v: Mapping[str, Any]) -> bool:
+    """The analysis concludes on two or more ids, and the last two are not among them."""
+    named = _concluded(answer, v)
+    return len(named) >= 2 and not set(_not_concluded(v)) <= named
+
 AIMS = (
     # profile: the sentences a field the check accepts (1-3, as released PAL-Set; a profile may
     # name its user, as 10 of its 100 do: rules.py, accepts_less), nobody retired or studying.
@@ -206,6 +223,9 @@ AIMS = (
     Aim("candidates", ("candidates",), Listed("topics[*].solutions[*]")),
     Aim("eval-proposal", ("eval_propose",), Sentences("solution", high=1)),
     Aim("eval-selection", ("eval_select",), Count("selected_solutions", low=2, high=2)),
+    # A chosen id the analysis's conclusion does not name (held-out r2, r4: [1, 5] for "2 和 6").
+    Aim("eval-selection", ("eval_select",), Set("selected_solutions", _not_concluded, "not_as_concluded",
+                                                _off_conclusion)),
     Aim("eval-restatement-grade", ("eval_judge_restatement",), Set("score", 3, "off_scale")),
     Aim("preferences-personal", ("preferences",), Replace("items[*].pos", _FIRST_SENTENCE, _ANYONE["pos"],
                                                           "anyone_would", places=2)),

@@ -134,8 +134,8 @@ RULES = (
          "alternatively' / 或者 / 也可以, no list of them: '1. … 2. …', '方案一：…', '一是…二是…', 'first, … second, …', "
          "three clauses joined by ；; the steps of one plan, '第一步', 'first … then', are one solution)", "seed 004 §5",
          checks=("eval_propose.one_solution",)),
-    Rule("eval-selection", "two different listed candidates are selected", "seed 004 §5",
-         checks=("eval_select.two_listed_candidates",)),
+    Rule("eval-selection", "two different listed candidates are selected, among those the analysis concludes on",
+         "seed 004 §5", checks=("eval_select.two_listed_candidates", "eval_select.choice_as_concluded")),
     Rule("eval-restatement-grade", "the restatement is graded 0-2 against the two implicit needs", "seed 004 §5",
          checks=("eval_judge_restatement.schema",), judges=("eval_judge_restatement.score",)),
     *SHARED_RULES,
