@@ -95,8 +95,11 @@ def _dangling(warehouse, dataset: str, recipe: str) -> dict[str, int]:
 PAL_SETUP = frozenset({"pal.profile", "pal.timeline", "pal.requirement_types", "pal.preferences"})
 
 
+# Which items are poisoned follows their prompts' hashes, so a change to any prompt's text moves
+# them: every 9th left no dialogue dangling once the profile gave five Big Five traits (every
+# 7th, 8th, 10th and 11th do). The assertions below say what a drop must cause, not where.
 @pytest.mark.parametrize("recipe,options,every,spared", [
-    ("enpmr", {"dialogues_per_persona": 4}, 9, frozenset()),
+    ("enpmr", {"dialogues_per_persona": 4}, 8, frozenset()),
     ("pal", {"months": [2, 3]}, 7, PAL_SETUP),
 ])
 def test_drops_at_every_stage_leave_no_dangling_id(tmp_path, recipe, options, every, spared):
