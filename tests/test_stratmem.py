@@ -12,6 +12,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from flows.stratmem import checks
 from flows.stratmem.seed_format import FILE, TEST_FILE, StratMemFile, split_problems
@@ -275,3 +277,15 @@ def test_a_persona_states_no_number_in_words_its_sessions_lack(summary, said, fl
     assert (problems != []) is (flagged is not None), problems
     if flagged:
         assert flagged in problems[0]
+
+
+@given(st.lists(st.one_of(st.text(st.characters(), max_size=12), st.sampled_from(
+    ["两个", "three", "ＴＷＯ", "😀", "\u202e", "\x00", "\ud800", "十二岁", " Portland "])), max_size=10).map("".join))
+def test_any_summary_is_read_for_numbers_without_a_crash(summary):
+    """Any Unicode (CJK, full-width, emoji, RTL, NUL, lone surrogates): a verdict, never a crash;
+    a summary that only repeats the sessions' own text states nothing new."""
+    # Constructed, not parsed: the schema refuses a lone surrogate first; the check must not crash on one.
+    persona = VirtualPersona.model_construct(virtual_person_name="Melanie", summary=summary, traits=["warm"],
+                                             style=["brief"], domains=["family"], values=["care"])
+    v = {"language": "en", "sessions": [{"lines": [summary]}], "human": "Caroline", "virtual_person": "Melanie"}
+    assert list(checks.persona_from_sessions(persona, v)) == []

@@ -10,7 +10,7 @@ from typing import Any
 from memsynth.generation import checklib as lib
 from memsynth.generation.stage import check, say
 from memsynth.quality.textrules.ages import band, stated_ages
-from memsynth.quality.textrules.bigfive import DIMENSIONS, missing_dimensions
+from memsynth.quality.textrules.bigfive import DIMENSIONS, NAMES, missing_dimensions
 from memsynth.quality.textrules.forms import first_person
 from schemas.enpmr import PersonaDescription, Powers, Profile, Relationships
 
@@ -59,7 +59,7 @@ def big_five_covered(out: Profile, v: Mapping[str, Any]) -> Iterator[str]:
     """"personality: traits described along the Big Five dimensions" (profile.j2): each of the
     five named or described by a word of its own (textrules.bigfive)."""
     if missing := missing_dimensions(out.personality, str(v.get("language", "en"))):
-        zh = dict(zip(DIMENSIONS, ("开放性", "尽责性", "外向性", "宜人性", "神经质")))
+        zh = dict(zip(DIMENSIONS, NAMES["zh"]))
         yield say(v, f"personality leaves out {', '.join(missing)}; describe a trait along each of the five Big Five "
                      "dimensions",
                   f"personality 缺少{'、'.join(zh[d] for d in missing)}；请按大五人格的五个维度各写出性格特点")

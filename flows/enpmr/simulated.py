@@ -9,6 +9,7 @@ from typing import Any
 from flows.enpmr.checks import target_giveaway
 from flows.enpmr.options import REPLY_LIMIT
 from memsynth.core.textmatch import mentions_exactly
+from memsynth.quality.textrules.bigfive import NAMES
 from memsynth.simulator.answers import AnswerBook
 from memsynth.simulator.text import TextMaker
 
@@ -43,13 +44,10 @@ def profile(draft: Answer, v: Variables, text: TextMaker) -> Answer:
     draft["name"] = text.person_name()
     draft["preferences"] = text.distinct_sentences(text.rng.randint(10, 13))
     # One trait per Big Five dimension, named as the prompt names them (big_five_covered).
-    labels = _BIG_FIVE["zh" if text.language == "zh" else "en"]
-    draft["personality"] = [f"{label}{text.phrase()}" for label in labels]
+    colon = "：" if text.language == "zh" else ": "
+    draft["personality"] = [f"{name}{colon}{text.phrase()}"
+                            for name in NAMES["zh" if text.language == "zh" else "en"]]
     return draft
-
-
-_BIG_FIVE = {"en": ("Openness: ", "Conscientiousness: ", "Extraversion: ", "Agreeableness: ", "Neuroticism: "),
-             "zh": ("开放性：", "尽责性：", "外向性：", "宜人性：", "神经质：")}
 
 
 @ANSWERS.stage("life_themes")

@@ -12,6 +12,9 @@ import re
 from collections.abc import Iterable
 
 DIMENSIONS = ("openness", "conscientiousness", "extraversion", "agreeableness", "neuroticism")
+# Each dimension's name as the prompts write it, by language.
+NAMES = {"en": ("Openness", "Conscientiousness", "Extraversion", "Agreeableness", "Neuroticism"),
+         "zh": ("开放性", "尽责性", "外向性", "宜人性", "神经质")}
 
 _EN = {
     "openness": r"open(ness|-minded)?|curio(us|sity)|imaginati(ve|on)|creativ(e|ity)|inventive|adventurous"
