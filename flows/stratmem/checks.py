@@ -7,7 +7,6 @@ at least 97% accepted).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -217,7 +216,21 @@ _PROPER = re.compile(r"(?<=[a-z,;:] )[A-Z][a-zA-Z'-]+")
 
 
 def _session_text(v: Mapping[str, Any]) -> str:
-    return json.dumps(v["sessions"], ensure_ascii=False).casefold() + " " + f"{v['human']} {v['virtual_person']}".casefold()
+    # The sessions' own strings, not their JSON: JSON escapes a control character ("\u001f"),
+    # which glued a word after it to the escape (a property test found it).
+    def strings(value: Any) -> Iterator[str]:
+        if isinstance(value, str):
+            yield value
+        elif isinstance(value, Mapping):
+            for item in value.values():
+                yield from strings(item)
+        elif isinstance(value, list | tuple):
+            for item in value:
+                yield from strings(item)
+        elif value is not None:
+            yield str(value)
+
+    return "\n".join(strings(v["sessions"])).casefold() + " " + f"{v['human']} {v['virtual_person']}".casefold()
 
 
 def _said(word: str, said: str) -> bool:
