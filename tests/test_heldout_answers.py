@@ -40,12 +40,14 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # Checks added since from r4's misses (a Big Five dimension left out, a requirement type that is
 # no short phrase, a persona's number in words its sessions lack, ids chosen that the analysis
 # did not conclude on) reject one more of r3 and four more of r4; the judge had flagged all five.
-# r5 was written after those, by four fresh writers, and judged by four fresh judges: its figures
-# are as measured, with no fix after it.
+# r5 was written after those, by four fresh writers, and judged by four fresh judges, and
+# measured fresh at 53 and 116. Checks added since from r5's misses (a recall that quotes the
+# memory's title, a highlight's name that retells the event, `gender: "male"` in a Chinese
+# profile) reject three more; the judge had flagged two of them.
 # Left: 2 emotion scores in each (measured against annotators), the rest judge misses.
 FIGURES = {"r3": {"checked": 70, "caught": 124, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r4": {"checked": 59, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
-           "r5": {"checked": 53, "caught": 116, "violations": 134, "acceptable_audited": 65, "wrongly": 4}}
+           "r5": {"checked": 56, "caught": 117, "violations": 134, "acceptable_audited": 65, "wrongly": 4}}
 
 
 @pytest.mark.parametrize("round_", sorted(FIGURES))

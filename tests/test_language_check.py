@@ -22,12 +22,17 @@ REFERENCE = SHARED / "reference-data"
 needs_reference = pytest.mark.skipif(not REFERENCE.is_dir(), reason=f"reference data not at {REFERENCE}")
 
 
+# PAL-Set's listed values (pos, neu, neg): our schema's Literal, which the check does not read.
+LISTED_KEYS = {"feedback"}
+
+
 def _leaves(value):
     if isinstance(value, str):
         yield value
     elif isinstance(value, dict):
-        for v in value.values():
-            yield from _leaves(v)
+        for k, v in value.items():
+            if k not in LISTED_KEYS:
+                yield from _leaves(v)
     elif isinstance(value, list):
         for v in value:
             yield from _leaves(v)
@@ -87,6 +92,32 @@ def test_a_chinese_value_in_english_or_traditional_characters_is_rejected(analys
     assert bool(found) is bad, found
     if bad:
         assert says in found[0] and "简体中文" in found[0]
+
+
+PROFILE = {"name": "韩志强", "age": 38, "occupation": "用户是汽车零部件厂的质量工程师。",
+           "health_status": "用户有腰椎间盘突出。", "family_members": "用户已婚，有一个上小学的儿子。",
+           "hobbies": "用户周末偶尔钓鱼。", "personality": {"openness": "medium", "conscientiousness": "high",
+           "extraversion": "low", "agreeableness": "medium", "neuroticism": "medium"}}
+
+
+@pytest.mark.parametrize("gender, bad", [("男", False), ("male", True), ("Female", False), ("full time", True),
+                                         ("M", False), ("iPhone", False), ("sleep_quality", False)])
+def test_a_chinese_field_left_as_an_english_word_is_rejected(gender, bad):
+    """`gender: "male"` in a Chinese profile (a held-out answer): one plain English word is a field
+    left in English; a capitalised name, a letter, an identifier are not."""
+    found = problems("pal", "profile", {"profiles": [{**PROFILE, "gender": gender}]}, language="zh",
+                     user_ids=["u1"], batch_size=1, allow_students_retirees=False)
+    assert bool(found) is bad, found
+    if bad:
+        assert "profiles[0].gender" in found[0] and "英文写的" in found[0]
+
+
+@settings(max_examples=200, deadline=None)
+@given(words=st.lists(st.from_regex(r"[a-z]{1,9}", fullmatch=True), min_size=1, max_size=2))
+def test_a_chinese_value_of_plain_english_words_is_english(words):
+    text = " ".join(words)
+    expected = any(len(w) >= 3 for w in words) and text not in ("user", "assistant", "system")
+    assert (off_language(text, "zh") is not None) is expected
 
 
 def test_a_value_copied_from_the_inputs_keeps_its_language():

@@ -170,18 +170,29 @@ def user_reveals_memory(out: MemorySession, v: Mapping[str, Any]) -> Iterator[st
 TITLE_QUOTED = {"zh": 8, "en": 5}  # characters in Chinese, words in English
 
 
-@check("does_not_recite_title")
-def does_not_recite_title(out: MemorySession, v: Mapping[str, Any]) -> Iterator[str]:
+def _quoted_title(v: Mapping[str, Any], memory: Mapping[str, Any], texts: Sequence[str]) -> Iterator[str]:
+    """The first text that says the memory's title word for word, unless the title is a person's name."""
     if v.get("category") == "relationship":
         return  # its title is the person's name, and naming them is how anyone tells it
-    name = str(v["memory"].get("name", ""))
+    name = str(memory.get("name", ""))
     if length_in_words(name) < TITLE_QUOTED["zh" if v.get("language") == "zh" else "en"]:
         return
-    for i, turn in enumerate(out.turns):
-        if mentions_exactly(turn.content, name):
+    for i, text in enumerate(texts):
+        if mentions_exactly(text, name):
             yield say(v, f"turns[{i}] quotes the memory's title {name!r}; tell it in the speaker's own words",
                       f"turns[{i}] 照搬了记忆的标题“{name}”；请用说话人自己的话讲出来")
             return
+
+
+@check("does_not_recite_title")
+def does_not_recite_title(out: MemorySession, v: Mapping[str, Any]) -> Iterator[str]:
+    yield from _quoted_title(v, v["memory"], [t.content for t in out.turns])
+
+
+@check("recall_does_not_quote_title")
+def recall_does_not_quote_title(out: SupportDialogue, v: Mapping[str, Any]) -> Iterator[str]:
+    """"without quoting the memory's title" (support_dialogue.j2): the AI recalls, it does not cite."""
+    yield from _quoted_title(v, v["target"], [t.content if t.role == "ai" else "" for t in out.turns])
 
 
 @check("dialogue_alternates")

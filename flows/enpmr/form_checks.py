@@ -12,7 +12,8 @@ from memsynth.generation.stage import check, say
 from memsynth.quality.textrules.ages import band, stated_ages
 from memsynth.quality.textrules.bigfive import DIMENSIONS, NAMES, missing_dimensions
 from memsynth.quality.textrules.forms import first_person
-from schemas.enpmr import PersonaDescription, Powers, Profile, Relationships
+from memsynth.core.textmatch import length_in_words
+from schemas.enpmr import Highlights, PersonaDescription, Powers, Preferences, Profile, Relationships
 
 # "two or three sentences in the third person" (persona.j2)
 PERSONA_SENTENCES = (2, 3)
@@ -24,6 +25,10 @@ description_sentences = lib.sentences("themes[].description", min=DESCRIPTION_SE
                                       name="description_sentences")
 # "reason: one sentence." (faithfulness.j2, scenario_consistency.j2)
 one_sentence_reason = lib.sentences("reason", max=1, name="one_sentence_reason")
+# "name: a short title of the moment" (highlight.j2), "a short label" (preferences.j2): a strong
+# model's acceptable names (../shared/model-answers and five held-out rounds) run to 16
+# characters or 8 words; the bound leaves a quarter over, and a retold event stays outside it.
+NAME_LIMIT = {"zh": 20, "en": 12}  # characters in Chinese (a Latin word counts one), words in English
 # "roughly the age" (persona.j2): a stated age may miss the band by this many years.
 AGE_SLACK = 1
 # "include both kinds, roughly balanced": neither kind under a third of the people.
@@ -89,3 +94,13 @@ def quality_balanced(out: Relationships, v: Mapping[str, Any]) -> Iterator[str]:
                          f"(at least {least} of each)",
                       f"{n} 个人里只有 {found} 个是 \"{kind}\"；两种要大致各占一半（每种至少 {least} 个）")
 
+
+
+@check("short_names")
+def short_names(out: Highlights | Preferences, v: Mapping[str, Any]) -> Iterator[str]:
+    limit = NAME_LIMIT["zh" if v.get("language") == "zh" else "en"]
+    for i, item in enumerate(out.items):
+        if (n := length_in_words(item.name)) > limit:
+            yield say(v, f"items[{i}].name has {n} words; a name is a short title of at most {limit} words, and the "
+                         "description tells the rest",
+                      f"items[{i}].name 有 {n} 个字；name 是不超过 {limit} 个字的简短标题，细节写进 description")

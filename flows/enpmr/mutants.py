@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from flows.enpmr.evaluation import STAGES as EVAL_STAGES
+from flows.enpmr.form_checks import NAME_LIMIT
 from flows.enpmr.options import NEEDS, REPLY_LIMIT
 from flows.enpmr.stages import STAGES
 from memsynth.quality.mutants import (
@@ -86,12 +87,15 @@ def _form(v: Mapping[str, Any], language: str) -> list[str]:
     return [f"Occupation: {v['occupation']}. Age: {v['age_band']}. Region: {v['region']}."]
 
 
-def _quoted_title(v: Mapping[str, Any], language: str) -> list[str]:
-    """The memory's title said word for word, when it is long enough to be a title, not a phrase."""
-    name = str(v["memory"]["name"])
-    if (len(name) < 8) if language == "zh" else (len(name.split()) < 5):
-        return []
-    return [f"就是那次“{name}”。"] if language == "zh" else [f'That was "{name}".']
+def _quoted_title(key: str):
+    """The memory's title said word for word, when it is long enough to be a title, not a phrase
+    (a relationship's title is a person's name: saying it is no quote)."""
+    def texts(v: Mapping[str, Any], language: str) -> list[str]:
+        name = str(v[key]["name"])
+        if v.get("category") == "relationship" or ((len(name) < 8) if language == "zh" else (len(name.split()) < 5)):
+            return []
+        return [f"就是那次“{name}”。"] if language == "zh" else [f'That was "{name}".']
+    return texts
 
 
 def _high_score(answer: Any, v: Mapping[str, Any]) -> bool:
@@ -170,6 +174,8 @@ AIMS = (
     Aim("distinct-memories", ("power", "goal", "highlight", "preferences"),
         Duplicate("items", keys=("name", "description"))),
     Aim("distinct-memories", ("relationship",), Duplicate("items", keys=("characteristic",), times=1)),
+    Aim("highlight-fields", ("highlight",), Longer("items[*].name", lambda v: NAME_LIMIT[v["language"]])),
+    Aim("preferences-fields", ("preferences",), Longer("items[*].name", lambda v: NAME_LIMIT[v["language"]])),
     Aim("preferences", ("preferences",), Count("items", low=lambda v: v["min_items"])),
     Aim("preferences", ("preferences",), Moved("items[*].date", after=lambda v: v["reference_date"],
                                                before=lambda v: v["window_start"])),
@@ -182,7 +188,8 @@ AIMS = (
                                                                    "invent_fact")),
     Aim("scene-need", ("scene",), Rewrite("scene", _other_needs, "other_need")),
     Aim("scene-fits-target", ("scene",), InsertText(_short_scene, _negative_echo, "echo_negative")),
-    Aim("session-quotes-no-title", ("memory_session",), InsertText(_turns("user"), _quoted_title, "quote_title")),
+    Aim("session-quotes-no-title", ("memory_session",), InsertText(_turns("user"), _quoted_title("memory"),
+                                                                            "quote_title")),
     Aim("scene-form", ("scene",), Sentences("scene", low=2, high=4)),
     Aim("scene-form", ("scene",), InsertPerson("scene", _target_people, voice="narrator")),
     Aim("dialogue-form", ("support_dialogue",), Count("turns", low=lambda v: v["min_turns"],
@@ -191,6 +198,7 @@ AIMS = (
     Aim("no-early-recall", ("support_dialogue",), InsertPerson(_turns("ai", True), _target_people, voice="ai")),
     Aim("recall-grounded", ("support_dialogue",), Replace(_memory_turn, {"en": r"^[\s\S]+$", "zh": r"^[\s\S]+$"},
                                                           _GENERIC, "generic_recall")),
+    Aim("recall-no-title", ("support_dialogue",), InsertText(_memory_turn, _quoted_title("target"), "quote_title")),
     Aim("recall-length", ("support_dialogue",), Longer(_memory_turn, lambda v: v["recall_limit"])),
     Aim("no-negatives", ("support_dialogue",), InsertPerson(_memory_turn, _negative_people, voice="ai")),
     Aim("judges-consistent", ("faithfulness",), Set("uses_negatives", True, "flag_against_score", _high_score)),

@@ -11,8 +11,9 @@ BANK = ("no check: whether a memory belongs, or builds on another, is a reading 
 EVALUATED = "the prompt of the model under evaluation: how well it follows it is what the benchmark measures"
 
 
-def _fields(stage: str, what: str) -> Rule:
-    return Rule(f"{stage.replace('_', '-')}-fields", what, "seed 000 Figs. 7-10", checks=(f"{stage}.schema",))
+def _fields(stage: str, what: str, *checks: str) -> Rule:
+    return Rule(f"{stage.replace('_', '-')}-fields", what, "seed 000 Figs. 7-10",
+                checks=(f"{stage}.schema", *(f"{stage}.{c}" for c in checks)))
 
 
 RULES = (
@@ -58,8 +59,8 @@ RULES = (
     _fields("power", "a power is a specific skill with a description, proficient or not, how it was learned, and a "
                      "date"),
     _fields("goal", "a goal is a measurable milestone with what it takes, achieved or not, and a date"),
-    _fields("highlight", "a highlight is a moment of recognition or breakthrough: a title, what happened, who "
-                         "recognised it, and a date"),
+    _fields("highlight", "a highlight is a moment of recognition or breakthrough: a short title (at most 20 "
+                         "characters, 12 English words), what happened, who recognised it, and a date", "short_names"),
     Rule("powers-progress", "a theme's powers, read in date order, show the user growing more capable (later "
          "ones harder, broader or built on earlier ones); a list of unrelated skills with no growth breaks it", "seed 000 Fig. 8", prompt_only=BANK),
     Rule("goals-build", "a theme's goals, read in date order, build on one another: each later goal follows from or "
@@ -70,8 +71,8 @@ RULES = (
                  "highlight.distinct_names", "preferences.distinct_names", "profile.distinct_preferences")),
     Rule("preferences", "at least 10 preferences, first mentioned within the five years", "seed 000 §3.1",
          checks=("preferences.enough_items", "preferences.dates_in_window")),
-    _fields("preferences", "a preference has a short label, one or two sentences with a concrete detail, and the date "
-                           "it was first mentioned"),
+    _fields("preferences", "a preference has a short label (at most 20 characters, 12 English words), one or two "
+                           "sentences with a concrete detail, and the date it was first mentioned", "short_names"),
     Rule("persona-prose", "a written persona is two or three sentences about someone in the third person, not a list "
          "of attributes", "prompt",
          checks=("persona.persona_is_prose", "persona.third_person", "persona.persona_sentences", "persona.schema")),
@@ -118,10 +119,13 @@ RULES = (
          checks=("support_dialogue.no_recall_before_memory_turn",), judges=("faithfulness.recalled_early",)),
     Rule("recall-grounded", "the AI's memory turn draws on the target memory's details", "seed 000 Fig. 11",
          checks=("support_dialogue.memory_turn_recalls_target",), judges=("faithfulness.grounded_in_target",)),
-    Rule("recall-natural", "the recall is woven into what the AI says as a close friend would, without quoting the "
-         "memory's title or a stock phrase", "seed 000 Fig. 11",
+    Rule("recall-natural", "the recall is woven into what the AI says as a close friend would, without a stock "
+         "phrase", "seed 000 Fig. 11",
          prompt_only="a stock phrase is wording no check can list; the BLRI judge rates how the whole dialogue "
                      "feels to the user"),
+    Rule("recall-no-title", "the AI recalls the memory without quoting its title (a title of five words or more, "
+         "eight characters in Chinese, said word for word; a relationship's title is a person's name, and naming "
+         "them is no quote)", "seed 000 Fig. 11", checks=("support_dialogue.recall_does_not_quote_title",)),
     Rule("recall-length", "the whole memory turn is at most 50 words; in Chinese 80 characters (our reading of the "
          "translated prompt's 50 words)", "seed 000 Fig. 11",
          checks=("support_dialogue.recall_length",)),

@@ -61,22 +61,37 @@ def life_themes(draft: Answer, v: Variables, text: TextMaker) -> Answer:
     return draft
 
 
-def _dated_items(draft: Answer, v: Variables, text: TextMaker, count: int, start: dt.date) -> list[Answer]:
-    """`count` items shaped like the draft's first one, with sorted dates from `start` on."""
+def _short_names(text: TextMaker, count: int) -> list[str]:
+    """`count` clauses no two of which say the same thing (short_names, distinct_names)."""
+    from memsynth.quality.textrules.meaning import same_meaning_pairs
+
+    out: list[str] = []
+    while len(out) < count:
+        clause = text.clause()
+        if not same_meaning_pairs([*out, clause]):
+            out.append(clause)
+    return out
+
+
+def _dated_items(draft: Answer, v: Variables, text: TextMaker, count: int, start: dt.date,
+                 short: bool = False) -> list[Answer]:
+    """`count` items shaped like the draft's first one, with sorted dates from `start` on; `short`:
+    names that are titles, not sentences."""
     reference = _date(v, "reference_date", dt.date(2024, 12, 2))
     dates = sorted(text.date_between(start, reference) for _ in range(count))
     template = draft["items"][0]
     items = []
-    for name, date in zip(text.distinct_sentences(count), dates):
+    names = _short_names(text, count) if short else text.distinct_sentences(count)
+    for name, date in zip(names, dates):
         item = {k: (text.paragraph(1) if isinstance(val, str) else val) for k, val in template.items()}
         item.update(name=name.rstrip(".。"), date=date.isoformat())
         items.append(item)
     return items
 
 
-def _theme_items(draft: Answer, v: Variables, text: TextMaker, extra: int = 1) -> list[Answer]:
+def _theme_items(draft: Answer, v: Variables, text: TextMaker, extra: int = 1, short: bool = False) -> list[Answer]:
     start = dt.date.fromisoformat(v["theme"]["start_date"])
-    return _dated_items(draft, v, text, v["min_items"] + text.rng.randint(0, extra), start)
+    return _dated_items(draft, v, text, v["min_items"] + text.rng.randint(0, extra), start, short)
 
 
 @ANSWERS.stage("relationship")
@@ -113,7 +128,7 @@ def goal(draft: Answer, v: Variables, text: TextMaker) -> Answer:
 
 @ANSWERS.stage("highlight")
 def highlight(draft: Answer, v: Variables, text: TextMaker) -> Answer:
-    items = _theme_items(draft, v, text)
+    items = _theme_items(draft, v, text, short=True)
     for item in items:
         item["recognized_by"] = text.person_name()
     draft["items"] = items
@@ -123,7 +138,7 @@ def highlight(draft: Answer, v: Variables, text: TextMaker) -> Answer:
 @ANSWERS.stage("preferences")
 def preferences(draft: Answer, v: Variables, text: TextMaker) -> Answer:
     start = _date(v, "window_start", dt.date(2019, 12, 2))
-    draft["items"] = _dated_items(draft, v, text, v["min_items"] + text.rng.randint(0, 2), start)
+    draft["items"] = _dated_items(draft, v, text, v["min_items"] + text.rng.randint(0, 2), start, short=True)
     return draft
 
 
@@ -187,6 +202,8 @@ def support_dialogue(draft: Answer, v: Variables, text: TextMaker) -> Answer:
     details = v["target"]["details"]
     recall = (f"还记得{details[:40]}吗？" if text.language == "zh"
               else f"Remember {' '.join(details.split()[:25])}?")
+    if mentions_exactly(recall, name):  # recalled in the AI's words, the title not quoted whole
+        recall = recall.replace(name, _broken(name, text.language))
     turns[memory_turn - 1]["content"] = recall
     draft.update(turns=turns, memory_turn=memory_turn)
     return draft

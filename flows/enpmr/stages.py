@@ -56,8 +56,9 @@ POWER = _stage("power", Powers, c.enough_items, c.dates_in_theme, c.chronologica
                f.kinds_mixed, c.distinct_names, max_tokens=1792)
 GOAL = _stage("goal", Goals, c.enough_items, c.dates_in_theme, c.chronological, c.goal_status, c.distinct_names,
               max_tokens=768)
-HIGHLIGHT = _stage("highlight", Highlights, c.enough_items, c.dates_in_theme, c.distinct_names, max_tokens=1536)
-PREFERENCES = _stage("preferences", Preferences, c.enough_items, c.dates_in_window, c.distinct_names,
+HIGHLIGHT = _stage("highlight", Highlights, c.enough_items, c.dates_in_theme, c.distinct_names, f.short_names,
+                   max_tokens=1536)
+PREFERENCES = _stage("preferences", Preferences, c.enough_items, c.dates_in_window, c.distinct_names, f.short_names,
                      max_tokens=1536)
 MEMORY_SESSION = _stage("memory_session", MemorySession, c.session_alternates, c.user_reveals_memory,
                         c.does_not_recite_title, max_tokens=1536)
@@ -66,7 +67,8 @@ SCENARIO_CONSISTENCY = _stage("scenario_consistency", ScenarioCheck, c.scenario_
                               kind="judge", max_tokens=256)
 SUPPORT_DIALOGUE = _stage("support_dialogue", SupportDialogue, c.dialogue_alternates,
                           c.memory_turn_recalls_target, c.recall_length, c.user_never_states_memory,
-                          c.no_recall_before_memory_turn, c.recall_avoids_negatives, max_tokens=1024)
+                          c.no_recall_before_memory_turn, c.recall_avoids_negatives, c.recall_does_not_quote_title,
+                          max_tokens=1024)
 FAITHFULNESS = _stage("faithfulness", Faithfulness, c.verdict_has_grounds, c.faithfulness_score_agrees,
                       f.one_sentence_reason, temperature=0.0, kind="judge", max_tokens=256)
 BLRI = _stage("blri", BlriScores, c.blri_in_scale, c.blri_literal, temperature=0.0, kind="judge",

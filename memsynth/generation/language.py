@@ -11,7 +11,9 @@ What counts as another language, measured on the released data and the strong mo
 answers (tests/test_language_check.py):
 - English: two or more CJK characters (han, kana, hangul) in one value;
 - Chinese: a value with no CJK character and three or more English words (a sentence in
-  English); three or more lower-case English words of three letters or more inside a Chinese
+  English), or one made only of lower-case English words, one of them of three letters or more
+  ("male", "full time": a word the answer should have written in Chinese; "PPT", "iPhone",
+  "sleep_quality" and numbers are not such words); three or more lower-case English words of three letters or more inside a Chinese
   value (mixed in: "case report、accepted、poster"; capitalised "App", "PPT", "Excel" are not
   counted, as Chinese writing uses them, and one or two words such as "pdf" stay under the
   bound); traditional characters where simplified are asked
@@ -35,6 +37,12 @@ _LATIN_WORD = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)?")
 EN_CJK_CHARS = 2  # an English value with this many CJK characters is not English
 ZH_ENGLISH_WORDS = 3  # a Chinese value with no CJK and this many English words is English
 ZH_MIXED_WORDS = 3  # lower-case English words (3+ letters) mixed into a Chinese value
+# A whole value of plain lower-case English words ("male", "full time"): a field the answer
+# left in English. Identifiers (snake_case), capitalised names and numbers do not match.
+_PLAIN_ENGLISH = re.compile(r"[a-z]+(?:['’-][a-z]+)*(?: [a-z]+(?:['’-][a-z]+)*)*")
+# A chat turn's speaker, the format's own word in every dialogue prompt (a recipe's `role` field
+# may be a plain `str`, whose listed values the check cannot see).
+_ROLES = frozenset({"user", "assistant", "ai", "system"})
 
 
 def _texts(value: Any, annotation: Any = None, path: str = "") -> Iterator[tuple[str, str]]:
@@ -113,7 +121,9 @@ def off_language(text: str, language: str) -> tuple[str, str] | None:
         return None
     words = _LATIN_WORD.findall(text)
     if not cjk:
-        if len(words) >= ZH_ENGLISH_WORDS:
+        plain = (_PLAIN_ENGLISH.fullmatch(text.strip()) and any(len(w) >= 3 for w in words)
+                 and text.strip() not in _ROLES)
+        if len(words) >= ZH_ENGLISH_WORDS or plain:
             return ("is written in English, not Chinese", "是用英文写的，不是中文")
         return None
     mixed = [w for w in words if w.islower() and len(w) >= 3]

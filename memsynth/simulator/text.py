@@ -65,6 +65,13 @@ class TextMaker:
         return (f"{self.rng.choice(SUBJECTS)} {self.rng.choice(VERBS)} {self.rng.choice(OBJECTS)} "
                 f"{self.rng.choice(ENDINGS)}.")
 
+    def clause(self) -> str:
+        """A sentence's first clause, short enough for a title."""
+        if self.language == "zh":
+            r = self.rng
+            return f"{r.choice(ZH_WHEN)}{r.choice(ZH_WHO)}{r.choice(ZH_DID)}"
+        return f"{self.rng.choice(SUBJECTS)} {self.rng.choice(VERBS)} {self.rng.choice(OBJECTS)}"
+
     def distinct_sentences(self, count: int) -> list[str]:
         out: list[str] = []
         while len(out) < count:
