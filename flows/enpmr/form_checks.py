@@ -7,12 +7,12 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from memsynth.core.textmatch import length_in_words
 from memsynth.generation import checklib as lib
 from memsynth.generation.stage import check, say
 from memsynth.quality.textrules.ages import band, stated_ages
 from memsynth.quality.textrules.bigfive import DIMENSIONS, NAMES, missing_dimensions
 from memsynth.quality.textrules.forms import first_person
-from memsynth.core.textmatch import length_in_words
 from schemas.enpmr import Highlights, PersonaDescription, Powers, Preferences, Profile, Relationships
 
 # "two or three sentences in the third person" (persona.j2)
