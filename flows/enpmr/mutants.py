@@ -22,6 +22,7 @@ from memsynth.quality.mutants import (
     InsertText,
     Longer,
     Moved,
+    PairDuplicate,
     Replace,
     Rewrite,
     Sentences,
@@ -98,6 +99,14 @@ def _quoted_title(key: str):
     return texts
 
 
+def _across_fields(answer: Any, v: Mapping[str, Any]) -> list[tuple[tuple[Any, ...], tuple[Any, ...]]]:
+    """A profile's fact said again, reworded, in another field (a habit as a preference, a
+    social fact as a habit, an emotional pattern as a way of talking)."""
+    pairs = (("habits", "preferences"), ("social", "habits"), ("emotional_pattern", "communication_style"))
+    return [((source, 0), (target, len(answer[target]) - 1)) for source, target in pairs
+            if answer.get(source) and answer.get(target)]
+
+
 def _high_score(answer: Any, v: Mapping[str, Any]) -> bool:
     return answer.get("score", 0) > 3
 
@@ -162,6 +171,7 @@ AIMS = (
     Aim("memory-counts", ("power",), Grouped("items", "performance")),
     Aim("memory-counts", ("relationship",), Unbalanced("items", "relationship_quality")),
     Aim("distinct-memories", ("profile",), Duplicate("preferences")),
+    Aim("distinct-memories", ("profile",), PairDuplicate(_across_fields)),
     Aim("life-themes", ("life_themes",), Count("themes", low=lambda v: v["min_themes"])),
     Aim("life-themes", ("life_themes",), Moved("themes[*].start_date", after=lambda v: v["reference_date"],
                                                before=lambda v: v["window_start"])),

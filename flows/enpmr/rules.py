@@ -66,9 +66,11 @@ RULES = (
     Rule("goals-build", "a theme's goals, read in date order, build on one another: each later goal follows from or "
          "goes beyond an earlier one; unrelated goals side by side break it", "seed 000 Fig. 9", prompt_only=BANK),
     Rule("distinct-memories", "no memory or preference repeats another, word for word or in other words (stems, "
-         "synonyms, reordered; character pairs in Chinese)", "prompt",
+         "synonyms, reordered; character pairs in Chinese), and no item of a profile repeats a fact of another of "
+         "its fields", "prompt",
          checks=("relationship.distinct_names", "power.distinct_names", "goal.distinct_names",
-                 "highlight.distinct_names", "preferences.distinct_names", "profile.distinct_preferences")),
+                 "highlight.distinct_names", "preferences.distinct_names", "profile.distinct_preferences",
+                 "profile.facts_not_repeated")),
     Rule("preferences", "at least 10 preferences, first mentioned within the five years", "seed 000 §3.1",
          checks=("preferences.enough_items", "preferences.dates_in_window")),
     _fields("preferences", "a preference has a short label (at most 20 characters, 12 English words), one or two "

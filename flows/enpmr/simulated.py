@@ -47,7 +47,31 @@ def profile(draft: Answer, v: Variables, text: TextMaker) -> Answer:
     colon = "：" if text.language == "zh" else ": "
     draft["personality"] = [f"{name}{colon}{text.phrase()}"
                             for name in NAMES["zh" if text.language == "zh" else "en"]]
+    _unrepeated(draft, text)
     return draft
+
+
+def _unrepeated(draft: Answer, text: TextMaker) -> None:
+    """Draws again each item that says another field's fact (facts_not_repeated): the filler's
+    sentences share their endings."""
+    from flows.enpmr.form_checks import ACROSS_FIELDS, PROFILE_LISTS
+    from memsynth.quality.textrules.meaning import meaning_units, similarity
+
+    colon = "：" if text.language == "zh" else ": "
+
+    def redraw(field: str, item: str) -> str:
+        return f"{item.split(colon)[0]}{colon}{text.phrase()}" if field == "personality" else text.sentence()
+
+    kept: list[tuple[str, frozenset[str]]] = []
+    for field in PROFILE_LISTS:
+        items = draft.get(field) or []
+        for i in range(len(items)):
+            for _ in range(50):
+                units = meaning_units(items[i])
+                if not any(f != field and similarity(units, u) >= ACROSS_FIELDS for f, u in kept):
+                    break
+                items[i] = redraw(field, items[i])
+            kept.append((field, meaning_units(items[i])))
 
 
 @ANSWERS.stage("life_themes")

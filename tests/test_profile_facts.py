@@ -1,0 +1,86 @@
+"""enpmr `profile.facts_not_repeated`: "Do not repeat the same fact across fields" (profile.j2),
+held to what a strong model wrote: every acceptable profile passes, and the held-out mistakes
+labelled with that line are rejected, save the two reworded past what shared words show."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from flows.enpmr.form_checks import PROFILE_LISTS, facts_not_repeated
+from schemas.enpmr import Profile
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT.parent / "shared" / "model-answers" / "enpmr"
+HELDOUT = ROOT / "tests" / "data" / "heldout"
+RULE = ("Do not repeat the same fact across fields", "不同字段之间不要重复同一条事实")
+# Repeats told in other words, past what shared words can show (the audit judge's): a swim in no
+# word the habit uses; voice notes "instead of texting" beside "to typing out messages" (0.25).
+REWORDED = {"r2/profile-zh-v1", "r5/profile-en-v1"}
+
+
+def _answers():
+    files = [(f"corpus/{p.parent.name}", p) for p in sorted(CORPUS.glob("*/profile.json"))]
+    files += [(p.parts[-4], p) for p in sorted(HELDOUT.glob("r*/enpmr/*/profile.json"))]
+    for where, path in files:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for answer in data["answers"]:
+            yield where, data["language"], answer
+
+
+def _problems(answer: dict, language: str) -> list[str]:
+    return list(facts_not_repeated(Profile.model_validate(answer), {"language": language}))
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the shared corpus is not at {CORPUS}")
+def test_acceptable_profiles_pass_and_labelled_repeats_fail():
+    labelled = []
+    for where, language, answer in _answers():
+        found = _problems(answer["answer"], language)
+        if answer["label"] == "acceptable":
+            assert found == [], (where, answer["id"], found)
+        elif any(r in answer["rule"] for r in RULE):
+            labelled.append(f"{where.split('/')[0]}/{answer['id']}")
+            if f"{where}/{answer['id']}" not in REWORDED:
+                assert found, (where, answer["id"], answer["rule"])
+    assert len(labelled) >= 6, labelled
+
+
+def test_the_repair_message_names_both_items_in_the_build_s_language():
+    base = {"name": "林晓", "age": 29, "gender": "女", "occupation": "康复治疗师", "education": "本科",
+            "personality": ["开放性：爱学新疗法", "尽责性：当天写完病历", "外向性：话不多", "宜人性：很少拒绝换班",
+                            "神经质：常为家属的批评失眠"],
+            "habits": ["每周二、周五早上去游泳馆游1000米", "睡前听雨声", "周末回父母家吃饭"], "social": ["和父母同住", "有个弟弟在北京"],
+            "emotional_pattern": ["压力大时一个人去游泳", "被夸奖时会脸红"], "goals": ["考上在职研究生", "攒够首付"],
+            "communication_style": ["说话慢", "先肯定再建议"],
+            "preferences": ["爱吃辣", "不吃香菜", "喝热豆浆", "偏爱蛙泳", "不喜欢跑步", "爱逛菜市场", "看医学纪录片",
+                            "穿棉麻衣服", "不喝咖啡", "最爱每周二、周五早上去游泳馆游上1000米"]}
+    found = _problems(base, "zh")
+    assert len(found) == 1 and "重复了 habits" in found[0] and "1000米" in found[0], found
+    base["preferences"][-1] = "喜欢冰柠檬茶"
+    assert _problems(base, "zh") == []
+
+
+_PIECE = st.text(alphabet=st.characters(codec="utf-8"), max_size=6) | st.sampled_from(
+    ["游泳", "ｓｗｉｍ", "🙂", "\u202e", "\u0301", "\x00", "\ud800", " ", "swim", "Swims", "每周二"])
+_TEXT = st.lists(_PIECE, max_size=6).map("".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(lists=st.lists(st.lists(_TEXT, min_size=1, max_size=4), min_size=len(PROFILE_LISTS),
+                      max_size=len(PROFILE_LISTS)))
+def test_any_unicode_in_any_field_is_read_without_failing(lists):
+    """CJK, full-width, emoji, RTL, combining marks, NUL, lone surrogates: a verdict, never a crash;
+    and an item copied whole into another field is a repeat whenever it has words to compare."""
+    from memsynth.quality.textrules.meaning import meaning_units
+
+    fields = dict(zip(PROFILE_LISTS, lists))
+    assert all(isinstance(p, str) for p in facts_not_repeated(Profile.model_construct(**fields), {"language": "zh"}))
+    copied = {**fields, "preferences": [*fields["preferences"], fields["habits"][0]]}
+    found = list(facts_not_repeated(Profile.model_construct(**copied), {"language": "zh"}))
+    if meaning_units(fields["habits"][0]):
+        assert found
