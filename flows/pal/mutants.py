@@ -210,6 +210,7 @@ AIMS = (
     *(Aim("choices-verbatim", ("solution_preferences",), Voice(f"{side}[*].reason", _narrated, places=2))
       for side in ("liked", "disliked")),
     Aim("choices-verbatim", ("solution_preferences",), Sentences("liked[*].reason", high=1)),
+    Aim("candidates", ("candidates",), Sentences("topics[*].solutions[*]", high=1)),
     Aim("choices-verbatim", ("solution_preferences",), Sentences("disliked[*].reason", high=1)),
     Aim("dialogue-skeleton", ("dialogue",), DropOne("turns")),
     Aim("direct-rejection", ("dialogue",), Soften(_said("solution_feedback", "neg"))),

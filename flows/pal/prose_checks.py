@@ -12,6 +12,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from memsynth.core.textmatch import length_in_words
+from memsynth.generation import checklib as lib
 from memsynth.generation.stage import check, say
 from memsynth.quality.textrules.clock import dates, past
 from memsynth.quality.textrules.forms import enumerated, questions, second_proposal, third_person_user
@@ -168,6 +169,11 @@ def one_question_query(out: SessionRequirements, v: Mapping[str, Any]) -> Iterat
         if (n := questions(t.user_query)) > 1:
             yield say(v, f"{t.requirement_id}.user_query asks {n} questions; ask one",
                       f"{t.requirement_id}.user_query 问了 {n} 个问题；只问一个")
+
+
+# "8 `solutions`, one sentence each" (candidates.j2): all 2,744 of PAL-Set's released candidates
+# are one sentence, as is every acceptable one a strong model wrote.
+one_sentence_solutions = lib.sentences("topics[].solutions[]", max=1, name="one_sentence_solutions")
 
 
 @check("one_solution_each")

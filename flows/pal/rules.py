@@ -96,11 +96,13 @@ RULES = (
          checks=("requirements.brief_query", "requirements.query_without_details")),
     Rule("needs-on-topic", "both implicit needs revolve around the topic's requirement type", "seed 004 Step 5-1",
          judges=("requirements_review.topics.needs_on_topic",)),
-    Rule("candidates", "8 different candidate solutions per topic (not the same in other words), each one solution "
+    Rule("candidates", "8 different candidate solutions per topic (not the same in other words), each one sentence "
+         "and one solution "
          "(not two different courses of action offered as alternatives, 'or alternatively' / 或者 / 也可以, nor a "
          "list of them, '1. … 2. …', '方案一：…', '一是…二是…', three ；-joined clauses; one course of action that names "
          "interchangeable means for the same step is one solution)", "seed 004 Step 5-2",
-         checks=("candidates.candidates_per_topic", "candidates.distinct_candidates", "candidates.one_solution_each")),
+         checks=("candidates.candidates_per_topic", "candidates.distinct_candidates", "candidates.one_solution_each",
+                 "candidates.one_sentence_solutions")),
     Rule("choices-verbatim", "2 liked and 2 disliked candidates, copied verbatim, one-sentence reasons from the user's "
          "point of view (a reason that calls the user he, she, 'the user' / 用户, 他, 她 and never says I / 我 is the "
          "narrator's)", "seed 004 Step 5-3",

@@ -50,7 +50,7 @@ REQUIREMENTS = _stage("requirements", SessionRequirements, c.one_framework_per_t
                       pc.query_without_details, judge=j.REQUIREMENTS,
                       max_tokens=1536)
 CANDIDATES = _stage("candidates", Candidates, c.candidates_per_topic, c.distinct_candidates,
-                    pc.one_solution_each, max_tokens=1280)
+                    pc.one_solution_each, pc.one_sentence_solutions, max_tokens=1280)
 SOLUTION_PREFERENCES = _stage("solution_preferences", SolutionPreferences, c.verbatim_choices,
                               c.one_sentence_reasons, pc.reasons_in_users_voice, judge=j.SOLUTION_PREFERENCES, max_tokens=1024)
 DIALOGUE = _stage("dialogue", Dialogue, c.follows_skeleton, c.direct_rejection, c.response_offers_nothing_new,
