@@ -45,11 +45,12 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # memory's title, a highlight's name that retells the event, `gender: "male"` in a Chinese
 # profile) reject three more; the judge had flagged two of them. A profile's fact repeated in
 # another field (profile.facts_not_repeated) rejects one more of r3, two of r4, one of r5; a
-# candidate solution of two sentences (candidates.one_sentence_solutions), one more of r3.
+# candidate solution of two sentences (candidates.one_sentence_solutions), one more of r3; a
+# requirement type naming one occasion ("年终", "本次": lasting_requirement_types), one of r5.
 # Left: 2 emotion scores in each (measured against annotators), the rest judge misses.
 FIGURES = {"r3": {"checked": 72, "caught": 124, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r4": {"checked": 61, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
-           "r5": {"checked": 57, "caught": 117, "violations": 134, "acceptable_audited": 65, "wrongly": 4}}
+           "r5": {"checked": 58, "caught": 117, "violations": 134, "acceptable_audited": 65, "wrongly": 4}}
 
 
 @pytest.mark.parametrize("round_", sorted(FIGURES))

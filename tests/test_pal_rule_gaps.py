@@ -258,6 +258,22 @@ def test_a_requirement_type_that_is_a_dated_task_is_rejected(phrase, language):
 
 
 @pytest.mark.parametrize(("phrase", "language", "ok"), [
+    ("准备年终质量数据汇报", "zh", False), ("按期提交本次审核的整改报告", "zh", False),  # held-out r5, r6
+    ("应对这次客户审核", "zh", False), ("prepare this year's audit report", "en", False),
+    ("meet the upcoming audit deadline", "en", False), ("年度质量目标的持续跟进", "zh", True),
+    ("应对客户审核带来的工作压力", "zh", True), ("keeping up with yearly audits", "en", True),
+    ("handling recurring quality audits", "en", True)])
+def test_a_requirement_type_naming_one_occasion_is_rejected(phrase, language, ok):
+    """One occasion named without a date ("本次", "年终", "this year's") is a one-off task too;
+    a recurring one ("年度", "yearly") is a lasting kind of help."""
+    problems = list(pp.lasting_requirement_types.fn(_types(work=["keeping work and rest in balance", phrase,
+                                                                   "w2", "w3"]), {"language": language}))
+    assert (problems == []) is ok, problems
+    if not ok:
+        assert "一次" in problems[0] if language == "zh" else "one-off" in problems[0]
+
+
+@pytest.mark.parametrize(("phrase", "language", "ok"), [
     ("在长期加班久坐和车间站立检验的工作状态下缓解腰椎间盘突出引起的腰部酸胀疼痛", "zh", False),  # held-out r4
     ("兼顾繁重质检工作与腰椎健康的长期平衡需求", "zh", True),  # 20 characters: the bound
     ("兼顾繁重质检工作与腰椎健康的长期平衡需求啊", "zh", False),

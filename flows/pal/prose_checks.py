@@ -108,16 +108,25 @@ _MONTH = re.compile(r"(?<![个每])(?:\d{1,2}|[一二三四五六七八九十]{1
                     r"June|July|August|September|October|November|December)\b")
 
 
+# One occasion named without a date ("本次审核的整改报告", "年终汇报", "this year's audit"): none of
+# PAL-Set's 1,760 released types says any of these.
+_ONE_OFF = re.compile(r"本次|这次|这一次|此次|那次|今年|明年|年终|年底|年初|月底|本月|本周|这周|下周|下个月|截止|按期|"
+                      r"\b(?:this|next) (?:week|month|year|quarter|time)\b|\bthis (?:audit|report|project|deadline)\b|"
+                      r"\byear-end\b|\bend[- ]of[- ](?:the[- ])?(?:year|month)\b|\bdeadline\b|\bupcoming\b",
+                      re.IGNORECASE)
+
+
 @check("lasting_requirement_types")
 def lasting_requirement_types(out: RequirementTypes, v: Mapping[str, Any]) -> Iterator[str]:
     """A requirement type covers the user's long-term situation, "not a one-off request": a day
-    in it (a deadline's too) makes it one task. None of PAL-Set's 1,760 released types has one."""
+    in it (a deadline's too), a month, or one occasion named ("本次", "this year's") makes it one
+    task. None of PAL-Set's 1,760 released types has any."""
     for aspect in ASPECTS:
         for phrase in getattr(out, aspect):
-            if found := dates(phrase, deadlines=True) or _MONTH.findall(phrase):
-                yield say(v, f"requirement type {phrase!r} is a dated task ({', '.join(found)}); name a lasting kind of "
-                             "help, not a one-off request",
-                          f"需求类型“{phrase}”是带日期的一次性任务（{'、'.join(found)}）；请写长期的需求类型，不要写某一次的具体请求")
+            if found := dates(phrase, deadlines=True) or _MONTH.findall(phrase) or _ONE_OFF.findall(phrase):
+                yield say(v, f"requirement type {phrase!r} is a one-off task ({', '.join(found)}); name a lasting kind "
+                             "of help, not one occasion's request",
+                          f"需求类型“{phrase}”是某一次的具体任务（{'、'.join(found)}）；请写长期的需求类型，不要写某一次的具体请求")
 
 
 # "A short abstract phrase" (requirement_types.j2): PAL-Set's 1,760 released types run 5-16

@@ -25,7 +25,8 @@ RULES = (
     Rule("timeline", "one entry per month in order, at least 5 sentences of objective events", "seed 004 Step 2-1",
          checks=("timeline.months_in_order", "timeline.month_sentences")),
     Rule("requirement-types", "4-5 distinct requirement types per aspect, each a short (at most 20 characters, 10 "
-         "English words) lasting kind of help (no dated one-off task)", "seed 004 Step 2-2",
+         "English words) lasting kind of help (no one-off task: no date, month or single occasion such as 本次, "
+         "年终, this year's)", "seed 004 Step 2-2",
          checks=("requirement_types.schema", "requirement_types.distinct_requirement_types",
                  "requirement_types.lasting_requirement_types", "requirement_types.short_requirement_types")),
     # distinct_requirement_types also rejects a type said again in other words (textrules.meaning).
