@@ -17,7 +17,7 @@ from memsynth.quality.audit_check import audit_cases, judge_figures, read_verdic
 HELDOUT = Path(__file__).resolve().parent / "data" / "heldout"
 
 
-@pytest.mark.parametrize("round_", ["r1", "r2", "r3", "r4", "r5"])
+@pytest.mark.parametrize("round_", ["r1", "r2", "r3", "r4", "r5", "r6"])
 def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
     verdicts = check_paths([HELDOUT / round_])
     acceptable = [v for v in verdicts if v.label == "acceptable"]
@@ -47,10 +47,13 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # another field (profile.facts_not_repeated) rejects one more of r3, two of r4, one of r5; a
 # candidate solution of two sentences (candidates.one_sentence_solutions), one more of r3; a
 # requirement type naming one occasion ("年终", "本次": lasting_requirement_types), one of r5.
+# r6 was written after the first four of those (by four fresh writers, judged by four fresh
+# judges) and measured fresh at 61 and 117; the last two reject two more of it.
 # Left: 2 emotion scores in each (measured against annotators), the rest judge misses.
 FIGURES = {"r3": {"checked": 72, "caught": 124, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r4": {"checked": 61, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
-           "r5": {"checked": 58, "caught": 117, "violations": 134, "acceptable_audited": 65, "wrongly": 4}}
+           "r5": {"checked": 58, "caught": 117, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
+           "r6": {"checked": 63, "caught": 117, "violations": 134, "acceptable_audited": 65, "wrongly": 1}}
 
 
 @pytest.mark.parametrize("round_", sorted(FIGURES))
