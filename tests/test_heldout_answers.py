@@ -48,12 +48,13 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # candidate solution of two sentences (candidates.one_sentence_solutions), one more of r3; a
 # requirement type naming one occasion ("年终", "本次": lasting_requirement_types), one of r5.
 # r6 was written after the first four of those (by four fresh writers, judged by four fresh
-# judges) and measured fresh at 61 and 117; the last two reject two more of it.
+# judges) and measured fresh at 61 and 117; the last two reject two more of it, and a day said
+# with the wrong weekday (experience.weekdays_agree) one more, which the judge had let through.
 # Left: 2 emotion scores in each (measured against annotators), the rest judge misses.
 FIGURES = {"r3": {"checked": 72, "caught": 124, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r4": {"checked": 61, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r5": {"checked": 58, "caught": 117, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
-           "r6": {"checked": 63, "caught": 117, "violations": 134, "acceptable_audited": 65, "wrongly": 1}}
+           "r6": {"checked": 64, "caught": 118, "violations": 134, "acceptable_audited": 65, "wrongly": 1}}
 
 
 @pytest.mark.parametrize("round_", sorted(FIGURES))

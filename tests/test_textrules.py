@@ -177,3 +177,36 @@ def test_any_text_splits_into_sentences_it_holds(text):
     plain = text.replace("\x1c", " ").replace("\x1d", " ").replace("\x1e", " ").replace("\x1f", " ")
     for sentence in sentences(text):
         assert sentence in plain or sentence in text
+
+
+WEEK = (dt.date(2024, 11, 6), dt.date(2024, 11, 11))  # 9 November 2024 was a Saturday
+
+
+@pytest.mark.parametrize(("text", "wrong"), [
+    ("11月10日周六，用户去社区医院做理疗。", "11月10日周六"),  # held-out r6: the 10th was a Sunday
+    ("11月9日（周六）理疗，11月10日（星期日）休息。", None),
+    ("2024-11-10 周六 上午理疗", "2024-11-10 周六"),
+    ("十一月九日星期五", "十一月九日星期五"),
+    ("On Saturday, November 10 he went to physio.", "Saturday, November 10"),
+    ("On Saturday 9 November he went to physio.", None),
+    ("9 November (Sunday): physio.", "9 November (Sunday"),
+    ("11月10日，周六那次理疗的效果还在。", None),  # a comma: the weekday is another day's
+    ("周六上午理疗。", None),
+])
+def test_a_day_said_with_the_wrong_weekday_is_found(text, wrong):
+    found = clock.wrong_weekdays(text, *WEEK)
+    assert [said for said, _ in found] == ([wrong] if wrong else [])
+
+
+@settings(max_examples=200, deadline=None)
+@given(offset=st.integers(min_value=0, max_value=5), shift=st.integers(min_value=0, max_value=6),
+       zh=st.booleans(), prefix=st.text(max_size=20), suffix=st.text(max_size=20))
+def test_a_weekday_is_flagged_exactly_when_it_is_not_the_day_s(offset, shift, zh, prefix, suffix):
+    """Any day of the span with any weekday, amid any Unicode: flagged when, and only when, wrong."""
+    day = WEEK[0] + dt.timedelta(days=offset)
+    index = (day.weekday() + shift) % 7
+    said = (f"{day.month}月{day.day}日周{'一二三四五六日'[index]}" if zh
+            else f"{('Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday')[index]}, "
+                 f"{day:%B} {day.day}")
+    found = clock.wrong_weekdays(f"{prefix} {said} {suffix}", *WEEK)
+    assert any(s == said for s, _ in found) is (shift != 0)

@@ -44,6 +44,7 @@ from memsynth.quality.mutants import (
     Values,
     Voice,
 )
+from memsynth.quality.mutants.moments import WrongWeekday
 from schemas.pal import ASPECTS
 
 MINUTE = "%Y-%m-%d %H:%M"
@@ -201,6 +202,7 @@ AIMS = (
                                               places=2)),
     Aim("vague-query", ("requirements",), Dated("topics[*].user_query", lambda v: v["reference_date"])),
     Aim("requirement-types", ("requirement_types",), Dated("work[*]", lambda v: v["reference_date"])),
+    Aim("experience-calendar", ("experience",), WrongWeekday("experience", lambda v: str(v.get("span_start") or v["time_span"]))),
     # one occasion named without a date (held-out rounds: "准备年终质量数据汇报", "按期提交本次审核的整改报告")
     Aim("requirement-types", ("requirement_types",), Replace("family[*]", {"zh": r"^", "en": r"^"},
                                                               {"zh": ("本次",), "en": ("This year's ",)}, "one_off")),

@@ -14,7 +14,7 @@ from typing import Any
 from memsynth.core.textmatch import length_in_words
 from memsynth.generation import checklib as lib
 from memsynth.generation.stage import check, say
-from memsynth.quality.textrules.clock import dates, past
+from memsynth.quality.textrules.clock import dates, past, wrong_weekdays
 from memsynth.quality.textrules.forms import enumerated, questions, second_proposal, third_person_user
 from memsynth.quality.textrules.meaning import same_meaning_pairs
 from memsynth.quality.textrules.people import named_in, person_forms
@@ -49,6 +49,16 @@ def stays_in_span(out: Experience, v: Mapping[str, Any]) -> Iterator[str]:
                      f"at {end:%Y-%m-%d %H:%M} (when the dialogue begins); everything happens before then",
                   f"经历写到了“{moment.said}”（{moment.at:%Y-%m-%d %H:%M}），没有早于时间段的结束时间 "
                   f"{end:%Y-%m-%d %H:%M}（对话从那时开始）；所有事件都要发生在这之前")
+
+
+@check("weekdays_agree")
+def weekdays_agree(out: Experience, v: Mapping[str, Any]) -> Iterator[str]:
+    """A day said with its weekday falls on it ("11月10日周六" when the 10th of that November is a
+    Sunday tells two days at once)."""
+    start, end = _span(v)
+    for said, day in wrong_weekdays(out.experience, start.date(), end.date())[:2]:
+        yield say(v, f"{said!r}: {day:%d %B %Y} is a {day:%A}; name each day with the weekday it falls on",
+                  f"“{said}”：{day.year}年{day.month}月{day.day}日是星期{'一二三四五六日'[day.weekday()]}；日期和星期要对得上")
 
 
 def _user_forms(v: Mapping[str, Any]) -> set[str]:

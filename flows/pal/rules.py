@@ -55,6 +55,9 @@ RULES = (
          "the user's personality, preferences or inner life; a brief plain reaction to an event ('was relieved') "
          "is an event's part, not a violation", "seed 004 Step 4",
          prompt_only="objectivity is a reading of the whole text; the audit judge reads a sample"),
+    Rule("experience-calendar", "a day the experience names with its weekday falls on that weekday in the span's "
+         "year ('11月10日周六' when the 10th is a Sunday tells two days at once)", "seed 004 Step 4",
+         checks=("experience.weekdays_agree",)),
     Rule("experience-ends", "the experience describes nothing from the span's end on (the dialogue starts then): no "
          "later ISO date, prose date (11月12日, 'the next day'), and no clock time on the last day at or after the end "
          "('20:00' when the span ends at 20:00, '17:15', '5:30 pm', '下午五点半'); a day named as a deadline "

@@ -42,7 +42,7 @@ PREFERENCES = _stage("preferences", AspectPreferences, c.covers_requirement_type
                      pc.user_not_named, judge=j.PREFERENCES, max_tokens=2560)
 SITUATIONS = _stage("situations", MonthSituations, c.situation_count, c.spans_consecutive,
                     c.valid_requirement_ids, c.situation_sentences, pc.user_not_named, max_tokens=2560)
-EXPERIENCE = _stage("experience", Experience, c.ends_before_session, pc.stays_in_span, pc.user_not_named,
+EXPERIENCE = _stage("experience", Experience, c.ends_before_session, pc.stays_in_span, pc.weekdays_agree, pc.user_not_named,
                     max_tokens=1024)
 LOGS = _stage("logs", Logs, c.enough_logs, c.log_times, c.log_format)
 REQUIREMENTS = _stage("requirements", SessionRequirements, c.one_framework_per_topic, c.distinct_needs,

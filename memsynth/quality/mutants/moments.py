@@ -129,6 +129,31 @@ class Dated(Mutator):
                 yield Mutant(put(answer, path, new), f"dated:{form}", f"{_show(path)}: {when!r} before it")
 
 
+@dataclass(frozen=True)
+class WrongWeekday(Mutator):
+    """A day of the span (`day`, a function of the variables giving "YYYY-MM-DD…") put before a
+    text with a weekday it does not fall on ("11月7日周日" when the 7th is a Thursday)."""
+
+    where: Where
+    day: Callable[[Mapping[str, Any]], str]
+    kind = "wrong_weekday"
+
+    def __call__(self, answer: Any, ctx: Context) -> Iterator[Mutant]:
+        paths = _texts(answer, self.where, ctx)
+        if not paths:
+            return
+        day = dt.date.fromisoformat(str(self.day(ctx.variables))[:10])
+        wrong = (day.weekday() + 3) % 7
+        path = ctx.rng(f"weekday/{_key(self.where)}").choice(paths)
+        body = get(answer, path).strip()
+        if ctx.language == "zh":
+            new = f"{day.month}月{day.day}日周{'一二三四五六日'[wrong]}，{body}"
+        else:
+            weekday = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")[wrong]
+            new = f"On {weekday} {day.day} {day:%B}, {body[:1].lower()}{body[1:]}"
+        yield Mutant(put(answer, path, new), "wrong_weekday", f"{_show(path)}: {day} said as a {wrong}th weekday")
+
+
 _ISO_DAY = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
 
 

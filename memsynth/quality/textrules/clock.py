@@ -252,3 +252,39 @@ def dates(text: str, deadlines: bool = False) -> list[str]:
         if deadlines or not _deadline(m):
             found.append((m.start(), m.group(0)))
     return [words for _, words in sorted(found)]
+
+
+# A day and its weekday said together: "11月10日周六", "11月10日（星期六）", "2024-11-10 周六",
+# "Saturday 9 November", "Saturday, November 9", "9 November (Saturday)".
+_WD_ZH = r"[（(\s]*(?:周|星期|礼拜)(?P<w>[一二三四五六日天])"
+_WD_EN = r"(?P<w>" + "|".join(_WEEKDAYS_EN) + r")"
+_DAY_AND_WEEKDAY = [re.compile(p, re.IGNORECASE) for p in (
+    rf"(?P<m>{_ZH_NUM})月(?P<d>{_ZH_NUM})[日号]{_WD_ZH}",
+    rf"(?<!\d)(?P<y>\d{{4}})-(?P<m>\d{{2}})-(?P<d>\d{{2}})(?!\d){_WD_ZH}",
+    rf"\b{_WD_EN},?\s+(?:the\s+)?(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m>{_MONTH_RE})\b",
+    rf"\b{_WD_EN},?\s+(?P<m>{_MONTH_RE})\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\b",
+    rf"\b(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m>{_MONTH_RE})\s*\(\s*{_WD_EN}\b",
+    rf"\b(?P<m>{_MONTH_RE})\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s*\(\s*{_WD_EN}\b",
+)]
+
+
+def wrong_weekdays(text: str, start: dt.date, end: dt.date) -> list[tuple[str, dt.date]]:
+    """(the words, the day they name) for each day said with a weekday it does not fall on, the
+    year taken from the span ("11月10日周六" in November 2024: the 10th was a Sunday)."""
+    out = []
+    for pattern in _DAY_AND_WEEKDAY:
+        for m in pattern.finditer(text):
+            w = m.group("w").lower()
+            index = _WEEKDAYS_ZH.index(w.replace("天", "日")) if w in _WEEKDAYS_ZH + "天" else _WEEKDAYS_EN.index(w)
+            month = m.group("m")
+            try:
+                number = int(month) if month.isdigit() else _MONTHS.get(month.lower()) or _zh_int(month)
+                if m.groupdict().get("y"):
+                    day: dt.date | None = dt.date(int(m.group("y")), number, int(m.group("d")))
+                else:
+                    day = _day_in_span(start, end, number, _zh_int(m.group("d")))
+            except (ValueError, KeyError, IndexError):
+                continue
+            if day is not None and day.weekday() != index:
+                out.append((m.group(0), day))
+    return out
