@@ -7,10 +7,12 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from flows.enpmr.checks import TITLE_QUOTED
 from flows.enpmr.evaluation import STAGES as EVAL_STAGES
 from flows.enpmr.form_checks import NAME_LIMIT
 from flows.enpmr.options import NEEDS, REPLY_LIMIT
 from flows.enpmr.stages import STAGES
+from memsynth.core.textmatch import length_in_words
 from memsynth.quality.mutants import (
     SCHEMA_RULE,
     Aim,
@@ -93,7 +95,7 @@ def _quoted_title(key: str):
     (a relationship's title is a person's name: saying it is no quote)."""
     def texts(v: Mapping[str, Any], language: str) -> list[str]:
         name = str(v[key]["name"])
-        if v.get("category") == "relationship" or ((len(name) < 8) if language == "zh" else (len(name.split()) < 5)):
+        if v.get("category") == "relationship" or length_in_words(name) < TITLE_QUOTED[language]:
             return []
         return [f"就是那次“{name}”。"] if language == "zh" else [f'That was "{name}".']
     return texts
