@@ -50,11 +50,14 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # r6 was written after the first four of those (by four fresh writers, judged by four fresh
 # judges) and measured fresh at 61 and 117; the last two reject two more of it, and a day said
 # with the wrong weekday (experience.weekdays_agree) one more, which the judge had let through.
+# A preference memory holding two of the profile's preferences (preferences.one_preference_each,
+# written after r6 was scored) rejects two more of r3, r4, r5 and r6; the judge had flagged all
+# but one of r4.
 # Left: 2 emotion scores in each (measured against annotators), the rest judge misses.
-FIGURES = {"r3": {"checked": 72, "caught": 124, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
-           "r4": {"checked": 61, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
-           "r5": {"checked": 58, "caught": 117, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
-           "r6": {"checked": 64, "caught": 118, "violations": 134, "acceptable_audited": 65, "wrongly": 1}}
+FIGURES = {"r3": {"checked": 74, "caught": 124, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
+           "r4": {"checked": 63, "caught": 127, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
+           "r5": {"checked": 60, "caught": 117, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
+           "r6": {"checked": 66, "caught": 118, "violations": 134, "acceptable_audited": 65, "wrongly": 1}}
 
 
 @pytest.mark.parametrize("round_", sorted(FIGURES))

@@ -128,3 +128,19 @@ def facts_not_repeated(out: Profile, v: Mapping[str, Any]) -> Iterator[str]:
     for field, item, other, again in repeated_across_fields(out)[:3]:
         yield say(v, f"{other} {again!r} repeats the {field} item {item!r}; do not repeat the same fact across fields",
                   f"{other} 中的“{again}”重复了 {field} 中的“{item}”；不同字段之间不要重复同一条事实")
+
+
+@check("one_preference_each")
+def one_preference_each(out: Preferences, v: Mapping[str, Any]) -> Iterator[str]:
+    """"One per like or dislike": an item holding two of the profile's preferences (spicy food and
+    no coriander in one) is two memories written as one (textrules.meaning.merged_sources)."""
+    from memsynth.quality.textrules.meaning import merged_sources
+
+    profile = v.get("profile") or {}
+    sources = [str(p) for p in (profile.get("preferences") or [])] if isinstance(profile, Mapping) else []
+    texts = [f"{item.name} {item.description}" for item in out.items]
+    for j, a, b in merged_sources(sources, texts)[:3]:
+        yield say(v, f"items[{j}] ({out.items[j].name!r}) holds two of the profile's preferences, {sources[a]!r} and "
+                     f"{sources[b]!r}; write one item per like or dislike",
+                  f"items[{j}]（“{out.items[j].name}”）把资料中的两项偏好“{sources[a]}”和“{sources[b]}”写成了一条；"
+                  "每条只写一项喜好或厌恶")

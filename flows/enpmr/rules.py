@@ -71,8 +71,9 @@ RULES = (
          checks=("relationship.distinct_names", "power.distinct_names", "goal.distinct_names",
                  "highlight.distinct_names", "preferences.distinct_names", "profile.distinct_preferences",
                  "profile.facts_not_repeated")),
-    Rule("preferences", "at least 10 preferences, first mentioned within the five years", "seed 000 §3.1",
-         checks=("preferences.enough_items", "preferences.dates_in_window")),
+    Rule("preferences", "at least 10 preferences, one item per like or dislike of the profile (an item that holds "
+         "two of them is two memories written as one), first mentioned within the five years", "seed 000 §3.1",
+         checks=("preferences.enough_items", "preferences.dates_in_window", "preferences.one_preference_each")),
     _fields("preferences", "a preference has a short label (at most 20 characters, 12 English words), one or two "
                            "sentences with a concrete detail, and the date it was first mentioned", "short_names"),
     Rule("persona-prose", "a written persona is two or three sentences about someone in the third person, not a list "

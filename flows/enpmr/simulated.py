@@ -163,7 +163,23 @@ def highlight(draft: Answer, v: Variables, text: TextMaker) -> Answer:
 def preferences(draft: Answer, v: Variables, text: TextMaker) -> Answer:
     start = _date(v, "window_start", dt.date(2019, 12, 2))
     draft["items"] = _dated_items(draft, v, text, v["min_items"] + text.rng.randint(0, 2), start, short=True)
+    _one_each(draft["items"], v, text)
     return draft
+
+
+def _one_each(items: list[Answer], v: Variables, text: TextMaker) -> None:
+    """Draws again each description that holds two of the profile's preferences
+    (one_preference_each): the filler's sentences share their words."""
+    from memsynth.quality.textrules.meaning import merged_sources
+
+    profile = v.get("profile") or {}
+    sources = [str(p) for p in profile.get("preferences") or []] if isinstance(profile, dict) else []
+    for _ in range(50):
+        merged = merged_sources(sources, [f"{i['name']} {i['description']}" for i in items])
+        if not merged:
+            return
+        for j, _a, _b in merged:
+            items[j]["description"] = text.paragraph(1)
 
 
 def _alternating(text: TextMaker, count: int) -> list[Answer]:

@@ -9,7 +9,8 @@ in the answer it works and which bound it breaks. `python -m memsynth.quality.mu
 runs them over the acceptable answers of answer files and prints, per rule, how many mutants
 the rule's checks reject; the ones no check rejects are the rule's judge work.
 
-Mutators: Sentences (add or drop sentences past a bound), Longer (10-30 % past a length),
+Mutators: Sentences (add or drop sentences past a bound), Longer (10-30 % past a length), Merged
+(two items of a list as one),
 Count (items past a bound), Moved (a date or minute field past a bound), DayInWords (an ISO
 day written "March 13, 2024" or 2024年3月13日), ProseMoment (prose
 dated after an end: "17:15", "5:30 pm", "下午五点半", "10月16日"), Dated (a date put in a
@@ -41,6 +42,7 @@ from memsynth.quality.mutants.mutators import (
     Join,
     Listed,
     Longer,
+    Merged,
     Moved,
     Mutant,
     Mutator,
@@ -70,7 +72,7 @@ from memsynth.quality.mutants.run import (
 
 __all__ = [
     "SCHEMA_RULE", "Aim", "Append", "Case", "Context", "Copy", "Count", "Dated", "DayInWords", "DropOne", "Duplicate", "Fields", "InsertPerson",
-    "InsertText", "Join", "Listed", "Longer", "Moved", "Mutant", "Mutator", "Outcome", "PairDuplicate",
+    "InsertText", "Join", "Listed", "Longer", "Merged", "Moved", "Mutant", "Mutator", "Outcome", "PairDuplicate",
     "ProseMoment", "Replace", "Reword", "Rewrite", "Swap", "least_related", "RuleTally", "Runner", "Sentences", "Set", "Soften", "Values", "Voice",
     "corpus_cases", "format_table", "get", "locate", "tally"
 ]

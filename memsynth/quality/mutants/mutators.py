@@ -27,7 +27,7 @@ from memsynth.quality.mutants.base import (
 )
 from memsynth.quality.mutants.fields import Copy, Fields, Set, Values
 from memsynth.quality.mutants.moments import Dated, DayInWords, Moved, ProseMoment
-from memsynth.quality.mutants.sizes import Count, DropOne, Longer, Sentences
+from memsynth.quality.mutants.sizes import Count, DropOne, Longer, Merged, Sentences
 from memsynth.quality.mutants.wording import (
     Duplicate,
     InsertPerson,
@@ -43,7 +43,7 @@ from memsynth.quality.mutants.wording import (
 
 __all__ = [
     "CHECK_RULE", "Aim", "Bound", "Context", "Copy", "Count", "DropOne", "Duplicate", "Fields", "InsertPerson", "InsertText",
-    "Dated", "DayInWords", "Join", "Listed", "Longer", "Moved", "Mutant", "Mutator", "PairDuplicate", "Path", "People", "ProseMoment", "Replace",
+    "Dated", "DayInWords", "Join", "Listed", "Longer", "Merged", "Moved", "Mutant", "Mutator", "PairDuplicate", "Path", "People", "ProseMoment", "Replace",
     "Reword", "Sentences", "Set", "Soften", "Swaps", "Texts", "Values", "Voice", "Where", "_bound", "_key", "_pick", "_show",
     "_texts", "get", "locate", "parse_path", "put",
 ]

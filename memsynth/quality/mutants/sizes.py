@@ -123,3 +123,34 @@ class DropOne(Mutator):
             if isinstance(items, list) and items:
                 k = rng.randrange(len(items))
                 yield Mutant(put(answer, path, items[:k] + items[k + 1:]), "drop_item", f"{_show((*path, k))} dropped")
+
+
+@dataclass(frozen=True)
+class Merged(Mutator):
+    """Two items of a list written as one (two likes in one preference memory): the first text
+    field (a name) joined with "、" / ", ", the others with "；另外，" / "; and ", the second item
+    dropped."""
+
+    where: Where
+    fields: tuple[str, ...]
+    kind = "merge_items"
+
+    @staticmethod
+    def _joined(a: str, b: str, first: bool, language: str) -> str:
+        if language == "zh":
+            return f"{a.rstrip('。')}{'、' if first else '；另外，'}{b}"
+        return f"{a.rstrip('.')}{', ' if first else '; and '}{b[:1].lower()}{b[1:]}"
+
+    def __call__(self, answer: Any, ctx: Context) -> Iterator[Mutant]:
+        rng = ctx.rng(f"merged/{_key(self.where)}")
+        for path in locate(answer, self.where, ctx.variables)[:1]:
+            items = get(answer, path)
+            if not isinstance(items, list) or len(items) < 2:
+                continue
+            for i, j in sorted({tuple(sorted(rng.sample(range(len(items)), 2))) for _ in range(4)})[:2]:
+                one = copy.deepcopy(items[i])
+                for key in self.fields:
+                    one[key] = self._joined(str(items[i].get(key, "")), str(items[j].get(key, "")),
+                                            key == self.fields[0], ctx.language)
+                merged = [one if k == i else item for k, item in enumerate(items) if k != j]
+                yield Mutant(put(answer, path, merged), "merge_items", f"{_show((*path, j))} merged into {_show((*path, i))}")
