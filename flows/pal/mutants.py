@@ -137,6 +137,10 @@ _ANYONE = {"pos": {"en": ("The user likes solutions that work well and are good 
 _PERSONALITY = {"en": ("Being highly conscientious and rather introverted, the user handles all of this quietly and "
                        "by the book.",),
                 "zh": ("用户尽责性高、性格内向，遇事总是一个人默默按部就班地处理。",)}
+# Who the user is, said in a month's events: a trait word, in two wordings a language.
+_CHARACTER = {"en": ("The user has always been a perfectionist and rarely asks anyone for help.",
+                     "By nature the user is a stubborn person who keeps worries to themselves."),
+              "zh": ("用户做事一向追求完美，很少开口求人帮忙。", "用户性格要强，遇到难处总想一个人扛。")}
 _OFF_TOPIC = {"en": ("Find a phone case in a nicer colour", "Learn to bake sourdough bread at weekends"),
               "zh": ("给手机换一个颜色更好看的手机壳", "学会在周末烤酸面包")}
 
@@ -245,6 +249,7 @@ AIMS = (
                                                      lambda v, lang: _OFF_TOPIC[lang], "off_topic_need")),
     Aim("choices-follow-preferences", ("solution_preferences",), Swap(_liked_disliked, "liked_disliked_swapped")),
     # the user as "the user" / "you", never by name; one question a query or inquiry.
+    Aim("timeline", ("timeline",), InsertText("months[*].summary", lambda v, lang: _CHARACTER[lang], "character")),
     Aim("the-user", ("timeline",), InsertPerson("months[*].summary", _user, voice="narrator")),
     Aim("the-user", ("preferences",), Voice("items[*].pos", _named)),
     Aim("the-user", ("experience",), Voice("experience", _named)),

@@ -15,7 +15,7 @@ from memsynth.core.textmatch import length_in_words
 from memsynth.generation import checklib as lib
 from memsynth.generation.stage import check, say
 from memsynth.quality.textrules.clock import dates, past, wrong_weekdays
-from memsynth.quality.textrules.forms import enumerated, questions, second_proposal, third_person_user
+from memsynth.quality.textrules.forms import enumerated, questions, second_proposal, third_person_user, traits
 from memsynth.quality.textrules.meaning import same_meaning_pairs
 from memsynth.quality.textrules.people import named_in, person_forms
 from schemas.pal import (
@@ -98,6 +98,18 @@ def user_not_named(out: Any, v: Mapping[str, Any]) -> Iterator[str]:
         for i, turn in enumerate(out.turns, start=1):
             for speaker in ("user", "assistant"):
                 yield from _unnamed(v, f"turn {i} {speaker}", getattr(turn, speaker).content)
+
+
+@check("no_traits")
+def no_traits(out: Timeline, v: Mapping[str, Any]) -> Iterator[str]:
+    """A month reports objective events, "not the user's personality or preferences": a trait
+    word (textrules.forms.traits: 向来, 一向, 性格, "has always been", "by nature") describes
+    who the user is."""
+    for m in out.months:
+        if found := traits(m.summary):
+            yield say(v, f"months[{m.month}].summary describes the user's character ({', '.join(found)}); report what "
+                         "happened, not what the user is like",
+                      f"months[{m.month}].summary 写了用户的性格（{'、'.join(found)}）；只客观叙述发生的事，不写用户是什么样的人")
 
 
 @check("undated_evidences")

@@ -35,7 +35,8 @@ def _stage(name: str, output: type[BaseModel], *checks: Check, policy: Policy = 
 # Flagged, not dropped: the recipe keeps each valid profile of the batch on its own.
 PROFILE = _stage("profile", PalProfiles, c.batch_size, c.profile_fields, c.varied_batch, c.unlike_the_example,
                  policy="flag")
-TIMELINE = _stage("timeline", Timeline, c.months_in_order, c.month_sentences, pc.user_not_named, max_tokens=1024)
+TIMELINE = _stage("timeline", Timeline, c.months_in_order, c.month_sentences, pc.user_not_named, pc.no_traits,
+                  max_tokens=1024)
 REQUIREMENT_TYPES = _stage("requirement_types", RequirementTypes, c.distinct_requirement_types,
                            pc.lasting_requirement_types, pc.short_requirement_types, max_tokens=512)
 PREFERENCES = _stage("preferences", AspectPreferences, c.covers_requirement_types, c.preference_sentences,

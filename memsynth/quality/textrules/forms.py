@@ -134,3 +134,19 @@ def enumerated(text: str) -> list[str]:
         return markers
     clauses = [c for c in _LIST_CLAUSE.split(normal) if c.strip(" 。.")]
     return ["；"] * (len(clauses) - 1) if len(clauses) >= 3 else []
+
+
+# Words that tell who someone is, not what happened: habitual-trait adverbs (向来, "has always
+# been"), naming a personality or temper, "by nature". Every held-out timeline labelled with
+# "不要写用户的性格" holds one (向来 ×3, 一向 ×2, 性格 ×2); no acceptable timeline does. Quoted
+# speech is left out: a colleague may say anything.
+_TRAIT = re.compile(
+    r"向来|一向|一贯|素来|历来|生性|天生|性格|脾气|为人[^，。；]{0,4}(?:谨慎|随和|要强|内向|外向|低调|热情|老实)|骨子里"
+    r"|\b(?:has|had) always been\b|\bby nature\b|\b(?:is|was) (?:the|a) (?:kind|sort|type) of (?:person|man|woman)\b"
+    r"|\bpersonality\b|\btemperament\b|\bcharacteristically\b|\bas is (?:his|her|their) (?:way|habit)\b",
+    re.IGNORECASE)
+
+
+def traits(text: str) -> list[str]:
+    """The trait words of `text` outside quotes ("向来", "by nature"): a description of character."""
+    return _TRAIT.findall(_QUOTED.sub("", text))

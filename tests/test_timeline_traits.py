@@ -1,0 +1,72 @@
+"""pal `timeline.no_traits`: a month reports events, "not the user's personality or preferences"
+(timeline[.zh].j2), held to what a strong model wrote: every acceptable timeline passes, and every
+timeline labelled with that line's personality clause is rejected."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from flows.pal.prose_checks import no_traits
+from memsynth.quality.textrules.forms import traits
+from schemas.pal import Timeline
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT.parent / "shared" / "model-answers" / "pal"
+HELDOUT = ROOT / "tests" / "data" / "heldout"
+LABEL = ("性格", "personality")
+
+
+def _answers():
+    files = [(f"corpus/{p.parent.name}", p) for p in sorted(CORPUS.glob("*/timeline.json"))]
+    files += [(p.parts[-4], p) for p in sorted(HELDOUT.glob("r*/pal/*/timeline.json"))]
+    for where, path in files:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for answer in data["answers"]:
+            yield where, data["language"], answer
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the shared corpus is not at {CORPUS}")
+def test_acceptable_timelines_pass_and_labelled_character_fails():
+    labelled = []
+    for where, language, answer in _answers():
+        try:
+            out = Timeline.model_validate(answer["answer"])
+        except ValueError:
+            assert answer["label"] == "violation"
+            continue
+        found = list(no_traits(out, {"language": language}))
+        if answer["label"] == "acceptable":
+            assert found == [], (where, answer["id"], found)
+        elif any(w in answer["rule"] for w in LABEL):
+            labelled.append(f"{where}/{answer['id']}")
+            assert found, (where, answer["id"], answer["rule"])
+    assert len(labelled) >= 6, labelled
+
+
+def test_traits_read_character_not_events_nor_quotes():
+    assert traits("用户做事向来一丝不苟，报告都要核对三遍。") == ["向来"]
+    assert traits("By nature the user keeps to herself.") == ["By nature"]
+    assert traits("The user has always been careful with money.") == ["has always been"]
+    assert traits("用户的父亲住院了，用户请了三天假。周末用户带女儿去爬山。") == []
+    assert traits("经理说：“你这个人脾气太急。”用户没有回话。") == []  # a colleague's words, quoted
+    assert traits("The user always takes the 7:40 tram and met a client on Tuesday.") == []
+
+
+_PIECE = st.text(alphabet=st.characters(codec="utf-8"), max_size=6) | st.sampled_from(
+    ["向来", "性格", "ｂｙ ｎａｔｕｒｅ", "🙂", "\u202e", "\u0301", "\x00", "\ud800", "“", "”", "by nature", "\""])
+
+
+@settings(max_examples=200, deadline=None)
+@given(pieces=st.lists(_PIECE, max_size=10))
+def test_any_unicode_is_read_without_failing(pieces):
+    """CJK, full-width, emoji, RTL, combining marks, NUL, lone surrogates, stray quotes: a list of
+    trait words each found in the text, never a crash; a trait word put outside any quote is found."""
+    text = "".join(pieces)
+    assert all(t in text for t in traits(text))
+    if "“" not in text and "\"" not in text and "”" not in text:
+        assert "向来" in traits(f"{text}。用户向来如此。")
