@@ -147,7 +147,9 @@ RULES = (
     Rule("eval-reply", "an evaluation reply names a listed memory and stays within its length; it reasons in "
          "`reasoning` in the CoT setting only", "seed 000 Figs. 13-15",
          checks=("eval_respond.names_a_listed_memory", "eval_respond.reply_length", "eval_respond.reasoning_by_mode")),
-    Rule("eval-grades", "the reply judge grades four dimensions 1-5", "seed 000 Fig. 12", checks=("eval_judge.schema",),
+    Rule("eval-grades", "the reply judge grades four dimensions, whole numbers 1-5, strictly: a 5 only where the "
+         "reply is clearly excellent on that dimension (an empathy 5 for a reply that passes over a feeling the user "
+         "voiced is lenient, not strict)", "seed 000 Fig. 12", checks=("eval_judge.schema",),
          judges=("eval_judge.empathy",)),
     *SHARED_RULES,
     *EMOTION_RULES,

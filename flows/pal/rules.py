@@ -106,7 +106,9 @@ RULES = (
          "and one solution "
          "(not two different courses of action offered as alternatives, 'or alternatively' / 或者 / 也可以, nor a "
          "list of them, '1. … 2. …', '方案一：…', '一是…二是…', three ；-joined clauses; one course of action that names "
-         "interchangeable means for the same step is one solution)", "seed 004 Step 5-2",
+         "interchangeable means for the same step is one solution), each a reasonable answer to the requirement as "
+         "stated, within what it fixes (a deadline, a place, a budget: a candidate that moves them answers another "
+         "need)", "seed 004 Step 5-2",
          checks=("candidates.candidates_per_topic", "candidates.distinct_candidates", "candidates.one_solution_each",
                  "candidates.one_sentence_solutions")),
     Rule("choices-verbatim", "2 liked and 2 disliked candidates, copied verbatim, one-sentence reasons from the user's "
