@@ -53,12 +53,14 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # A preference memory holding two of the profile's preferences (preferences.one_preference_each,
 # written after r6 was scored) rejects two more of r3, r4, r5 and r6; the judge had flagged all
 # but one of r4. A month of a timeline that describes the user's character (timeline.no_traits:
-# 向来, 一向, 性格) rejects one more of each; the judge had flagged all four.
-# Left: 2 emotion scores in each (measured against annotators), the rest judge misses.
-FIGURES = {"r3": {"checked": 75, "caught": 124, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
-           "r4": {"checked": 64, "caught": 127, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
-           "r5": {"checked": 61, "caught": 117, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
-           "r6": {"checked": 67, "caught": 118, "violations": 134, "acceptable_audited": 65, "wrongly": 1}}
+# 向来, 一向, 性格) rejects one more of each; the judge had flagged all four. An emotion score whose
+# evidence quotes the other speaker's words (score.speaker_own_words) one more of each, which no
+# audit reads (emotion scores are measured against annotators).
+# Left: an emotion score in each (a single word overread), the rest judge misses.
+FIGURES = {"r3": {"checked": 76, "caught": 125, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
+           "r4": {"checked": 65, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
+           "r5": {"checked": 62, "caught": 118, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
+           "r6": {"checked": 68, "caught": 119, "violations": 134, "acceptable_audited": 65, "wrongly": 1}}
 
 
 @pytest.mark.parametrize("round_", sorted(FIGURES))

@@ -103,7 +103,6 @@ UNAIMED = frozenset({
     ('enpmr', 'audit-any-wording'),
     ('enpmr', 'audit-scope'),
     ('enpmr', 'emotions-reader'),
-    ('enpmr', 'emotions-what'),
     ('enpmr', 'eval-companion'),
     ('enpmr', 'goals-build'),
     ('enpmr', 'memory-in-theme'),
@@ -116,7 +115,6 @@ UNAIMED = frozenset({
     ('pal', 'audit-scope'),
     ('pal', 'dialogue-flow'),
     ('pal', 'emotions-reader'),
-    ('pal', 'emotions-what'),
     ('pal', 'eval-assistant'),
     ('pal', 'experience-objective'),
     ('pal', 'log-realism'),
@@ -124,7 +122,6 @@ UNAIMED = frozenset({
     ('stratmem', 'audit-any-wording'),
     ('stratmem', 'audit-scope'),
     ('stratmem', 'emotions-reader'),
-    ('stratmem', 'emotions-what'),
     ('stratmem', 'eval-in-character'),
     ('stratmem', 'fact-grounded'),
 })

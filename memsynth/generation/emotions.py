@@ -8,6 +8,7 @@ an existing version (`memsynth annotate emotions`, see `annotate`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -44,10 +45,46 @@ def every_emotion_once(out: EmotionScores, v: Mapping[str, Any]) -> Iterator[str
         yield say(v, f"{', '.join(doubled)} scored more than once", f"这些情绪打了不止一次分：{'、'.join(doubled)}")
 
 
+_TURN = re.compile(r"^\s*([^:：\n]{1,40}?)\s*[:：]\s*(.*)$")
+_QUOTED = re.compile(r"“([^”]*)”|\"([^\"]*)\"|「([^」]*)」|『([^』]*)』|‘([^’]*)’")
+
+
+def _said(text: str) -> str:
+    return " ".join(text.casefold().split()).strip(" .,!?;:。，！？；：…'\"")
+
+
+def others_words(v: Mapping[str, Any], analysis: str) -> list[str]:
+    """The spans an analysis quotes from another speaker's lines of a memory, and never from
+    the scored speaker's own ("Wow" said by the friend, scored as her surprise)."""
+    own: list[str] = []
+    other: list[str] = []
+    for line in str(v.get("text", "")).splitlines():
+        if turn := _TURN.match(line):
+            (own if turn.group(1).strip() == str(v.get("speaker", "")).strip() else other).append(turn.group(2))
+    if v.get("kind") != "memory" or not own or not other:
+        return []
+    theirs, mine = _said("\n".join(other)), _said("\n".join(own))
+    spans = (_said(next(g for g in m.groups() if g is not None)) for m in _QUOTED.finditer(analysis))
+    return [span for span in spans if len(span) >= 2 and span in theirs and span not in mine]
+
+
+@check("speaker_own_words")
+def speaker_own_words(out: EmotionScores, v: Mapping[str, Any]) -> Iterator[str]:
+    """A memory is scored on "the emotions {speaker} expresses in it": evidence quoted from the
+    other speaker's lines is someone else's feeling."""
+    speaker = v.get("speaker", "")
+    for s in out.scores:
+        if found := others_words(v, s.analysis):
+            yield say(v, f"{s.dim}: the analysis quotes {', '.join(repr(f) for f in found)}, which another speaker said; "
+                         f"score only what {speaker} expresses",
+                      f"{s.dim}：分析引用的“{'”“'.join(found)}”是另一个人说的；只按{speaker}自己表达的情绪打分")
+
+
 # Eight one-sentence analyses and scores: a strong model writes under 400 tokens (the
 # model answers' largest, indented); the schema bounds no sentence, so the budget is declared.
 SCORE = Stage("emotions", "score", EmotionScores,
-              checks=(every_emotion_once, lib.sentences("scores[].analysis", max=1, name="one_sentence_analysis")),
+              checks=(every_emotion_once, lib.sentences("scores[].analysis", max=1, name="one_sentence_analysis"),
+                      speaker_own_words),
               policy="drop", temperature=0.0, max_tokens=768)
 
 

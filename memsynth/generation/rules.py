@@ -81,8 +81,11 @@ EMOTION_RULES = (
          checks=("score.schema", "score.every_emotion_once")),
     Rule("emotions-scale", "a score is a whole number from 1 (absent) to 10 (overwhelming), after a one-sentence "
          "analysis of the evidence", "seed 001 §II-B", checks=("score.schema", "score.one_sentence_analysis")),
+    # How a speaker's feeling reads has no ground truth code can compute (the seed's own scorer is
+    # a model: measured against annotators); whose words the evidence quotes is code's to read.
     Rule("emotions-what", "a query is scored on the state behind it (in which the speaker would recall memories that "
-         "felt the same); a memory on the emotions its speaker expresses", "seed 001 §II-B", prompt_only=_NO_TRUTH),
+         "felt the same); a memory on the emotions its speaker expresses, never on another speaker's words",
+         "seed 001 §II-B", checks=("score.speaker_own_words",)),
     Rule("emotions-reader", "score what most readers would sense, not what a single word suggests", "prompt",
          prompt_only=_NO_TRUTH),
 )
