@@ -17,7 +17,7 @@ from memsynth.quality.audit_check import audit_cases, judge_figures, read_verdic
 HELDOUT = Path(__file__).resolve().parent / "data" / "heldout"
 
 
-@pytest.mark.parametrize("round_", ["r1", "r2", "r3", "r4", "r5", "r6"])
+@pytest.mark.parametrize("round_", ["r1", "r2", "r3", "r4", "r5", "r6", "r7"])
 def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
     verdicts = check_paths([HELDOUT / round_])
     acceptable = [v for v in verdicts if v.label == "acceptable"]
@@ -56,11 +56,17 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # 向来, 一向, 性格) rejects one more of each; the judge had flagged all four. An emotion score whose
 # evidence quotes the other speaker's words (score.speaker_own_words) one more of each, which no
 # audit reads (emotion scores are measured against annotators).
+# r7 was written after all of those (four fresh writers, four fresh judges) and measured fresh at
+# 69 and 125 (93 %), the judge flagging no acceptable answer. Checks added since from its misses
+# (a list item of a profile written as a paragraph: profile.short_facts; a graduate student
+# as a worker; "2号和6号" read as the ids an analysis chose; "你也可以…" after a rejection)
+# reject four more of it, two more of r3 and one of r6; the judge had flagged every one.
 # Left: an emotion score in each (a single word overread), the rest judge misses.
-FIGURES = {"r3": {"checked": 76, "caught": 125, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
+FIGURES = {"r3": {"checked": 78, "caught": 125, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r4": {"checked": 65, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r5": {"checked": 62, "caught": 118, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
-           "r6": {"checked": 68, "caught": 119, "violations": 134, "acceptable_audited": 65, "wrongly": 1}}
+           "r6": {"checked": 69, "caught": 119, "violations": 134, "acceptable_audited": 65, "wrongly": 1},
+           "r7": {"checked": 73, "caught": 125, "violations": 134, "acceptable_audited": 65, "wrongly": 0}}
 
 
 @pytest.mark.parametrize("round_", sorted(FIGURES))

@@ -107,7 +107,6 @@ UNAIMED = frozenset({
     ('enpmr', 'goals-build'),
     ('enpmr', 'memory-in-theme'),
     ('enpmr', 'powers-progress'),
-    ('enpmr', 'profile-facts'),
     ('enpmr', 'recall-natural'),
     ('enpmr', 'session-ai-warm'),
     ('enpmr', 'themes-spread'),

@@ -29,6 +29,10 @@ one_sentence_reason = lib.sentences("reason", max=1, name="one_sentence_reason")
 # model's acceptable names (../shared/model-answers and five held-out rounds) run to 16
 # characters or 8 words; the bound leaves a quarter over, and a retold event stays outside it.
 NAME_LIMIT = {"zh": 20, "en": 12}  # characters in Chinese (a Latin word counts one), words in English
+# "Every list item is one short, specific fact, not a paragraph" (profile.j2): acceptable items
+# (the shared corpus and seven held-out rounds) reach 37 characters or 18 words; paragraphs
+# labelled as such run from 61 words and 88 characters. The bound sits between, nearer the facts.
+FACT_LIMIT = {"zh": 50, "en": 30}
 # "Do not repeat the same fact across fields" (profile.j2): two items of different fields that
 # share more than a third of their meaning units (memsynth.quality.textrules.meaning). A strong
 # model's acceptable profiles (../shared/model-answers, five held-out rounds) reach 0.29 ("goes
@@ -144,3 +148,14 @@ def one_preference_each(out: Preferences, v: Mapping[str, Any]) -> Iterator[str]
                      f"{sources[b]!r}; write one item per like or dislike",
                   f"items[{j}]（“{out.items[j].name}”）把资料中的两项偏好“{sources[a]}”和“{sources[b]}”写成了一条；"
                   "每条只写一项喜好或厌恶")
+
+
+@check("short_facts")
+def short_facts(out: Profile, v: Mapping[str, Any]) -> Iterator[str]:
+    limit = FACT_LIMIT["zh" if v.get("language") == "zh" else "en"]
+    for field in PROFILE_LISTS:
+        for i, item in enumerate(getattr(out, field)):
+            if (n := length_in_words(item)) > limit:
+                yield say(v, f"{field}[{i}] has {n} words; each list item is one short fact (at most {limit} words), "
+                             "not a paragraph",
+                          f"{field}[{i}] 有 {n} 个字；列表中的每一项是一条简短的事实（不超过 {limit} 个字），不要写成段落")

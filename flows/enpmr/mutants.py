@@ -9,7 +9,7 @@ from typing import Any
 
 from flows.enpmr.checks import TITLE_QUOTED
 from flows.enpmr.evaluation import STAGES as EVAL_STAGES
-from flows.enpmr.form_checks import NAME_LIMIT
+from flows.enpmr.form_checks import FACT_LIMIT, NAME_LIMIT
 from flows.enpmr.options import NEEDS, REPLY_LIMIT
 from flows.enpmr.stages import STAGES
 from memsynth.core.textmatch import length_in_words
@@ -189,6 +189,7 @@ AIMS = (
     Aim("distinct-memories", ("relationship",), Duplicate("items", keys=("characteristic",), times=1)),
     Aim("highlight-fields", ("highlight",), Longer("items[*].name", lambda v: NAME_LIMIT[v["language"]])),
     Aim("preferences-fields", ("preferences",), Longer("items[*].name", lambda v: NAME_LIMIT[v["language"]])),
+    Aim("profile-facts", ("profile",), Longer("emotional_pattern[*]", lambda v: FACT_LIMIT[v["language"]])),
     Aim("preferences", ("preferences",), Count("items", low=lambda v: v["min_items"])),
     Aim("preferences", ("preferences",), Merged("items", ("name", "description"))),
     Aim("preferences", ("preferences",), Moved("items[*].date", after=lambda v: v["reference_date"],

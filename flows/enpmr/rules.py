@@ -22,10 +22,9 @@ RULES = (
          checks=("profile.schema", "profile.big_five_covered")),
     Rule("profile-preferences", "a profile lists at least 10 distinct preferences", "seed 000 §3.1",
          checks=("profile.schema", "profile.distinct_preferences")),
-    Rule("profile-facts", "every list item of a profile is one short, specific fact, inferred from the persona where "
-         "it is silent", "prompt",
-         prompt_only="the profile is context for the later prompts, never benchmark text: a judge of its style "
-                     "would cost a call and change no row"),
+    Rule("profile-facts", "every list item of a profile is one short, specific fact (at most 30 English words, 50 "
+         "characters in Chinese), not a paragraph, inferred from the persona where it is silent", "prompt",
+         checks=("profile.short_facts",)),
     Rule("life-themes", "at least 10 distinct life themes, each starting in the five years before the reference date",
          "seed 000 §3.1, Fig. 7",
          checks=("life_themes.enough_themes", "life_themes.distinct_themes", "life_themes.theme_dates_in_window")),

@@ -39,7 +39,10 @@ from schemas.pal import (
 # Is the occupation itself "student" or "retired"? A teacher loved by her students is not.
 _NOT_WORKING = re.compile(
     r"\b(a|an) (\w+ )?(student|retiree|pensioner)\b|\bretired\b"
-    r"|(是|为)(一名|一位|一个)?[^，。；]{0,8}(学生|研究生|本科生|博士生)|在读|退休", re.IGNORECASE)
+    r"|\b(phd|doctoral|master's|masters|graduate|postgraduate|undergraduate|college|university) student\b"
+    r"|\b(first|second|third|fourth|final)[- ]year\b[^.;]{0,30}\bstudent\b"
+    r"|(是|为)(一名|一位|一个)?[^，。；]{0,8}(学生|研究生|本科生|博士生)(?!的?(导师|老师|辅导员))|在读|退休"
+    r"|(研|博|大)[一二三四五](学生|生|新生)|读(研|博)[一二三四五]|在校(大学|研究)?生", re.IGNORECASE)
 # No \b: between a digit and a CJK character there is no word boundary ("2024-11-12上午").
 _ISO_DATE = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
 MINUTE = "%Y-%m-%d %H:%M"
