@@ -54,9 +54,15 @@ def test_profile_checks():
                           + varied[1:])
     assert "student" in pal.profile_fields(student, v)[0]
     assert pal.profile_fields(student, {**v, "allow_students_retirees": True}) == []
-    for occupation in ("用户是一名大学生，主修法律。", "用户已退休，在家照顾孙子。"):
+    for occupation in ("用户是一名大学生，主修法律。", "用户已退休，在家照顾孙子。",
+                       "用户是南京一所高校药学院的研二学生，课余在药房兼职。",  # held-out r7
+                       "He is a second-year master's student who works shifts at a pharmacy.",
+                       "She is a PhD student in chemistry."):
         assert pal.profile_fields(PalProfiles(profiles=[_profile(occupation=occupation)]), v), occupation
-    # Teachers are loved by their students: that is not being a student.
+    # Teachers are loved by their students, and a professor supervises graduate students: that is
+    # not being a student.
+    for occupation in ("用户是研究生导师，带着五个研究生做课题。", "He mentors PhD students at a lab."):
+        assert pal.profile_fields(PalProfiles(profiles=[_profile(occupation=occupation)]), v) == [], occupation
     teacher = "用户是一名中学语文教师，教学经验丰富，深受学生喜爱。她常常辅导学生到很晚。"
     assert pal.profile_fields(PalProfiles(profiles=[_profile(occupation=teacher)]), v) == []
     assert pal.profile_fields(PalProfiles(profiles=[_profile(

@@ -316,6 +316,9 @@ _CANDIDATES = {"candidates": [{"id": i} for i in range(1, 9)]}
     ("Options 7 and 8 need approval. Overall, 2 and 6 suit him best.", [1, 5], False),
     ("方案7和8不合适，所以选2和6。", [2, 6], True),  # the conclusion names the rejected too
     ("每个方案都有道理，很难取舍。", [4, 5], True),  # no conclusion: nothing to compare
+    ("……7号要走流程，一般。综合来看，2号和6号最合适。", [1, 5], False),  # held-out r7: ids from zero
+    ("……7号要走流程，一般。综合来看，2号和6号最合适。", [2, 6], True),
+    ("周三是11月13号，赶不上的都不选。综合来看，选2和6。", [2, 6], True),  # 11月13号 is a day
 ])
 def test_the_ids_chosen_are_those_the_analysis_concludes_on(analysis, chosen, ok):
     """"Weigh the candidates … in `analysis`, then give the ids of the two that suit them best"."""

@@ -20,8 +20,11 @@ HELDOUT = ROOT / "tests" / "data" / "heldout"
 RULE = ("Do not repeat the same fact across fields", "不同字段之间不要重复同一条事实")
 # Repeats told in other words, past what shared words can show (the audit judge's): a swim in no
 # word the habit uses; voice notes "instead of texting" beside "to typing out messages" (0.25);
-# "用游泳和做川菜给自己解压" beside "靠游泳和下厨来排解焦虑" (r6, written after the check: a miss).
-REWORDED = {"r2/profile-zh-v1", "r5/profile-en-v1", "r6/profile-zh-v1"}
+# "用游泳和做川菜给自己解压" beside "靠游泳和下厨来排解焦虑" (r6, written after the check: a miss);
+# "Swims at the local baths at 7 a.m. on Tuesdays and Fridays" beside "Loves an early-morning swim
+# at the local baths twice a week" (r7, a miss at 0.33: acceptable profiles reach 0.29, and the
+# bound stays where they put it rather than where one mistake would).
+REWORDED = {"r2/profile-zh-v1", "r5/profile-en-v1", "r6/profile-zh-v1", "r7/profile-en-v1"}
 
 
 def _answers():
@@ -85,3 +88,19 @@ def test_any_unicode_in_any_field_is_read_without_failing(lists):
     found = list(facts_not_repeated(Profile.model_construct(**copied), {"language": "zh"}))
     if meaning_units(fields["habits"][0]):
         assert found
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the shared corpus is not at {CORPUS}")
+def test_every_acceptable_item_is_a_short_fact_and_labelled_paragraphs_are_not():
+    """"Every list item is one short, specific fact, not a paragraph" (profile.short_facts)."""
+    from flows.enpmr.form_checks import short_facts
+
+    labelled = []
+    for where, language, answer in _answers():
+        found = list(short_facts(Profile.model_validate(answer["answer"]), {"language": language}))
+        if answer["label"] == "acceptable":
+            assert found == [], (where, answer["id"], found)
+        elif "paragraph" in answer["rule"] or "段落" in answer["rule"]:
+            labelled.append(f"{where}/{answer['id']}")
+            assert found, (where, answer["id"], answer["rule"])
+    assert len(labelled) >= 6, labelled
