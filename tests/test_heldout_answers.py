@@ -13,6 +13,7 @@ import pytest
 
 from memsynth.quality.answer_check import check_paths
 from memsynth.quality.audit_check import audit_cases, judge_figures, read_verdicts
+from memsynth.quality.label_quotes import claimed_by_checks
 
 HELDOUT = Path(__file__).resolve().parent / "data" / "heldout"
 
@@ -69,6 +70,13 @@ FIGURES = {"r3": {"checked": 78, "caught": 125, "violations": 134, "acceptable_a
            "r7": {"checked": 73, "caught": 125, "violations": 134, "acceptable_audited": 65, "wrongly": 0}}
 
 
+# Of each round's mistakes whose label quotes a prompt line whose rules only checks enforce:
+# (how many, how many the checks reject). r7 fresh (at 4894936): 42 of 74 (57 %); r6 fresh was
+# about half by a rougher count of the same. The target is 95 %: what is let through is a check
+# that enforces part of its line (a merged, reworded or invented item; a number off by one).
+CLAIMED = {"r3": (72, 52), "r4": (77, 47), "r5": (69, 40), "r6": (58, 33), "r7": (74, 46)}
+
+
 @pytest.mark.parametrize("round_", sorted(FIGURES))
 def test_a_late_round_s_checks_and_audits_give_their_recorded_figures(round_):
     paths = [HELDOUT / round_]
@@ -88,6 +96,10 @@ def test_a_late_round_s_checks_and_audits_give_their_recorded_figures(round_):
                "acceptable_audited": sum(a in audited for a in acceptable),
                "wrongly": sum(a in flagged for a in acceptable)}
     assert figures == FIGURES[round_]
+    # The mistakes whose label quotes prompt lines naming only check-enforced rules
+    # (memsynth.quality.label_quotes), and how many of them the checks reject.
+    claimed = claimed_by_checks(checked)
+    assert (claimed["claimed"], claimed["rejected"]) == CLAIMED[round_], claimed["let_through"]
     # `check-answers --judge` says the same of every violation, and which stages no audit reads.
     said = judge_figures(cases, verdicts, checked)
     assert (said["all_rejected"], said["all_caught"], said["all_violations"]) == (

@@ -95,6 +95,13 @@ def check_answers(paths: tuple[str, ...], fmt: str, show_repair: bool, judge: bo
             line += (f"; violations rejected {tally[('violation', False)]}/"
                      f"{tally[('violation', True)] + tally[('violation', False)]}")
         out.print(line)
+        if tally[("violation", True)] + tally[("violation", False)]:
+            from memsynth.quality.label_quotes import claimed_by_checks
+
+            claimed = claimed_by_checks(verdicts)
+            if claimed["claimed"]:
+                out.print(f"violations whose label quotes prompt lines only checks enforce: {claimed['rejected']}/"
+                          f"{claimed['claimed']} rejected")
         if figures is not None:
             _print_figures(figures)
     if not all(v.passed for v in verdicts):
