@@ -25,7 +25,10 @@ _QUOTES = str.maketrans({"‘": "'", "’": "'", "‚": "'", "‛": "'", "′": 
 def _normal(text: str) -> str:
     if text.isascii():  # NFKC leaves ASCII as it is
         return text.casefold()
-    return " ".join(unicodedata.normalize("NFKC", text).translate(_QUOTES).casefold().split())
+    # NFKC again after case folding: folding may undo a composition ("ῢ".upper() folds back
+    # decomposed), and a text and its upper case must read the same (Unicode's NFKC_Casefold).
+    folded = unicodedata.normalize("NFKC", text).translate(_QUOTES).casefold()
+    return " ".join(unicodedata.normalize("NFKC", folded).split())
 
 
 def normal_text(text: str) -> str:
