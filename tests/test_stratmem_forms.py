@@ -139,6 +139,19 @@ def test_yesterday_is_the_day_before_the_session(fact, about, v, ok):
     assert (list(checks.yesterday_dated(_extracted(fact, about), v)) == []) is ok
 
 
+@pytest.mark.parametrize(("fact", "about", "v", "ok"), [
+    ("Caroline wants to work in counselling on 2023-05-08.", "Melanie", EN, False),  # held-out r7
+    ("Caroline wants to work in counselling on 2023-05-08.", "Caroline", EN, True),
+    ("Caroline told Melanie about her adoption plans on 2023-05-08.", "Melanie", EN, True),  # both named
+    ("许磊小时候家里养过猫，后来发现自己对猫毛有点过敏。", "陈静", ZH, False),  # held-out r4
+    ("许磊小时候家里养过猫，后来发现自己对猫毛有点过敏。", "许磊", ZH, True),
+    ("馒头是陈静在2024-03-01领养的橘猫。", "馒头", ZH, False),  # no speaker at all
+])
+def test_a_fact_is_about_the_one_speaker_it_names(fact, about, v, ok):
+    """"Set `about` to the person the fact is about": the speaker it names, when it names one."""
+    assert (list(checks.known_speakers(_extracted(fact, about), v)) == []) is ok
+
+
 # --- a query that quotes a memory with a few words changed ------------------------------------
 
 MEMORIES_EN = {**EN, "human": "Caroline", "virtual_person": "Melanie", "memories": [

@@ -84,10 +84,17 @@ def dated_facts(out: Any, v: Mapping[str, Any]) -> Iterator[str]:
 
 @check("known_speakers")
 def known_speakers(out: Any, v: Mapping[str, Any]) -> Iterator[str]:
+    """`about` is one of the two speakers, and the one the fact names when it names only one (a
+    memory names its person: "Caroline wants to work in counselling" is Caroline's)."""
     for i, m in enumerate(out.memories):
         if m.about not in v["speakers"]:
             yield say(v, f"memories[{i}].about is {m.about!r}; use {' or '.join(v['speakers'])}",
                       f"memories[{i}].about 是“{m.about}”；只能是{'或'.join(v['speakers'])}")
+            continue
+        named = [s for s in v["speakers"] if s and s in m.fact]
+        if len(named) == 1 and named[0] != m.about:
+            yield say(v, f"memories[{i}] is about {named[0]}, the one speaker it names, but `about` says {m.about!r}",
+                      f"memories[{i}] 说的是它唯一提到的{named[0]}，about 却写成了“{m.about}”")
 
 
 @check("covers_candidates")

@@ -68,6 +68,17 @@ _RELATIVE = {"en": ("yesterday", "last week", "recently", "a few days ago", "in 
 _OTHER = {"en": ("Ana",), "zh": ("王芳",)}
 
 
+def _about_first_speaker(answer: Any, v: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+    """The `about` of the first memory that names the first speaker alone (and is about them):
+    set to the other speaker, the fact is given to the wrong person."""
+    first, second = (list(v.get("speakers") or []) + ["", ""])[:2]
+    for i, m in enumerate(answer.get("memories") or []):
+        if isinstance(m, dict) and m.get("about") == first and first in str(m.get("fact", "")) \
+                and second not in str(m.get("fact", "")):
+            return [("memories", i, "about")]
+    return []
+
+
 def _self_introduced(answer: Any, v: Mapping[str, Any], language: str) -> list[tuple[str, dict[str, str]]]:
     """The persona speaks as the character ("I am …", 我是…) instead of describing them."""
     name = str(v.get("virtual_person", "")).strip()
@@ -151,6 +162,7 @@ AIMS = (
     Aim("fact-names-person", FACTS, Voice("memories[*].fact", _pronouns, places=2)),
     Aim("fact-speakers", ("extract",), Replace("memories[*].about", {"en": r"^.+$", "zh": r"^.+$"}, _OTHER,
                                                "unknown_speaker")),
+    Aim("fact-speakers", ("extract",), Set(_about_first_speaker, lambda v: v["speakers"][1], "about_the_other")),
     Aim("merge-keeps-all", ("merge",), DropOne("memories")),
     Aim("merge-keeps-all", ("merge",), Duplicate("memories", keys=("fact",))),
     Aim("query-form", ("query",), Longer("query", lambda v: QUERY_CHARS_ZH[1] if _zh(v) else QUERY_WORDS[1])),

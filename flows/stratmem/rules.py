@@ -13,7 +13,8 @@ RULES = (
                  "extract.yesterday_dated")),
     Rule("fact-names-person", "a memory names its person, never 'she' or 'I'", "seed 002 §3.2",
          checks=("extract.names_the_person", "merge.names_the_person")),
-    Rule("fact-speakers", "a memory is about one of the two speakers", "seed 002 §3.2",
+    Rule("fact-speakers", "a memory is about one of the two speakers: the one it names, when it names only one",
+         "seed 002 §3.2",
          checks=("extract.known_speakers",)),
     Rule("fact-grounded", "a memory holds only what the session's turns or notes say; greetings and small talk are "
          "left out", "seed 002 §3.2",
