@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import random
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ import httpx2 as httpx  # the HTTP library of openai >= 3
 from memsynth.core.config import redacted
 from memsynth.core.errors import BuildFailed, ConfigError
 from memsynth.core.secrets import mask
+from memsynth.llm.retry import JITTER
 
 ENDPOINTS_DIR = "endpoints"  # inside the cache folder
 PROBE_KEY = "memsynth_probe"
@@ -193,7 +193,7 @@ class _Probe:
         last = ""
         for attempt in range(TRIES):
             if attempt:
-                time.sleep(min(8.0, random.uniform(0.2, 0.5) * 2 ** attempt))
+                time.sleep(min(8.0, JITTER.uniform(0.2, 0.5) * 2 ** attempt))
             self.sent += 1
             try:
                 response = self._call("POST", "/chat/completions", body)

@@ -117,14 +117,19 @@ def retry_after_seconds(exc: BaseException, cap: float = 60.0) -> float | None:
     return None
 
 
+# Jitter from a generator of our own: a build's retries never draw from (or reseed) the random
+# module the caller's program uses, as a test framework's data generation does.
+JITTER = random.Random()
+
+
 def backoff_seconds(attempt: int, exc: BaseException | None, *, base: float = 0.5,
                     cap: float = 30.0) -> float:
     """Retry-After when given, else full-jitter exponential backoff for `attempt` (1-based)."""
     if exc is not None:
         hinted = retry_after_seconds(exc)
         if hinted is not None:
-            return hinted + random.uniform(0, 0.1)
-    return random.uniform(0, min(cap, base * 2 ** (attempt - 1)))
+            return hinted + JITTER.uniform(0, 0.1)
+    return JITTER.uniform(0, min(cap, base * 2 ** (attempt - 1)))
 
 
 class FailureRate:
