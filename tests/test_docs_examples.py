@@ -371,6 +371,18 @@ def test_every_link_between_the_pages_resolves(page):
             assert anchor in _anchors(path), f"{page}: no heading for #{anchor} in {path.name}"
 
 
+def test_no_two_pages_serve_on_one_port():
+    """The pages run side by side on the suite's workers: a port two pages' servers share lets
+    one page's build talk to the other's server (and the second server fail to listen)."""
+    owners: dict[int, set[str]] = {}
+    for page in PAGES:
+        for b in blocks(page):
+            if b.lang == "bash" and not b.marker.startswith("not run:"):
+                for port in re.findall(r"--port[ =](\d+)", b.body):
+                    owners.setdefault(int(port), set()).add(page)
+    assert {p: sorted(o) for p, o in owners.items() if len(o) > 1} == {}
+
+
 def test_eval_tasks_have_an_example_the_docs_test_runs():
     """`memsynth eval longmem` (issue 54) among them: documented by a command this test runs,
     not only named. (`eval response` and `eval pal` have none yet.)"""
