@@ -5,27 +5,19 @@ passes, every held-out mistake labelled as scoring the other speaker is rejected
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memsynth.generation.emotions import EmotionScores, others_words, speaker_own_words
+from tests.answer_sets import MODEL_ANSWERS, stage_answers
 
-ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT.parent / "shared" / "model-answers" / "emotions"
-HELDOUT = ROOT / "tests" / "data" / "heldout"
+CORPUS = MODEL_ANSWERS / "emotions"
 
 
 def _answers():
-    files = [(f"corpus/{p.parent.name}", p) for p in sorted(CORPUS.glob("*/score.json"))]
-    files += [(p.parts[-4], p) for p in sorted(HELDOUT.glob("r*/emotions/*/score.json"))]
-    for where, path in files:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        for answer in data["answers"]:
-            yield where, data["variables"], answer
+    for where, data, answer in stage_answers("emotions", "score"):
+        yield where, data["variables"], answer
 
 
 @pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the shared corpus is not at {CORPUS}")

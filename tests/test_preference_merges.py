@@ -4,9 +4,6 @@ line is rejected, and two items of any acceptable list written as one are reject
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -15,20 +12,10 @@ from flows.enpmr.form_checks import one_preference_each
 from memsynth.quality.mutants import Context, Merged
 from memsynth.quality.textrules.meaning import merged_sources
 from schemas.enpmr import Preference, Preferences
+from tests.answer_sets import MODEL_ANSWERS, stage_answers
 
-ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT.parent / "shared" / "model-answers" / "enpmr"
-HELDOUT = ROOT / "tests" / "data" / "heldout"
+CORPUS = MODEL_ANSWERS / "enpmr"
 RULE = ("one per like or dislike", "每条对应一项喜好或厌恶")
-
-
-def _answers():
-    files = [(f"corpus/{p.parent.name}", p) for p in sorted(CORPUS.glob("*/preferences.json"))]
-    files += [(p.parts[-4], p) for p in sorted(HELDOUT.glob("r*/enpmr/*/preferences.json"))]
-    for where, path in files:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        for answer in data["answers"]:
-            yield where, data, answer
 
 
 def _problems(answer: dict, variables: dict) -> list[str]:
@@ -40,7 +27,7 @@ def _problems(answer: dict, variables: dict) -> list[str]:
 @pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the shared corpus is not at {CORPUS}")
 def test_acceptable_lists_pass_and_labelled_merges_fail():
     labelled = []
-    for where, data, answer in _answers():
+    for where, data, answer in stage_answers("enpmr", "preferences"):
         try:
             found = _problems(answer["answer"], data["variables"])
         except (KeyError, TypeError, ValueError):  # its items break the schema, which rejects them first
@@ -57,7 +44,7 @@ def test_acceptable_lists_pass_and_labelled_merges_fail():
 @pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the shared corpus is not at {CORPUS}")
 def test_any_two_items_of_an_acceptable_list_written_as_one_are_rejected():
     made = 0
-    for where, data, answer in _answers():
+    for where, data, answer in stage_answers("enpmr", "preferences"):
         if answer["label"] != "acceptable":
             continue
         ctx = Context("enpmr", "preferences", data["language"], data["variables"], answer["id"])

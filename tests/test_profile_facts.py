@@ -1,11 +1,8 @@
 """enpmr `profile.facts_not_repeated`: "Do not repeat the same fact across fields" (profile.j2),
 held to what a strong model wrote: every acceptable profile passes, and the held-out mistakes
-labelled with that line are rejected, save the three reworded past what shared words show."""
+labelled with that line are rejected, save the four reworded past what shared words show."""
 
 from __future__ import annotations
-
-import json
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -13,10 +10,9 @@ from hypothesis import strategies as st
 
 from flows.enpmr.form_checks import PROFILE_LISTS, facts_not_repeated
 from schemas.enpmr import Profile
+from tests.answer_sets import MODEL_ANSWERS, stage_answers
 
-ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT.parent / "shared" / "model-answers" / "enpmr"
-HELDOUT = ROOT / "tests" / "data" / "heldout"
+CORPUS = MODEL_ANSWERS / "enpmr"
 RULE = ("Do not repeat the same fact across fields", "不同字段之间不要重复同一条事实")
 # Repeats told in other words, past what shared words can show (the audit judge's): a swim in no
 # word the habit uses; voice notes "instead of texting" beside "to typing out messages" (0.25);
@@ -28,12 +24,8 @@ REWORDED = {"r2/profile-zh-v1", "r5/profile-en-v1", "r6/profile-zh-v1", "r7/prof
 
 
 def _answers():
-    files = [(f"corpus/{p.parent.name}", p) for p in sorted(CORPUS.glob("*/profile.json"))]
-    files += [(p.parts[-4], p) for p in sorted(HELDOUT.glob("r*/enpmr/*/profile.json"))]
-    for where, path in files:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        for answer in data["answers"]:
-            yield where, data["language"], answer
+    for where, data, answer in stage_answers("enpmr", "profile"):
+        yield where, data["language"], answer
 
 
 def _problems(answer: dict, language: str) -> list[str]:

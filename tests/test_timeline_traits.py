@@ -4,9 +4,6 @@ timeline labelled with that line's personality clause is rejected."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -14,20 +11,15 @@ from hypothesis import strategies as st
 from flows.pal.prose_checks import no_traits
 from memsynth.quality.textrules.forms import traits
 from schemas.pal import Timeline
+from tests.answer_sets import MODEL_ANSWERS, stage_answers
 
-ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT.parent / "shared" / "model-answers" / "pal"
-HELDOUT = ROOT / "tests" / "data" / "heldout"
+CORPUS = MODEL_ANSWERS / "pal"
 LABEL = ("性格", "personality")
 
 
 def _answers():
-    files = [(f"corpus/{p.parent.name}", p) for p in sorted(CORPUS.glob("*/timeline.json"))]
-    files += [(p.parts[-4], p) for p in sorted(HELDOUT.glob("r*/pal/*/timeline.json"))]
-    for where, path in files:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        for answer in data["answers"]:
-            yield where, data["language"], answer
+    for where, data, answer in stage_answers("pal", "timeline"):
+        yield where, data["language"], answer
 
 
 @pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the shared corpus is not at {CORPUS}")

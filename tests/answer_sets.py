@@ -1,0 +1,23 @@
+"""The answers a check is held to: a stage's answer files in the shared corpus
+(../shared/model-answers) and in every held-out round (tests/data/heldout/r*)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+MODEL_ANSWERS = ROOT.parent / "shared" / "model-answers"
+HELDOUT = ROOT / "tests" / "data" / "heldout"
+
+
+def stage_answers(recipe: str, stage: str) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """(where: "corpus/<language>" or the round, the file's data, one answer) for every answer."""
+    files = [(f"corpus/{p.parent.name}", p) for p in sorted((MODEL_ANSWERS / recipe).glob(f"*/{stage}.json"))]
+    files += [(p.parts[-4], p) for p in sorted(HELDOUT.glob(f"r*/{recipe}/*/{stage}.json"))]
+    for where, path in files:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for answer in data["answers"]:
+            yield where, data, answer
