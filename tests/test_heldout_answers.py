@@ -65,18 +65,18 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # whose `about` names the other speaker than the one it names (extract.known_speakers) one more of
 # r4 and of r7.
 # Left: an emotion score in each (a single word overread), the rest judge misses.
-FIGURES = {"r3": {"checked": 78, "caught": 125, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
-           "r4": {"checked": 66, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
-           "r5": {"checked": 62, "caught": 118, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
-           "r6": {"checked": 69, "caught": 119, "violations": 134, "acceptable_audited": 65, "wrongly": 1},
-           "r7": {"checked": 74, "caught": 125, "violations": 134, "acceptable_audited": 65, "wrongly": 0}}
+FIGURES = {"r3": {"checked": 80, "caught": 125, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
+           "r4": {"checked": 68, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
+           "r5": {"checked": 65, "caught": 118, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
+           "r6": {"checked": 72, "caught": 119, "violations": 134, "acceptable_audited": 65, "wrongly": 1},
+           "r7": {"checked": 76, "caught": 125, "violations": 134, "acceptable_audited": 65, "wrongly": 0}}
 
 
 # Of each round's mistakes whose label quotes a prompt line whose rules only checks enforce:
 # (how many, how many the checks reject). r7 fresh (at 4894936): 42 of 74 (57 %); r6 fresh was
 # about half by a rougher count of the same. The target is 95 %: what is let through is a check
 # that enforces part of its line (a merged, reworded or invented item; a number off by one).
-CLAIMED = {"r3": (72, 52), "r4": (77, 48), "r5": (69, 40), "r6": (58, 33), "r7": (74, 47)}
+CLAIMED = {"r3": (72, 53), "r4": (77, 50), "r5": (69, 41), "r6": (58, 34), "r7": (74, 48)}
 
 
 @pytest.mark.parametrize("round_", sorted(FIGURES))

@@ -16,6 +16,7 @@ from memsynth.core.textmatch import length_in_words
 from memsynth.quality.mutants import (
     SCHEMA_RULE,
     Aim,
+    Append,
     Count,
     DropOne,
     Duplicate,
@@ -108,6 +109,21 @@ def _across_fields(answer: Any, v: Mapping[str, Any]) -> list[tuple[tuple[Any, .
     pairs = (("habits", "preferences"), ("social", "habits"), ("emotional_pattern", "communication_style"))
     return [((source, 0), (target, len(answer[target]) - 1)) for source, target in pairs
             if answer.get(source) and answer.get(target)]
+
+
+def _neighbour(answer: Any, v: Mapping[str, Any]) -> int:
+    """The number next to the memory the reply names: the slip of a model counting down a list."""
+    n = int(answer.get("memory", 1))
+    return n + 1 if n < len(v["memories"]) else n - 1
+
+
+def _second_memory(answer: Any, v: Mapping[str, Any], language: str) -> list[str]:
+    """Another listed memory's account (after its lead-in), brought into the reply beside its own."""
+    others = [m for m in v["memories"] if m["number"] != answer.get("memory")]
+    if not others:
+        return []
+    account = re.split(r"[:：]", str(others[len(others) // 2]["text"]), maxsplit=1)[-1].strip()
+    return [f"还有，{account}"] if language == "zh" else [f"And remember: {account}"]
 
 
 def _high_score(answer: Any, v: Mapping[str, Any]) -> bool:
@@ -226,6 +242,8 @@ AIMS = (
     Aim("blri", ("blri",), Set("scores[0]", 0, "off_scale")),
     Aim("eval-reply", ("eval_respond",), Longer("response", lambda v: REPLY_LIMIT[v["language"]])),
     Aim("eval-reply", ("eval_respond",), Set("memory", lambda v: len(v["memories"]) + 1, "unlisted_memory")),
+    Aim("eval-reply", ("eval_respond",), Set("memory", None, "neighbouring_memory", from_answer=_neighbour)),
+    Aim("eval-reply", ("eval_respond",), Append("response", _second_memory, "second_memory")),
     Aim("eval-reply", ("eval_respond",), Set("reasoning", "The user is tired; memory 1 fits.", "reasoning_without_cot",
                                              lambda a, v: v.get("mode") != "cot")),
     Aim("eval-reply", ("eval_respond",), Set("reasoning", "", "no_reasoning_in_cot", lambda a, v: v.get("mode") == "cot")),

@@ -143,9 +143,11 @@ RULES = (
          checks=("blri.schema", "blri.blri_in_scale", "blri.blri_literal"), judges=("blri.scores",)),
     Rule("eval-companion", "the evaluated model answers as a close friend who remembers the user's life (w/CoT: "
          "reasoning first about the unmet need)", "seed 000 Figs. 13-15", prompt_only=EVALUATED),
-    Rule("eval-reply", "an evaluation reply names a listed memory and stays within its length; it reasons in "
-         "`reasoning` in the CoT setting only", "seed 000 Figs. 13-15",
-         checks=("eval_respond.names_a_listed_memory", "eval_respond.reply_length", "eval_respond.reasoning_by_mode")),
+    Rule("eval-reply", "an evaluation reply names a listed memory, brings in that memory and no second one (a "
+         "turn holding another memory's own words names the wrong number or mixes two), and stays within its "
+         "length; it reasons in `reasoning` in the CoT setting only", "seed 000 Figs. 13-15",
+         checks=("eval_respond.names_a_listed_memory", "eval_respond.reply_length", "eval_respond.reasoning_by_mode",
+                 "eval_respond.draws_on_its_memory")),
     Rule("eval-grades", "the reply judge grades four dimensions, whole numbers 1-5, strictly: a 5 only where the "
          "reply is clearly excellent on that dimension (an empathy 5 for a reply that passes over a feeling the user "
          "voiced is lenient, not strict)", "seed 000 Fig. 12", checks=("eval_judge.schema",),

@@ -144,12 +144,15 @@ class Set(Mutator):
     value: Any
     label: str = "set"
     when: Callable[[Any, Mapping[str, Any]], bool] | None = None
+    # The value from the answer as written (a neighbour of the number it gives), instead of `value`.
+    from_answer: Callable[[Any, Mapping[str, Any]], Any] | None = None
     kind = "set"
 
     def __call__(self, answer: Any, ctx: Context) -> Iterator[Mutant]:
         if self.when is not None and not self.when(answer, ctx.variables):
             return
         for path in locate(answer, self.where, ctx.variables)[:1]:
-            value = self.value(ctx.variables) if callable(self.value) else self.value
+            value = (self.from_answer(answer, ctx.variables) if self.from_answer
+                     else self.value(ctx.variables) if callable(self.value) else self.value)
             if get(answer, path) != value:
                 yield Mutant(put(answer, path, value), self.label, f"{_show(path)} = {value!r}")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import re
 import threading
+from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -244,3 +245,13 @@ def merged_sources(sources: Sequence[str], items: Sequence[str], share: float = 
         if pair:
             out.append((j, *pair))
     return out
+
+
+def own_units_held(sources: Sequence[str], text: str, known: str = "") -> list[int]:
+    """Per source, how many of its own content units `text` holds: units no other source has and
+    `known` (what the text answers, say) lacks. A text that draws on a source repeats some of its
+    own words; one that only shares the topic holds few or none."""
+    units = [meaning_units(s) for s in sources]
+    held = meaning_units(text) - meaning_units(known)
+    counts = Counter(u for us in units for u in us)
+    return [len({u for u in us if counts[u] == 1} & held) for us in units]
