@@ -88,6 +88,8 @@ def test_the_recall_limit_counts_words_in_english_and_characters_in_chinese():
     assert length_in_words("I remember the harbour concert.") == 5
     assert length_in_words("还记得港口音乐节吗？") == 9
     assert length_in_words("还记得 Lily 的 solo 吗") == 7
+    # A word as a reader counts it (a held-out acceptable turn of 49 words was read as 52).
+    assert length_in_words("Mr Bennett couldn't walk; six-week plans aren't Khan's.") == 8
 
     def dialogue(recall):
         return SupportDialogue(turns=[{"role": "user", "content": "hi"}, {"role": "ai", "content": recall}],

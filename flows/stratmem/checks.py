@@ -251,7 +251,10 @@ def _said(word: str, said: str) -> bool:
 def persona_from_sessions(out: VirtualPersona, v: Mapping[str, Any]) -> Iterator[str]:
     said = _session_text(v)
     pieces = [out.summary, *out.traits, *out.style, *out.domains, *out.values]
-    stated = [w.lower() for piece in pieces for w in _NUMBER.findall(piece)]
+    # A number in `style` measures how the character writes ("two or three short sentences"), read
+    # off the sessions' form; a number elsewhere is a fact of their life the sessions must state.
+    facts = [out.summary, *out.traits, *out.domains, *out.values]
+    stated = [w.lower() for piece in facts for w in _NUMBER.findall(piece)]
     stated += [part for piece in pieces for w in _PROPER.findall(piece) for part in w.split("-")
                if part[:1].isupper() and len(part) >= 3]
     new = [w for w in dict.fromkeys(stated) if not _said(w.casefold(), said)]

@@ -46,7 +46,8 @@ RULES = (
          checks=("persona.persona_fields", "persona.sentences_summary", "persona.persona_described")),
     Rule("label-rationale", "each label's rationale is one sentence", "prompt",
          checks=("label.sentences_labels_rationale",)),
-    Rule("persona-from-sessions", "the persona states no name, place or number the sessions do not", "prompt",
+    Rule("persona-from-sessions", "the persona states no name, place or number the sessions do not (a number in "
+         "`style` measuring how the character writes, \"two or three short sentences\", is read off the sessions)", "prompt",
          checks=("persona.persona_from_sessions", "persona.persona_places_from_sessions")),
     Rule("eval-in-character", "the evaluated model replies as the character, a person, in a few natural sentences",
          "seed 002 §4", prompt_only="the prompt of the model under evaluation: how it uses its memories is what "

@@ -224,7 +224,12 @@ def near_duplicates(texts: list[str], threshold: float = NEAR_DUPLICATE) -> list
             if len(units[i] & units[j]) / max(1, len(units[i] | units[j])) >= threshold]
 
 
+# A word as a reader counts it: "couldn't", "Khan's" and "six-week" are one word each.
+_COUNTED_WORD = re.compile(r"[^\W_]+(?:['’\-‐][^\W_]+)*", re.UNICODE)
+
+
 def length_in_words(text: str) -> int:
-    """Words for alphabetic scripts; each CJK character counts as one."""
+    """Words for alphabetic scripts (joined by an apostrophe or hyphen, one word); each CJK
+    character counts as one."""
     cjk = len(_CJK.findall(text))
-    return cjk + len([w for w in _WORD.findall(_CJK.sub(" ", text))])
+    return cjk + len(_COUNTED_WORD.findall(_CJK.sub(" ", text)))
