@@ -18,7 +18,7 @@ from memsynth.quality.label_quotes import claimed_by_checks
 HELDOUT = Path(__file__).resolve().parent / "data" / "heldout"
 
 
-@pytest.mark.parametrize("round_", ["r1", "r2", "r3", "r4", "r5", "r6", "r7"])
+@pytest.mark.parametrize("round_", ["r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8"])
 def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
     verdicts = check_paths([HELDOUT / round_])
     acceptable = [v for v in verdicts if v.label == "acceptable"]
@@ -64,19 +64,29 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # reject four more of it, two more of r3 and one of r6; the judge had flagged every one. A fact
 # whose `about` names the other speaker than the one it names (extract.known_speakers) one more of
 # r4 and of r7.
+# Written before r8 (ninth session): an evaluation turn that names the wrong memory or brings in a
+# second one (eval_respond.draws_on_its_memory) rejects two or three more of r3-r7.
+# r8 was written after that (four fresh writers, four fresh judges) and measured fresh at `a86a4f1`:
+# 74 and 118 (88 %), the judge flagging no acceptable answer; two acceptable answers were rejected
+# (a 49-word turn counted as 52: contractions; a style's "two or three sentences" read as a number
+# the sessions lack), both fixed. Checks added since from its misses (an age one year past the
+# band; a region the persona drops: persona.names_the_region; three questions at once:
+# query.one_question; the speaker's own life asked of "you": query.asks_the_character) reject
+# three more of it, and one or two of r3, r4, r5 and r7.
 # Left: an emotion score in each (a single word overread), the rest judge misses.
-FIGURES = {"r3": {"checked": 80, "caught": 125, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
-           "r4": {"checked": 68, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
-           "r5": {"checked": 65, "caught": 118, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
+FIGURES = {"r3": {"checked": 81, "caught": 125, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
+           "r4": {"checked": 70, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
+           "r5": {"checked": 67, "caught": 118, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
            "r6": {"checked": 72, "caught": 119, "violations": 134, "acceptable_audited": 65, "wrongly": 1},
-           "r7": {"checked": 76, "caught": 125, "violations": 134, "acceptable_audited": 65, "wrongly": 0}}
+           "r7": {"checked": 77, "caught": 125, "violations": 134, "acceptable_audited": 65, "wrongly": 0},
+           "r8": {"checked": 77, "caught": 118, "violations": 134, "acceptable_audited": 65, "wrongly": 0}}
 
 
 # Of each round's mistakes whose label quotes a prompt line whose rules only checks enforce:
 # (how many, how many the checks reject). r7 fresh (at 4894936): 42 of 74 (57 %); r6 fresh was
 # about half by a rougher count of the same. The target is 95 %: what is let through is a check
 # that enforces part of its line (a merged, reworded or invented item; a number off by one).
-CLAIMED = {"r3": (72, 53), "r4": (77, 50), "r5": (69, 41), "r6": (58, 34), "r7": (74, 48)}
+CLAIMED = {"r3": (72, 54), "r4": (77, 52), "r5": (69, 42), "r6": (58, 34), "r7": (74, 49), "r8": (75, 51)}
 
 
 @pytest.mark.parametrize("round_", sorted(FIGURES))

@@ -45,7 +45,13 @@ def test_the_checks_accept_the_real_facts_queries_and_personas():
     # dated_facts is its own check: 2.3 % of the release's facts say "recently" with no date.
     dated = [not list(checks.fact_date_problems(f["fact"], v)) for i in real for r in i["memory"].values() for f in r]
     queries = [not list(checks.a_question(UserQuery(query=i["query"], targets=[1]), v)) for i in real]
-    from flows.stratmem.form_checks import persona_described, said_by_the_speaker, speaks_to_the_character
+    from flows.stratmem.form_checks import (
+        asks_the_character,
+        one_question,
+        persona_described,
+        said_by_the_speaker,
+        speaks_to_the_character,
+    )
     from flows.stratmem.stages import PERSONA
 
     summary_sentences = next(c for c in PERSONA.checks if c.name == "sentences_summary")
@@ -66,11 +72,18 @@ def test_the_checks_accept_the_real_facts_queries_and_personas():
         **v, "virtual_person": i["roles"]["virtual_person"], "human": i["roles"]["human"]})) for i in real]
     by_speaker = [not list(said_by_the_speaker(UserQuery(query=i["query"], targets=[1]), {**v, **i["roles"]}))
                   for i in real]
+    one_asked = [not list(one_question(UserQuery(query=i["query"], targets=[1]), v)) for i in real]
+    # The query's targets are the instance's must and nice memories, numbered first.
+    the_right_way = [not list(asks_the_character(UserQuery(query=i["query"], targets=list(range(1, 1 + len(
+        i["memory"]["must"] + i["memory"]["nice"])))), {**v, **i["roles"], "memories": [
+        {"number": n, "fact": f["fact"]} for n, f in enumerate(i["memory"]["must"] + i["memory"]["nice"], 1)]}))
+        for i in real]
     shares = {"facts": _share(facts), "facts dated": _share(dated), "queries": _share(queries),
               "personas": _share(personas), "personas described": _share(described),
               "queries by their speaker": _share(by_speaker),
               "facts naming their person": _share(named), "queries quoting no memory": _share(unquoted),
-              "queries said to the character": _share(to_character)}
+              "queries said to the character": _share(to_character), "queries asking one question": _share(one_asked),
+              "queries asking the character": _share(the_right_way)}
     print(f"accepted: {shares}")
     assert len(facts) == 5778 and all(s >= THRESHOLD for s in shares.values()), shares
 

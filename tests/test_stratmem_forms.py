@@ -13,7 +13,13 @@ from hypothesis import strategies as st
 from flows.stratmem import checks
 from flows.stratmem.evaluation import MIQ
 from flows.stratmem.fact_time import day_not_iso, says_relative_time, undated_relative_time
-from flows.stratmem.form_checks import first_person, persona_described, said_by_the_speaker
+from flows.stratmem.form_checks import (
+    asks_the_character,
+    first_person,
+    one_question,
+    persona_described,
+    said_by_the_speaker,
+)
 from flows.stratmem.quoting import quoted_share
 from flows.stratmem.stages import LABEL, PERSONA
 from schemas.stratmem import (
@@ -184,6 +190,46 @@ def test_a_query_that_restates_a_memory_is_a_quote(query, v, ok):
 ])
 def test_a_query_never_names_its_own_speaker(query, v, ok):
     assert (list(said_by_the_speaker(UserQuery(query=query, targets=[1]), v)) == []) is ok
+
+
+OWN_EN = {**EN, "human": "Caroline", "virtual_person": "Melanie", "memories": [
+    {"number": 1, "fact": "Caroline plans to explore career options in counseling."},
+    {"number": 2, "fact": "Melanie painted a lake sunrise in 2022."}]}
+OWN_ZH = {**ZH, "human": "许磊", "virtual_person": "陈静", "memories": [
+    {"number": 1, "fact": "许磊的新领导人很好，但对工作要求很高。"},
+    {"number": 2, "fact": "陈静的猫馒头不爱吃干粮，试了三种猫粮都只舔两口。"}]}
+
+
+@pytest.mark.parametrize(("query", "targets", "v", "ok"), [
+    # The speaker's own life asked of "you": the character asking the speaker, the wrong way round.
+    ("So are you still thinking of moving into counseling after all?", [1], OWN_EN, False),
+    ("新领导要求那么高，没让你又连着加班吧？", [1], OWN_ZH, False),
+    ("I'm still torn about counseling. Do you think I'd be any good at it?", [1], OWN_EN, True),
+    ("我那个新领导要求可高了，你说我该怎么跟他相处？", [1], OWN_ZH, True),
+    ("Is that lake sunrise still your favourite painting?", [2], OWN_EN, True),
+    ("新领导要求那么高，馒头肯吃干粮了没？你说呢？", [1, 2], OWN_ZH, True),
+])
+def test_a_query_asks_the_character_not_the_speaker_about_their_own_life(query, targets, v, ok):
+    assert (list(asks_the_character(UserQuery(query=query, targets=targets), v)) == []) is ok
+
+
+@pytest.mark.parametrize(("query", "ok"), [
+    ("脚踝现在恢复得怎么样了？五月那场比赛还来得及准备吗？", True),
+    ("馒头真会享受！它现在肯吃干粮了吗？你的脚踝好利索了没？半马训练恢复了吗？", False),
+    ("How are the kids? Did the camping trip happen? And the race??", False),
+    ("Did you and the kids ever make it out camping?", True),
+])
+def test_a_query_asks_one_question_or_one_and_its_follow_up(query, ok):
+    assert (list(one_question(UserQuery(query=query, targets=[1]), ZH)) == []) is ok
+
+
+@settings(max_examples=150, deadline=None)
+@given(query=st.text(alphabet=st.characters(codec="utf-8"), max_size=40) | st.sampled_from(
+    ["你？？？", "ｙｏｕ?", "我\u202e你", "\ud800你", "\x00?"]), targets=st.lists(st.integers(0, 3), max_size=3))
+def test_the_query_form_readers_take_any_text(query, targets):
+    for v in (OWN_EN, OWN_ZH):
+        q = UserQuery.model_construct(query=query, targets=targets)
+        assert all(isinstance(p, str) for p in [*one_question(q, v), *asks_the_character(q, v)])
 
 
 # --- sentence counts the prompts state ---------------------------------------------------------

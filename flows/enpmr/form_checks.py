@@ -4,6 +4,7 @@ ordered and mixed, how long a judge's reason is (the prompts' own lines)."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -40,8 +41,10 @@ FACT_LIMIT = {"zh": 50, "en": 30}
 # repeats of a fact run 0.35-0.5, and one reworded past any overlap is the audit judge's.
 ACROSS_FIELDS = 0.34
 PROFILE_LISTS = ("personality", "habits", "social", "emotional_pattern", "goals", "communication_style", "preferences")
-# "roughly the age" (persona.j2): a stated age may miss the band by this many years.
-AGE_SLACK = 1
+# "roughly the age" (persona.j2): the description may give the age roughly ("in her thirties"),
+# but an age it states lies in the band: a strong model's writers label 35 for 30-34 a mistake
+# (held-out r5, r8), and no acceptable description states an age outside the band.
+AGE_SLACK = 0
 # "include both kinds, roughly balanced": neither kind under a third of the people.
 BALANCED_SHARE = 1 / 3
 
@@ -68,6 +71,20 @@ def age_in_band(out: PersonaDescription, v: Mapping[str, Any]) -> Iterator[str]:
         yield say(v, f"the description makes the person {said}, outside the age band {v['age_band']}; keep the age "
                      "within the band",
                   f"description 写的年龄（{said}）不在年龄段 {v['age_band']} 之内；请让年龄落在这个年龄段里")
+
+
+@check("names_the_region")
+def names_the_region(out: PersonaDescription, v: Mapping[str, Any]) -> Iterator[str]:
+    """"where they live" (persona.j2): the sampled region is named. A Chinese region is a city
+    (成都); an English one may be broad ("northern England", "the US Midwest"), so any of its
+    capitalised words will do. Five of the seven held-out rounds wrote a description that drops it."""
+    region = str(v.get("region", "")).strip()
+    text = out.description.casefold()
+    words = [w for w in re.findall(r"[^\W\d_]+", region) if w[:1].isupper()] or [region]
+    if not region or any(w.casefold() in text for w in words) or region.removesuffix("市") in out.description:
+        return
+    yield say(v, f"the description never says where the person lives; name the region ({region})",
+              f"description 没有写此人住在哪里；请写明所在地区（{region}）")
 
 
 @check("big_five_covered")

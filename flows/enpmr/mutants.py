@@ -126,6 +126,15 @@ def _second_memory(answer: Any, v: Mapping[str, Any], language: str) -> list[str
     return [f"还有，{account}"] if language == "zh" else [f"And remember: {account}"]
 
 
+def _without_region(answer: Any, v: Mapping[str, Any]) -> str:
+    """The description with the sampled region taken out, as a writer who forgot it would leave it."""
+    text, region = str(answer.get("description", "")), str(v.get("region", ""))
+    if re.search(r"[\u4e00-\u9fff]", region):
+        return re.sub(f"(?:在|来自|住在)?{re.escape(region)}市?", "", text)
+    words = "|".join(re.escape(w) for w in re.findall(r"[^\W\d_]+", region) if w[:1].isupper()) or re.escape(region)
+    return re.sub(rf",?\s*(?:(?:in|from|near|outside|around) )?(?:the |a )?(?:{words})(?:\s+(?:{words}))*\b", "", text)
+
+
 def _high_score(answer: Any, v: Mapping[str, Any]) -> bool:
     return answer.get("score", 0) > 3
 
@@ -187,6 +196,7 @@ AIMS = (
     Aim("persona-prose", ("persona",), Sentences("description", low=2, high=3)),
     Aim("persona-prose", ("persona",), Voice("description", _first_person)),
     Aim("persona-attributes", ("persona",), AgeOutside("description")),
+    Aim("persona-attributes", ("persona",), Set("description", None, "region_dropped", from_answer=_without_region)),
     Aim("memory-counts", ("power",), Grouped("items", "performance")),
     Aim("memory-counts", ("relationship",), Unbalanced("items", "relationship_quality")),
     Aim("distinct-memories", ("profile",), Duplicate("preferences")),

@@ -79,7 +79,9 @@ RULES = (
          "of attributes", "prompt",
          checks=("persona.persona_is_prose", "persona.third_person", "persona.persona_sentences", "persona.schema")),
     Rule("persona-attributes", "a written persona names the occupation, an age within its band (roughly), where the "
-         "person lives, and what is going on in their life now", "prompt", checks=("persona.age_in_band",)),
+         "person lives, and what is going on in their life now: a stated age lies in the band, the sampled region "
+         "is named (a Chinese region is a city; of a broad English one, a capitalised word of it)", "prompt",
+         checks=("persona.age_in_band", "persona.names_the_region")),
     Rule("session-form", "a memory session is 10-20 utterances alternating user / AI, the user first", "seed 000 §3.2",
          checks=("memory_session.schema", "memory_session.session_alternates")),
     Rule("session-reveals", "the user's turns in a memory session draw on the memory's details", "seed 000 §3.2",

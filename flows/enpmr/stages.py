@@ -46,7 +46,7 @@ def _stage(name: str, output: type[BaseModel], *checks: Check, temperature: floa
 
 
 PERSONA = _stage("persona", PersonaDescription, c.persona_is_prose, f.third_person, f.persona_sentences, f.age_in_band,
-                 temperature=1.0, max_tokens=512)
+                 f.names_the_region, temperature=1.0, max_tokens=512)
 PROFILE = _stage("profile", Profile, c.distinct_preferences, f.big_five_covered, f.facts_not_repeated, f.short_facts,
                  max_tokens=2048)
 LIFE_THEMES = _stage("life_themes", LifeThemes, c.theme_dates_in_window, c.distinct_themes, c.enough_themes,

@@ -161,3 +161,40 @@ def said_by_the_speaker(out: UserQuery, v: Mapping[str, Any]) -> Iterator[str]:
         yield say(v, f"the query names {human} ({named[0]!r}), who is the one speaking: write {human}'s own message "
                      f"to {character}",
                   f"query 提到了说话人{human}（“{named[0]}”）：这句话是{human}对{character}说的，请以{human}的口吻来写")
+
+
+# "one natural question" (query.j2): a strong model's acceptable queries ask one question, or one
+# and its follow-up ("脚踝恢复得怎么样了？五月那场比赛还来得及准备吗？"); 655 of the 657 released
+# queries ask exactly one. Three or more is a list of questions.
+MAX_QUESTIONS = 2
+_QUESTION_MARK = re.compile(r"[?？]+")
+
+
+@check("one_question")
+def one_question(out: UserQuery, v: Mapping[str, Any]) -> Iterator[str]:
+    if (n := len(_QUESTION_MARK.findall(out.query))) > MAX_QUESTIONS:
+        yield say(v, f"the query asks {n} questions at once; ask one natural question",
+                  f"query 一口气问了 {n} 个问题；请只问一个自然的问题")
+
+
+_FIRST_PERSON = {"en": re.compile(r"\b(i|i'm|i've|i'd|i'll|me|my|mine|we|we're|our|us)\b", re.IGNORECASE),
+                 "zh": re.compile(r"[我咱]")}
+_SECOND_PERSON = {"en": re.compile(r"\byou", re.IGNORECASE), "zh": re.compile(r"[你您]")}
+
+
+@check("asks_the_character")
+def asks_the_character(out: UserQuery, v: Mapping[str, Any]) -> Iterator[str]:
+    """A query whose every target is of the speaker's own life alone (its memory names the speaker,
+    not the character), asked with "you" and never "I", is the character asking the speaker: said
+    the wrong way round. 651 of the 657 released queries pass (tests/test_stratmem.py)."""
+    human, character = str(v["human"]), str(v["virtual_person"])
+    facts = {int(m["number"]): str(m["fact"]) for m in v.get("memories", [])}
+    targets = [facts[t] for t in out.targets if t in facts]
+    own = [f for f in targets if named_in(f, person_forms(human)) and not named_in(f, person_forms(character))]
+    language = "zh" if re.search(r"[\u4e00-\u9fff]", out.query) else "en"
+    if (targets and len(own) == len(targets) and _SECOND_PERSON[language].search(out.query)
+            and not _FIRST_PERSON[language].search(out.query)):
+        yield say(v, f"every memory the query aims at is {human}'s own, yet it asks \"you\" about it: it is "
+                     f"{character} asking {human}; write {human}'s message to {character}",
+                  f"query 针对的记忆都是{human}自己的事，却用“你”来问：这成了{character}在问{human}；"
+                  f"请写{human}对{character}说的话")

@@ -152,6 +152,11 @@ def _irrelevant(answer: Any, v: Mapping[str, Any], language: str) -> list[str]:
     return [f"说起来，{fact}"] if language == "zh" else [f"That reminds me: {fact}"]
 
 
+def _more_questions(answer: Any, v: Mapping[str, Any], language: str) -> list[str]:
+    """Two more short questions tacked on: a list of questions, not one."""
+    return ["还好吗？最近忙不忙？"] if language == "zh" else ["All good? Busy lately?"]
+
+
 AIMS = (
     Aim("fact-form", FACTS, Longer("memories[*].fact", lambda v: FACT_CHARS_ZH[1] if _zh(v) else FACT_WORDS[1],
                                    places=2)),
@@ -166,6 +171,7 @@ AIMS = (
     Aim("merge-keeps-all", ("merge",), DropOne("memories")),
     Aim("merge-keeps-all", ("merge",), Duplicate("memories", keys=("fact",))),
     Aim("query-form", ("query",), Longer("query", lambda v: QUERY_CHARS_ZH[1] if _zh(v) else QUERY_WORDS[1])),
+    Aim("query-form", ("query",), Append("query", _more_questions, "more_questions")),
     Aim("query-no-quote", ("query",), InsertText("query", _quoted_memory, "quote_memory")),
     Aim("query-no-quote", ("query",), InsertText("query", _memory_to_you, "memory_to_you")),
     *(Aim("persona-form", ("persona",), Count(field, low=low, high=high)) for field, (low, high) in PERSONA_ITEMS.items()),

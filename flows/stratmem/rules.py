@@ -25,11 +25,13 @@ RULES = (
          "adds an event, person, date, number or place no candidate states, and no two items are about the same "
          "fact (an item may repeat another's subject as the context that makes it clear on its own)", "seed 002 §3.2",
          checks=("merge.covers_candidates",)),
-    Rule("query-form", "the query is one finished message of 5-30 words (8-60 characters) aimed at listed memories",
-         "seed 002 §3.3", checks=("query.a_question", "query.valid_targets")),
+    Rule("query-form", "the query is one finished message of 5-30 words (8-60 characters) aimed at listed memories, "
+         "asking one question (or one and its follow-up: three at once is a list)",
+         "seed 002 §3.3", checks=("query.a_question", "query.valid_targets", "query.one_question")),
     Rule("query-to-character", "the query is the speaker's own message said to the character ('you'): never of the "
-         "character in the third person by name, never naming its own speaker", "prompt",
-         checks=("query.speaks_to_the_character", "query.said_by_the_speaker")),
+         "character in the third person by name, never naming its own speaker, never asking 'you' about the "
+         "speaker's own life (targets all of the speaker, no 'I')", "prompt",
+         checks=("query.speaks_to_the_character", "query.said_by_the_speaker", "query.asks_the_character")),
     Rule("query-no-quote", "the query does not quote a memory: it copies no memory's sentence or clause, and does not "
          "state the details its answer needs; naming what a memory is about (an event, plan or person), as a "
          "speaker would to ask about it, is how a query points at it, not a quote", "prompt", checks=("query.does_not_quote_memories",)),

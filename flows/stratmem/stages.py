@@ -24,7 +24,7 @@ EXTRACT = _stage("extract", ExtractedMemories, c.memory_facts, c.dated_facts, c.
 MERGE = _stage("merge", MergedMemories, c.covers_candidates, c.memory_facts, c.dated_facts, c.names_the_person,
                max_tokens=1792)
 QUERY = _stage("query", UserQuery, c.a_question, c.valid_targets, c.does_not_quote_memories, fc.speaks_to_the_character,
-               fc.said_by_the_speaker, max_tokens=256)
+               fc.said_by_the_speaker, fc.one_question, fc.asks_the_character, max_tokens=256)
 # The prompt's sentence counts: a summary of 3 to 5 (the release's 657 have 4 or 5), a
 # one-sentence rationale.
 PERSONA = _stage("persona", VirtualPersona, c.persona_fields, lib.sentences("summary", min=3, max=5),
