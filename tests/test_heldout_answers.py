@@ -72,21 +72,26 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # the sessions lack), both fixed. Checks added since from its misses (an age one year past the
 # band; a region the persona drops: persona.names_the_region; three questions at once:
 # query.one_question; the speaker's own life asked of "you": query.asks_the_character) reject
-# three more of it, and one or two of r3, r4, r5 and r7.
+# three more of it, and one or two of r3, r4, r5 and r7. A scene set where a listed negative
+# happened (scene.fits_no_other_memory) and two themes of one relative's story
+# (life_themes.one_theme_per_relative), classes every round wrote, reject one or two more of each.
+# A persona's domain that is the other speaker's topic (persona.domains_of_the_character) and a
+# trait written as a sentence (persona.short_traits) one more of r3, r6 and two of r8, all four
+# of which the judge had let through.
 # Left: an emotion score in each (a single word overread), the rest judge misses.
-FIGURES = {"r3": {"checked": 81, "caught": 125, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
-           "r4": {"checked": 70, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
-           "r5": {"checked": 67, "caught": 118, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
-           "r6": {"checked": 72, "caught": 119, "violations": 134, "acceptable_audited": 65, "wrongly": 1},
-           "r7": {"checked": 77, "caught": 125, "violations": 134, "acceptable_audited": 65, "wrongly": 0},
-           "r8": {"checked": 77, "caught": 118, "violations": 134, "acceptable_audited": 65, "wrongly": 0}}
+FIGURES = {"r3": {"checked": 85, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
+           "r4": {"checked": 73, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
+           "r5": {"checked": 70, "caught": 118, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
+           "r6": {"checked": 76, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 1},
+           "r7": {"checked": 81, "caught": 125, "violations": 134, "acceptable_audited": 65, "wrongly": 0},
+           "r8": {"checked": 83, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 0}}
 
 
 # Of each round's mistakes whose label quotes a prompt line whose rules only checks enforce:
 # (how many, how many the checks reject). r7 fresh (at 4894936): 42 of 74 (57 %); r6 fresh was
 # about half by a rougher count of the same. The target is 95 %: what is let through is a check
 # that enforces part of its line (a merged, reworded or invented item; a number off by one).
-CLAIMED = {"r3": (72, 54), "r4": (77, 52), "r5": (69, 42), "r6": (58, 34), "r7": (74, 49), "r8": (75, 51)}
+CLAIMED = {"r3": (73, 55), "r4": (78, 53), "r5": (71, 44), "r6": (58, 34), "r7": (76, 51), "r8": (77, 55)}
 
 
 @pytest.mark.parametrize("round_", sorted(FIGURES))

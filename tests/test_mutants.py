@@ -48,7 +48,10 @@ TARGET = 0.95
 
 # Rules whose checks kill fewer than 95 % of their mutants today: (recipe, rule) → rate, and
 # what slips through. A change either way fails the test until this table says so.
-BELOW_TARGET: dict[tuple[str, str], float] = {}
+# scene-fits-target's check reads a negative's own words; the golden scene that names its negative
+# "Ran the ward's first night-time fire drill" by title holds only one of its words the profile lacks (the judge
+# scenario_consistency.fits_a_negative reads it).
+BELOW_TARGET: dict[tuple[str, str], float] = {("enpmr", "scene-fits-target"): 0.92}
 
 
 def cases():

@@ -64,7 +64,7 @@ def _query_file(answers: list[dict], **variables) -> dict:
     return {"recipe": "stratmem", "stage": "query", "language": "zh",
             "variables": {"language": "zh", "reference_date": "2024-01-01", "human": "林悦", "virtual_person": "Bo",
                           "query_time": "2 pm on 3 May, 2023", "history": [], "given_type": "A",
-                          "memories": [{"number": 1, "fact": "林悦在 2023-04-02 领养了一只灰猫。"}], **variables},
+                          "memories": [{"number": 1, "fact": "Bo 在 2023-04-02 领养了一只灰猫。"}], **variables},
             "answers": answers}
 
 

@@ -57,10 +57,12 @@ def test_an_acceptable_description_without_its_region_is_rejected_in_the_build_s
     ("northern England", "A nurse in Leeds, England, aged 31.", True),
     ("the US Midwest", "She teaches in a small Midwest town.", True),
     ("the US Midwest", "She teaches in a small town.", False),
+    ("Yorkshire", "A night-shift nurse in Leeds who sings in a church choir.", True),
+    ("northern England", "A nurse who took up the choir in March and sings on Sundays.", False),
     ("成都", "她在成都市一家医院工作。", True),
     ("成都", "她在一家医院工作。", False),
 ])
-def test_a_broad_english_region_is_named_by_any_capitalised_word_of_it(region, description, named):
+def test_a_broad_english_region_is_named_by_a_word_of_it_or_a_place_in_it(region, description, named):
     v = {"language": "zh" if "成" in region else "en", "region": region, "age_band": "30-34"}
     assert (_problems(description, v) == []) == named
 

@@ -295,3 +295,50 @@ def test_a_persona_describes_the_character_not_speaks_as_them(summary, style, ok
     name = "陈静" if "陈静" in summary else "Melanie"
     v = {"language": "zh" if name == "陈静" else "en", "virtual_person": name}
     assert (list(persona_described(_persona(summary, style, name), v)) == []) is ok
+
+
+# --- a persona's traits and domains --------------------------------------------------------------
+
+_SESSIONS_ZH = [{"time": "2024年3月2日 19:20", "notes": ["许磊在为一家连锁药店开发会员小程序，压力较大。",
+                                                      "陈静昨天领养了一只橘猫，取名馒头。"],
+                 "lines": ["哇，什么项目？", "我昨天去宠物救助站领养了一只三岁的橘猫，叫馒头。"]}]
+
+
+@pytest.mark.parametrize(("domains", "ok"), [
+    (["养猫与宠物照顾", "朋友的工作近况"], True),
+    (["养猫与宠物照顾", "小程序开发与上线"], False),
+    (["养猫与宠物照顾", "连锁药店的压力"], False),
+])
+def test_a_domain_is_the_character_s_not_the_other_speaker_s(domains, ok):
+    from flows.stratmem.form_checks import domains_of_the_character
+
+    persona = VirtualPersona.model_construct(domains=domains, traits=[])
+    v = {**ZH, "human": "许磊", "virtual_person": "陈静", "sessions": _SESSIONS_ZH}
+    found = list(domains_of_the_character(persona, v))
+    assert (found == []) is ok, found
+    if not ok:
+        assert "是许磊的话题" in found[0]
+
+
+@pytest.mark.parametrize(("traits", "v", "ok"), [
+    (["热情开朗", "爱开玩笑"], ZH, True),
+    (["对朋友热情开朗，见面第一句就关心对方最近过得怎么样"], ZH, False),
+    (["curious about others' experiences"], EN, True),
+    (["warm and friendly to everyone she meets at the support group on Sundays"], EN, False),
+])
+def test_a_trait_is_a_short_phrase(traits, v, ok):
+    from flows.stratmem.form_checks import short_traits
+
+    assert (list(short_traits(VirtualPersona.model_construct(traits=traits, domains=[]), v)) == []) is ok
+
+
+@settings(max_examples=150, deadline=None)
+@given(items=st.lists(st.text(alphabet=st.characters(codec="utf-8"), max_size=20) | st.sampled_from(
+    ["小程序开发", "ｐａｉｎｔｉｎｇ", "🙂", "\u202e许磊", "\ud800", "\x00"]), max_size=5))
+def test_the_persona_readers_take_any_text(items):
+    from flows.stratmem.form_checks import domains_of_the_character, short_traits
+
+    persona = VirtualPersona.model_construct(domains=items, traits=items)
+    for v in (ZH, EN):
+        v = {**v, "human": "许磊", "virtual_person": "陈静", "sessions": _SESSIONS_ZH}
+        assert all(isinstance(p, str) for p in [*short_traits(persona, v), *domains_of_the_character(persona, v)])

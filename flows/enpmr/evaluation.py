@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 from flows.enpmr.emotions import query_text, session_texts
 from flows.enpmr.options import NEED_TARGETS, NEEDS, REPLY_LIMIT
+from flows.enpmr.overlap_checks import draws_on_its_memory
 from memsynth.core.errors import MemsynthError
 from memsynth.core.textmatch import length_in_words
 from memsynth.generation.stage import Stage, check, say
 from memsynth.quality.evaluation.ranking import mean, ranking_scores, type_match
-from memsynth.quality.textrules.meaning import own_units_held
 from schemas.enpmr import ReplyGrade, SupportReply
 
 if TYPE_CHECKING:  # running an evaluation needs the LLM session; declaring one does not
@@ -105,35 +105,6 @@ def reasoning_by_mode(out: SupportReply, v: Mapping[str, Any]) -> Iterator[str]:
         yield say(v, "reason step by step in `reasoning` first", "请先在 `reasoning` 中一步步推理")
     elif not cot and out.reasoning.strip():
         yield say(v, "leave `reasoning` empty in this setting", "这一设置下 `reasoning` 请留空")
-
-
-# A turn that draws on a memory repeats some of that memory's own words (in no other listed memory
-# and not in the conversation). Held to the shared corpus and the held-out rounds: acceptable turns
-# hold at most 2 of another memory's (English stems, Chinese character pairs); a turn that brings in
-# a second memory, or names the wrong number, holds 3-5 (English) or 6-7 (Chinese) of the other's.
-DRAWN = {"en": 3, "zh": 5}
-
-
-@check("draws_on_its_memory")
-def draws_on_its_memory(out: SupportReply, v: Mapping[str, Any]) -> Iterator[str]:
-    """The turn brings in the one memory `memory` names: not another (a number off by one), and
-    not a second beside it ("the one memory that is most relevant")."""
-    memories = list(v["memories"])
-    numbers = [int(m["number"]) for m in memories]
-    if len(memories) < 2 or out.memory not in numbers:
-        return
-    held = own_units_held([str(m["text"]) for m in memories], out.response,
-                          " ".join(str(t["content"]) for t in v.get("history", ())))
-    least = DRAWN["zh" if v.get("language") == "zh" else "en"]
-    named = held[numbers.index(out.memory)]
-    drawn = sorted(((n, h) for n, h in zip(numbers, held) if n != out.memory and h >= least), key=lambda x: -x[1])
-    if drawn and named * 3 < drawn[0][1]:
-        yield say(v, f"`response` draws on memory {drawn[0][0]}, not on memory {out.memory} that `memory` names: "
-                     "put the number of the memory your turn brings in",
-                  f"`response` 用的是第 {drawn[0][0]} 条记忆，而 `memory` 写的是第 {out.memory} 条：请填写回复里提到的那条记忆的编号")
-    elif drawn:
-        yield say(v, f"`response` brings in memory {drawn[0][0]} beside memory {out.memory}: bring in one memory only",
-                  f"`response` 在第 {out.memory} 条之外还用到了第 {drawn[0][0]} 条记忆：只用一条记忆")
 
 
 RESPOND = Stage("enpmr", "eval_respond", SupportReply,

@@ -14,7 +14,16 @@ from memsynth.generation.stage import check, say
 from memsynth.quality.textrules.ages import band, stated_ages
 from memsynth.quality.textrules.bigfive import DIMENSIONS, NAMES, missing_dimensions
 from memsynth.quality.textrules.forms import first_person
-from schemas.enpmr import Highlights, PersonaDescription, Powers, Preferences, Profile, Relationships
+from memsynth.quality.textrules.people import kin_named
+from schemas.enpmr import (
+    Highlights,
+    LifeThemes,
+    PersonaDescription,
+    Powers,
+    Preferences,
+    Profile,
+    Relationships,
+)
 
 # "two or three sentences in the third person" (persona.j2)
 PERSONA_SENTENCES = (2, 3)
@@ -73,18 +82,48 @@ def age_in_band(out: PersonaDescription, v: Mapping[str, Any]) -> Iterator[str]:
                   f"description 写的年龄（{said}）不在年龄段 {v['age_band']} 之内；请让年龄落在这个年龄段里")
 
 
+# A place an English description names in the region's stead ("a nurse in Leeds" for Yorkshire):
+# a capitalised word after a preposition of place, other than a month or a day.
+_PLACE_EN = re.compile(r"\b(?:in|from|near|outside|around)\s+(?:the\s+)?([A-Z][\w'’-]+)")
+_NOT_PLACES = frozenset("""january february march april may june july august september october november
+december monday tuesday wednesday thursday friday saturday sunday""".split())
+
+
 @check("names_the_region")
 def names_the_region(out: PersonaDescription, v: Mapping[str, Any]) -> Iterator[str]:
     """"where they live" (persona.j2): the sampled region is named. A Chinese region is a city
-    (成都); an English one may be broad ("northern England", "the US Midwest"), so any of its
-    capitalised words will do. Five of the seven held-out rounds wrote a description that drops it."""
+    (成都), named as it is; an English one may be broad ("northern England", "Yorkshire"), so a
+    capitalised word of it will do, or a place the description puts the person in ("in Leeds").
+    Five of the seven held-out rounds before this check wrote a description that drops it."""
     region = str(v.get("region", "")).strip()
-    text = out.description.casefold()
-    words = [w for w in re.findall(r"[^\W\d_]+", region) if w[:1].isupper()] or [region]
-    if not region or any(w.casefold() in text for w in words) or region.removesuffix("市") in out.description:
+    text = out.description
+    if not region or region.removesuffix("市") in text:
         return
+    if v.get("language") != "zh":
+        words = [w for w in re.findall(r"[^\W\d_]+", region) if w[:1].isupper()] or [region]
+        places = [p for p in _PLACE_EN.findall(text) if p.casefold() not in _NOT_PLACES]
+        if places or any(w.casefold() in text.casefold() for w in words):
+            return
     yield say(v, f"the description never says where the person lives; name the region ({region})",
               f"description 没有写此人住在哪里；请写明所在地区（{region}）")
+
+
+@check("one_theme_per_relative")
+def one_theme_per_relative(out: LifeThemes, v: Mapping[str, Any]) -> Iterator[str]:
+    """"so that they overlap as little as possible" (life_themes.j2): two themes whose titles name
+    the same relative tell one part of life twice ("Dad's hip replacement" and "Caring for Dad after
+    his operation"). Every held-out round wrote that mistake; no acceptable list holds such a pair."""
+    seen: dict[int, int] = {}
+    for j, theme in enumerate(out.themes):
+        for kin in kin_named(theme.theme):
+            if kin in seen:
+                i = seen[kin]
+                yield say(v, f"themes[{j}] {theme.theme!r} and themes[{i}] {out.themes[i].theme!r} are about the same "
+                             "relative: make them one theme and add a different part of life",
+                          f"themes[{j}]“{theme.theme}”和 themes[{i}]“{out.themes[i].theme}”写的是同一位亲人："
+                          "请合并为一个主题，另写生活中别的方面")
+                return
+            seen[kin] = j
 
 
 @check("big_five_covered")

@@ -9,7 +9,7 @@ from typing import Any
 
 from flows.enpmr.checks import TITLE_QUOTED
 from flows.enpmr.evaluation import STAGES as EVAL_STAGES
-from flows.enpmr.form_checks import FACT_LIMIT, NAME_LIMIT
+from flows.enpmr.form_checks import _NOT_PLACES, _PLACE_EN, FACT_LIMIT, NAME_LIMIT
 from flows.enpmr.options import NEEDS, REPLY_LIMIT
 from flows.enpmr.stages import STAGES
 from memsynth.core.textmatch import length_in_words
@@ -37,6 +37,7 @@ from memsynth.quality.mutants import (
 from memsynth.quality.mutants.ages import AgeOutside
 from memsynth.quality.mutants.grouping import Grouped, Unbalanced
 from memsynth.quality.mutants.text import names_in, split_sentences
+from memsynth.quality.textrules.people import KIN_EN, KIN_ZH, kin_named
 
 MEMORIES = ("relationship", "power", "goal", "highlight")
 # The stages whose fields a rule of their own names (`<stage>-fields`, `profile-fields`): their
@@ -132,7 +133,20 @@ def _without_region(answer: Any, v: Mapping[str, Any]) -> str:
     if re.search(r"[\u4e00-\u9fff]", region):
         return re.sub(f"(?:在|来自|住在)?{re.escape(region)}市?", "", text)
     words = "|".join(re.escape(w) for w in re.findall(r"[^\W\d_]+", region) if w[:1].isupper()) or re.escape(region)
-    return re.sub(rf",?\s*(?:(?:in|from|near|outside|around) )?(?:the |a )?(?:{words})(?:\s+(?:{words}))*\b", "", text)
+    text = re.sub(rf",?\s*(?:(?:in|from|near|outside|around) )?(?:the |a )?(?:{words})(?:\s+(?:{words}))*\b", "", text)
+    # and any other place it puts the person in ("in Stockport"), which names where they live too
+    return _PLACE_EN.sub(lambda m: m.group(0) if m.group(1).casefold() in _NOT_PLACES else "", text)
+
+
+def _relative_again(answer: Any, v: Mapping[str, Any]) -> list[Any]:
+    """The themes with one more about a relative another title already names: the same part of life twice."""
+    themes = list(answer.get("themes", []))
+    for theme in themes:
+        if kin := kin_named(str(theme.get("theme", ""))):
+            words = (KIN_ZH if v.get("language") == "zh" else KIN_EN)[kin[0]]
+            title = f"照顾{words[0]}的日常" if v.get("language") == "zh" else f"Looking after {words[0]} at home"
+            return [*themes, {**theme, "theme": title}]
+    return themes
 
 
 def _high_score(answer: Any, v: Mapping[str, Any]) -> bool:
@@ -196,6 +210,7 @@ AIMS = (
     Aim("persona-prose", ("persona",), Sentences("description", low=2, high=3)),
     Aim("persona-prose", ("persona",), Voice("description", _first_person)),
     Aim("persona-attributes", ("persona",), AgeOutside("description")),
+    Aim("themes-spread", ("life_themes",), Set("themes", None, "relative_again", from_answer=_relative_again)),
     Aim("persona-attributes", ("persona",), Set("description", None, "region_dropped", from_answer=_without_region)),
     Aim("memory-counts", ("power",), Grouped("items", "performance")),
     Aim("memory-counts", ("relationship",), Unbalanced("items", "relationship_quality")),

@@ -34,9 +34,10 @@ RULES = (
          accepts_less="the seed's prompt asks two or three sentences; one passes, as in a strong model's acceptable "
                       "answers (../shared/model-answers), and the prompt asks one to three: a description is context "
                       "for the memory prompts, never benchmark text. Longer is a re-ask (a held-out answer wrote five)"),
-    Rule("themes-spread", "themes spread across parts of life and overlap as little as possible", "prompt",
-         prompt_only="how far two themes overlap in meaning needs a model (distinct_themes compares titles); "
-                     "the audit judge reads it"),
+    Rule("themes-spread", "themes spread across parts of life and overlap as little as possible: what code sees is "
+         "two titles naming the same relative (\"Dad's hip replacement\", \"Caring for Dad after his operation\"); "
+         "how far other themes overlap in meaning is the audit judge's", "prompt",
+         checks=("life_themes.one_theme_per_relative",)),
     Rule("memory-counts", "per theme: ≥ 4 relationships (good and bad, roughly balanced: each kind at least a third), "
          "≥ 6 powers (4 proficient, 2 not, the kinds mixed through the timeline, not grouped), ≥ 3 goals "
          "(2 achieved, the last not), ≥ 6 highlights; powers and goals in date order",
@@ -107,8 +108,10 @@ RULES = (
          judges=("scenario_consistency.expresses_need",)),
     Rule("scene-fits-target", "recalling the target is the natural support in the scene, and no listed negative would "
          "support the user there as well as the target does (a negative that shares the theme, or could add some "
-         "comfort, does not fit it by that alone)",
-         "seed 000 Fig. 11, A.1", judges=("scenario_consistency.fits_target", "scenario_consistency.fits_a_negative")),
+         "comfort, does not fit it by that alone); what code sees: a scene set where a negative happened repeats "
+         "that negative's own words",
+         "seed 000 Fig. 11, A.1", checks=("scene.fits_no_other_memory",),
+         judges=("scenario_consistency.fits_target", "scenario_consistency.fits_a_negative")),
     Rule("scene-form", "the scene is 2-4 sentences and names none of the target's people in any form: full name, "
          "surname and title, given name, kinship term (the user would)",
          "prompt", checks=("scene.scene_form",)),

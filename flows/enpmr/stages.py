@@ -8,6 +8,7 @@ from pydantic import BaseModel
 
 from flows.enpmr import checks as c
 from flows.enpmr import form_checks as f
+from flows.enpmr import overlap_checks as o
 from flows.enpmr.options import (
     MIN_ACHIEVED,
     MIN_GOALS,
@@ -50,7 +51,7 @@ PERSONA = _stage("persona", PersonaDescription, c.persona_is_prose, f.third_pers
 PROFILE = _stage("profile", Profile, c.distinct_preferences, f.big_five_covered, f.facts_not_repeated, f.short_facts,
                  max_tokens=2048)
 LIFE_THEMES = _stage("life_themes", LifeThemes, c.theme_dates_in_window, c.distinct_themes, c.enough_themes,
-                     f.description_sentences, max_tokens=2560)
+                     f.description_sentences, f.one_theme_per_relative, max_tokens=2560)
 RELATIONSHIP = _stage("relationship", Relationships, c.enough_items, c.dates_in_theme, c.quality_mix,
                       f.quality_balanced, c.distinct_names, max_tokens=1792)
 POWER = _stage("power", Powers, c.enough_items, c.dates_in_theme, c.chronological, c.proficiency_mix,
@@ -64,7 +65,7 @@ PREFERENCES = _stage("preferences", Preferences, c.enough_items, c.dates_in_wind
                      max_tokens=1536)
 MEMORY_SESSION = _stage("memory_session", MemorySession, c.session_alternates, c.user_reveals_memory,
                         c.does_not_recite_title, max_tokens=1536)
-SCENE = _stage("scene", Scene, c.scene_form, max_tokens=512)
+SCENE = _stage("scene", Scene, c.scene_form, o.fits_no_other_memory, max_tokens=512)
 SCENARIO_CONSISTENCY = _stage("scenario_consistency", ScenarioCheck, c.scenario_score_agrees, f.one_sentence_reason, temperature=0.0,
                               kind="judge", max_tokens=256)
 SUPPORT_DIALOGUE = _stage("support_dialogue", SupportDialogue, c.dialogue_alternates,

@@ -10,8 +10,10 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from memsynth.core.textmatch import length_in_words
 from memsynth.generation.stage import check, say
 from memsynth.quality.textrules.forms import third_person_user
+from memsynth.quality.textrules.meaning import meaning_units
 from memsynth.quality.textrules.people import named_in, person_forms
 from schemas.stratmem import IntegrationScore, UseJudgment, UserQuery, VirtualPersona
 
@@ -198,3 +200,39 @@ def asks_the_character(out: UserQuery, v: Mapping[str, Any]) -> Iterator[str]:
                      f"{character} asking {human}; write {human}'s message to {character}",
                   f"query 针对的记忆都是{human}自己的事，却用“你”来问：这成了{character}在问{human}；"
                   f"请写{human}对{character}说的话")
+
+
+# "traits (6 to 12 short personality traits)" (persona.j2): the 657 released personas' traits run
+# to 8 words; a strong model's acceptable Chinese traits to 9 characters. A trait past these is
+# a sentence with its example, not a trait.
+TRAIT_LIMIT = {"en": 8, "zh": 15}  # words in English, characters in Chinese
+
+
+@check("short_traits")
+def short_traits(out: VirtualPersona, v: Mapping[str, Any]) -> Iterator[str]:
+    language = "zh" if v.get("language") == "zh" else "en"
+    for i, trait in enumerate(out.traits):
+        if (n := length_in_words(trait)) > TRAIT_LIMIT[language]:
+            yield say(v, f"traits[{i}] has {n} words; a trait is a short phrase of at most {TRAIT_LIMIT['en']} words",
+                      f"traits[{i}] 有 {n} 个字；性格特点要简短，不超过 {TRAIT_LIMIT['zh']} 个字")
+            return
+
+
+@check("domains_of_the_character")
+def domains_of_the_character(out: VirtualPersona, v: Mapping[str, Any]) -> Iterator[str]:
+    """"domains (4 to 10 areas they can talk about)": the character's, not the other speaker's. A
+    domain whose words the sessions' notes say only of {human}, and the character's own lines
+    barely touch ("小程序开发" when 陈静 only asked "什么项目？"), is the other speaker's topic."""
+    human, character = str(v["human"]), str(v["virtual_person"])
+    sessions = list(v.get("sessions", ()))
+    own = meaning_units(" ".join(str(line) for s in sessions for line in s.get("lines", ())))
+    theirs = [str(n) for s in sessions for n in s.get("notes", ())
+              if named_in(str(n), person_forms(human)) and not named_in(str(n), person_forms(character))]
+    other = frozenset().union(*(meaning_units(n) for n in theirs))
+    for domain in out.domains:
+        units = meaning_units(domain)
+        if len(units & other) >= 2 and 3 * len(units & own) < len(units & other):
+            yield say(v, f"the domain {domain!r} is {human}'s topic: {character} never talks about it; list what "
+                         f"{character} can talk about",
+                      f"领域“{domain}”是{human}的话题，{character}自己并没有谈过；请只写{character}能自如谈论的领域")
+            return

@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from flows.stratmem.checks import FACT_CHARS_ZH, FACT_WORDS, PERSONA_ITEMS, QUERY_CHARS_ZH, QUERY_WORDS
 from flows.stratmem.evaluation import STAGES as EVAL_STAGES
+from flows.stratmem.form_checks import TRAIT_LIMIT
 from flows.stratmem.stages import STAGES
 from memsynth.quality.mutants import (
     SCHEMA_RULE,
@@ -29,6 +31,7 @@ from memsynth.quality.mutants import (
     least_related,
 )
 from memsynth.quality.mutants.text import replace_words
+from memsynth.quality.textrules.meaning import meaning_units
 
 FACTS = ("extract", "merge")
 
@@ -157,6 +160,23 @@ def _more_questions(answer: Any, v: Mapping[str, Any], language: str) -> list[st
     return ["还好吗？最近忙不忙？"] if language == "zh" else ["All good? Busy lately?"]
 
 
+def _their_domain(answer: Any, v: Mapping[str, Any]) -> list[str]:
+    """The domains with the other speaker's topic added: of the notes said only of them, the one the
+    character's own lines touch least (none, when they touch every one), their name left out."""
+    human, character = str(v.get("human", "")), str(v.get("virtual_person", ""))
+    sessions = list(v.get("sessions", ()))
+    own = meaning_units(" ".join(str(line) for s in sessions for line in s.get("lines", ())))
+    topics = [re.split(r"[，。,.;；]", str(n).replace(human, "").strip(" 的's"))[0].strip()
+              for s in sessions for n in s.get("notes", ()) if human and human in n and character not in n]
+    topics = [t for t in topics if meaning_units(t)]
+    if not topics:
+        return list(answer.get("domains", []))
+    topic = min(topics, key=lambda t: len(meaning_units(t) & own) / len(meaning_units(t)))
+    if 3 * len(meaning_units(topic) & own) >= len(meaning_units(topic)):  # the character talks about it too
+        return list(answer.get("domains", []))
+    return [*answer.get("domains", []), topic]
+
+
 AIMS = (
     Aim("fact-form", FACTS, Longer("memories[*].fact", lambda v: FACT_CHARS_ZH[1] if _zh(v) else FACT_WORDS[1],
                                    places=2)),
@@ -172,6 +192,8 @@ AIMS = (
     Aim("merge-keeps-all", ("merge",), Duplicate("memories", keys=("fact",))),
     Aim("query-form", ("query",), Longer("query", lambda v: QUERY_CHARS_ZH[1] if _zh(v) else QUERY_WORDS[1])),
     Aim("query-form", ("query",), Append("query", _more_questions, "more_questions")),
+    Aim("persona-form", ("persona",), Longer("traits[*]", lambda v: TRAIT_LIMIT["zh" if _zh(v) else "en"])),
+    Aim("persona-from-sessions", ("persona",), Set("domains", None, "their_domain", from_answer=_their_domain)),
     Aim("query-no-quote", ("query",), InsertText("query", _quoted_memory, "quote_memory")),
     Aim("query-no-quote", ("query",), InsertText("query", _memory_to_you, "memory_to_you")),
     *(Aim("persona-form", ("persona",), Count(field, low=low, high=high)) for field, (low, high) in PERSONA_ITEMS.items()),

@@ -42,15 +42,19 @@ RULES = (
          "without, not must; an off-topic one, must), not where careful labellers could choose either of two "
          "neighbouring roles", "seed 002 §3.4",
          checks=("label.labels_every_memory",), judges=("label.labels.role",)),
-    Rule("persona-form", "the character's name; a summary of 3-5 sentences; traits 6-12, style 5-8, domains 4-10, "
-         "values 5-8; the character described in the third person, never speaking as themselves ('I am …', 我是…) "
-         "outside quotation marks", "seed 002 §3.3",
-         checks=("persona.persona_fields", "persona.sentences_summary", "persona.persona_described")),
+    Rule("persona-form", "the character's name; a summary of 3-5 sentences; traits 6-12 (each a short phrase: at most "
+         "8 words, 15 characters in Chinese), style 5-8, domains 4-10, values 5-8; the character described in the "
+         "third person, never speaking as themselves ('I am …', 我是…) outside quotation marks", "seed 002 §3.3",
+         checks=("persona.persona_fields", "persona.sentences_summary", "persona.persona_described",
+                 "persona.short_traits")),
     Rule("label-rationale", "each label's rationale is one sentence", "prompt",
          checks=("label.sentences_labels_rationale",)),
     Rule("persona-from-sessions", "the persona states no name, place or number the sessions do not (a number in "
-         "`style` measuring how the character writes, \"two or three short sentences\", is read off the sessions)", "prompt",
-         checks=("persona.persona_from_sessions", "persona.persona_places_from_sessions")),
+         "`style` measuring how the character writes, \"two or three short sentences\", is read off the sessions), "
+         "and gives the character no domain that is the other speaker's (one the notes say only of them and the "
+         "character's own lines barely touch)", "prompt",
+         checks=("persona.persona_from_sessions", "persona.persona_places_from_sessions",
+                 "persona.domains_of_the_character")),
     Rule("eval-in-character", "the evaluated model replies as the character, a person, in a few natural sentences",
          "seed 002 §4", prompt_only="the prompt of the model under evaluation: how it uses its memories is what "
                                     "the benchmark measures"),

@@ -49,8 +49,9 @@ def query(draft: Answer, v: Variables, text: TextMaker) -> Answer:
     wanted = {"A": 1, "B": 2, "C": 2}[v["given_type"]]
     draft["targets"] = text.rng.sample(numbers, min(wanted, len(numbers)))
     topic = text.phrase()
-    draft["query"] = (f"{v['virtual_person']}，你还记得{topic}那次吗？" if text.language == "zh"
-                      else f"Do you remember when you {topic}, {v['virtual_person']}?")
+    # "we": a target may be the speaker's own memory, which the speaker asks about as theirs.
+    draft["query"] = (f"{v['virtual_person']}，你还记得我们聊到{topic}那次吗？" if text.language == "zh"
+                      else f"Do you remember when we talked about how you {topic}, {v['virtual_person']}?")
     return draft
 
 

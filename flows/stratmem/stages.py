@@ -28,7 +28,8 @@ QUERY = _stage("query", UserQuery, c.a_question, c.valid_targets, c.does_not_quo
 # The prompt's sentence counts: a summary of 3 to 5 (the release's 657 have 4 or 5), a
 # one-sentence rationale.
 PERSONA = _stage("persona", VirtualPersona, c.persona_fields, lib.sentences("summary", min=3, max=5),
-                 fc.persona_described, c.persona_from_sessions, fc.persona_places_from_sessions, max_tokens=1024)
+                 fc.persona_described, c.persona_from_sessions, fc.persona_places_from_sessions, fc.short_traits,
+                 fc.domains_of_the_character, max_tokens=1024)
 # Three independent labellers are three samples of this prompt: at the build's temperature
 # they can disagree, as the seed's experts did.
 LABEL = _stage("label", RoleLabels, c.labels_every_memory, lib.sentences("labels[].rationale", max=1),

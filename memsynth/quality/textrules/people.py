@@ -138,3 +138,15 @@ def named_in(text: str, forms: set[str]) -> list[str]:
     words = set(re.findall(r"[a-z][a-z'-]*", normal.replace("’", "'")))
     words |= {w[:-2] for w in words if w.endswith("'s")}
     return sorted(f for f in forms if (f in normal if _CJK.search(f) else f in words))
+
+
+def kin_named(text: str) -> list[int]:
+    """The kin (indexes of KIN_EN or KIN_ZH, by the text's script) a text names: "Dad's hip
+    replacement" names father; "陪父亲练习走路" names 父亲. Single Chinese characters that are parts of
+    other words (娘 in 姑娘, 姐 in 小姐) are left out; 爸 and 妈 stand alone."""
+    normal = normal_text(text)
+    if _CJK.search(normal):
+        return [i for i, group in enumerate(KIN_ZH)
+                if any(w in normal for w in group if len(w) >= 2 or w in ("爸", "妈"))]
+    words = set(re.findall(r"[a-z][a-z-]*", normal.replace("'s", " ")))
+    return [i for i, group in enumerate(KIN_EN) if words & set(group)]
