@@ -335,6 +335,26 @@ def test_the_assistant_does_not_presume_the_users_preferences():
                                                                "方案提议"), v))
 
 
+@pytest.mark.parametrize(("user", "assistant", "presumed"), [
+    # the held-out rounds' presumptions, each in its own form
+    ("好。", "你做事讲究简单直接，不喜欢为这种事改变自己的工作习惯，那就加个腰靠。", True),
+    ("好。", "考虑到你不太想为这事改变现在的工作习惯，可以先加个腰靠。", True),
+    ("好。", "明白。你做事一向喜欢一条一条列清楚，那就做张表。", True),
+    ("好。", "我知道你做事习惯按条款一条条对照，那不如做张表。", True),
+    ("好。", "你不愿意为了护腰打乱工作习惯，那就在椅子上加个腰靠。", True),
+    ("Sure.", "Since you prefer quick fixes, try a lumbar cushion.", True),
+    # background the assistant knows, a question, an apology, what the user just said
+    ("好。", "考虑到你经常出差和加班，可以先从十分钟的拉伸开始。", False),
+    ("好。", "你不想吃药的话，有没有试过热敷？", False),
+    ("好。", "抱歉，是我没考虑到你现在的时间安排。", False),
+    ("我不想靠吃药撑着。", "明白，既然你不想吃药，那我们换个思路。", False),
+])
+def test_a_presumed_preference_is_rejected_in_every_form(user, assistant, presumed):
+    v = {**ZH, "framework": FRAMEWORK}
+    found = list(pal.preferences_not_presumed(_pal_dialogue(user, assistant, "方案反馈", "方案提议"), v))
+    assert bool(found) is presumed, found
+
+
 # --- stratmem ---------------------------------------------------------------------------------
 
 

@@ -77,12 +77,13 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # (life_themes.one_theme_per_relative), classes every round wrote, reject one or two more of each.
 # A persona's domain that is the other speaker's topic (persona.domains_of_the_character) and a
 # trait written as a sentence (persona.short_traits) one more of r3, r6 and two of r8, all four
-# of which the judge had let through.
+# of which the judge had let through. An assistant presuming a preference in more of its forms
+# ("你做事讲究…，不喜欢…", "考虑到你不太想…": dialogue.preferences_not_presumed) one more of r3-r6.
 # Left: an emotion score in each (a single word overread), the rest judge misses.
-FIGURES = {"r3": {"checked": 85, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
-           "r4": {"checked": 73, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
-           "r5": {"checked": 70, "caught": 118, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
-           "r6": {"checked": 76, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 1},
+FIGURES = {"r3": {"checked": 86, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
+           "r4": {"checked": 74, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
+           "r5": {"checked": 71, "caught": 118, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
+           "r6": {"checked": 77, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 1},
            "r7": {"checked": 81, "caught": 125, "violations": 134, "acceptable_audited": 65, "wrongly": 0},
            "r8": {"checked": 83, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 0}}
 
@@ -91,7 +92,7 @@ FIGURES = {"r3": {"checked": 85, "caught": 126, "violations": 134, "acceptable_a
 # (how many, how many the checks reject). r7 fresh (at 4894936): 42 of 74 (57 %); r6 fresh was
 # about half by a rougher count of the same. The target is 95 %: what is let through is a check
 # that enforces part of its line (a merged, reworded or invented item; a number off by one).
-CLAIMED = {"r3": (73, 55), "r4": (78, 53), "r5": (71, 44), "r6": (58, 34), "r7": (76, 51), "r8": (77, 55)}
+CLAIMED = {"r3": (73, 56), "r4": (78, 54), "r5": (71, 45), "r6": (58, 35), "r7": (76, 51), "r8": (77, 55)}
 
 
 @pytest.mark.parametrize("round_", sorted(FIGURES))

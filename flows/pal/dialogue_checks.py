@@ -95,17 +95,33 @@ def response_offers_nothing_new(out: Dialogue, v: Mapping[str, Any]) -> Iterator
                       f"第 {i} 轮 assistant：{said.reference} 被拒绝后的反馈回应又提出了新方案；只需回应，不要提出框架外的方案")
 
 
-# The user's likes and dislikes are revealed in the dialogue, never presumed by the assistant.
-_PRESUMES = re.compile(r"我知道你.{0,4}(喜欢|爱|讨厌)|我知道你不太?愿意"
-                       r"|你(一向|向来|平时就|本来就|一直都?)不?太?(喜欢|爱|讨厌|愿意)"
+# The user's likes and dislikes are revealed in the dialogue, never presumed by the assistant: "I
+# know you…", "you always…", "考虑到你不太想…", "你做事讲究…，不喜欢…", "since you prefer…". Held to
+# the shared corpus and eight held-out rounds: every labelled presumption matches, no acceptable turn.
+_PRESUMES = re.compile(r"我知道你.{0,8}?(喜欢|爱|讨厌|习惯|愿意|不想)"
+                       r"|(?:(?<![没未])考虑到|既然)你(?!刚|说|提)(平时)?不?太?(喜欢|想|愿意|习惯|讨厌|在意)"
+                       r"|你(做事|平时|一般|本身|向来|一向|一直|总是|平时就|本来就)+[^。！？，]{0,6}?不?太?"
+                       r"(喜欢|爱|讨厌|愿意|想|习惯|讲究|在意)"
+                       r"|(?<!问)你并?不太?(愿意|想|喜欢)(?![^。！？?]*[？?])"
                        r"|\bI know you (don't |do not |really )?(like|love|enjoy|hate|prefer)"
-                       r"|\byou('ve)? (always|never) (like|liked|enjoy|enjoyed|hate|hated)", re.IGNORECASE)
+                       r"|\byou('ve)? (always|never) (like|liked|enjoy|enjoyed|hate|hated)"
+                       r"|\b(since|as|knowing|given that) you (prefer|like|don't like|dislike|hate|enjoy|would rather"
+                       r"|'d rather|don't want)", re.IGNORECASE)
+# What the user has said is theirs to recall: a match whose next words the user already said
+# ("既然你不想吃药" after "我不想靠吃药") is the assistant listening, not presuming.
+_WHAT = re.compile(r"[\u4e00-\u9fff]{2}|[a-z]{3,}", re.IGNORECASE)
 
 
 @check("preferences_not_presumed")
 def preferences_not_presumed(out: Dialogue, v: Mapping[str, Any]) -> Iterator[str]:
+    said_by_user = ""
     for i, turn in enumerate(out.turns, start=1):
-        if m := _PRESUMES.search(turn.assistant.content):
+        said_by_user += turn.user.content
+        for m in _PRESUMES.finditer(turn.assistant.content):
+            what = _WHAT.search(turn.assistant.content[m.end():m.end() + 12])
+            if what and what.group(0).lower() in said_by_user.lower():
+                continue
             yield say(v, f"turn {i} assistant: presumes the user's preferences ({m.group(0)!r}); the assistant does "
                          "not know them until the user says so",
                       f"第 {i} 轮 assistant：预设了用户的喜好（“{m.group(0)}”）；用户说出之前，助手并不知道")
+            break
