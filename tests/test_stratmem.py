@@ -91,9 +91,8 @@ def test_the_checks_accept_the_real_facts_queries_and_personas():
 @needs_release
 @needs_locomo
 def test_every_released_persona_states_only_what_its_conversation_says():
-    from flows.stratmem.source import read_locomo
-
     from flows.stratmem.form_checks import domains_of_the_character, short_traits
+    from flows.stratmem.source import read_locomo
 
     conversations = {frozenset(c.speakers): c for c in read_locomo(LOCOMO)}
     accepted, own_domains, short = [], [], []
