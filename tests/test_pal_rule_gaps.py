@@ -87,6 +87,10 @@ SPAN = {"profile": {"name": "孙立伟"}, "time_span": "2024-11-06 09:00 ~ 2024-
     ("11月11日周一下午，用户在车间抽检卡钳。20:00，他打开了手机。", False),
     ("On Monday 11 November the user checked calipers on the line and was home before 8 pm.", True),
     ("On Monday 11 November the user checked calipers on the line. At 8 pm he sat down with his phone.", False),
+    # a deadline past the span, with its weekday in brackets (held-out r9's acceptable experience)
+    ("11月7日上午，用户和王建国商定11月15日（星期五）前把整改报告提交给客户。", True),
+    ("11月7日上午，用户和王建国商定11月15日前把整改报告提交给客户。", True),
+    ("11月7日上午，用户开会。11月15日（星期五），他把整改报告交给了客户。", False),
 ])
 def test_nothing_at_the_spans_end(text, ok):
     problems = pp.stays_in_span(Experience(experience=text), _lang(SPAN, "zh" if "用户" in text else "en"))

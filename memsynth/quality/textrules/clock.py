@@ -129,14 +129,16 @@ def _clock(m: re.Match[str]) -> dt.time | None:
     return dt.time(hour, minute)
 
 
-# "周三前交", and "周三下班前交" / "周五中午之前": a part of the day may stand before 前.
-_DEADLINE_AFTER = re.compile(r"\s*(?:下班|上班|中午|早上|上午|下午|晚上|傍晚)?\s*(前|之前|以前|截止|到期|为止|交|提交|之内|内)")
+# "周三前交", and "周三下班前交" / "周五中午之前": a part of the day may stand before 前, and the
+# day's weekday in brackets after the date ("11月15日（星期五）前").
+_DEADLINE_AFTER = re.compile(r"(?:\s*[（(](?:星期|周|礼拜)[一二三四五六日天][)）])?"
+                             r"\s*(?:下班|上班|中午|早上|上午|下午|晚上|傍晚)?\s*(前|之前|以前|截止|到期|为止|交|提交|之内|内)")
 _DEADLINE_BEFORE = re.compile(r"\b(by|before|until|till|due( on)?|deadline( of| is)?( on)?|no later than)\s*(the\s+)?$",
                               re.IGNORECASE)
 
 
 def _deadline(m: re.Match[str]) -> bool:
-    after = m.string[m.end():m.end() + 3]
+    after = m.string[m.end():m.end() + 9]
     before = m.string[max(0, m.start() - 20):m.start()]
     return bool(_DEADLINE_AFTER.match(after) or _DEADLINE_BEFORE.search(before)
                 or re.search(r"(截止|期限|最晚|不晚于|之前要?)[^，。；]{0,4}$", before))
