@@ -323,6 +323,9 @@ _CANDIDATES = {"candidates": [{"id": i} for i in range(1, 9)]}
     ("……7号要走流程，一般。综合来看，2号和6号最合适。", [1, 5], False),  # held-out r7: ids from zero
     ("……7号要走流程，一般。综合来看，2号和6号最合适。", [2, 6], True),
     ("周三是11月13号，赶不上的都不选。综合来看，选2和6。", [2, 6], True),  # 11月13号 is a day
+    # held-out r9: a conclusion that says only 综合来看 and what the two share
+    ("……4. 伸展有效但难坚持，次选。综合来看，2和6最省时、最能融入他的工作日。", [2, 4], False),
+    ("……4. 伸展有效但难坚持，次选。综合来看，2和6最省时、最能融入他的工作日。", [2, 6], True),
 ])
 def test_the_ids_chosen_are_those_the_analysis_concludes_on(analysis, chosen, ok):
     """"Weigh the candidates … in `analysis`, then give the ids of the two that suit them best"."""

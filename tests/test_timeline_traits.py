@@ -41,7 +41,11 @@ def test_acceptable_timelines_pass_and_labelled_character_fails():
 
 
 def test_traits_read_character_not_events_nor_quotes():
-    assert traits("用户做事向来一丝不苟，报告都要核对三遍。") == ["向来"]
+    assert traits("用户做事向来一丝不苟，报告都要核对三遍。") == ["向来", "一丝不苟"]
+    # held-out r9: the trait itself, with no word of "always"
+    assert traits("用户做事一丝不苟又容易紧张，不愿意让同事帮忙看报告。") == ["一丝不苟", "容易紧张"]
+    assert traits("A perfectionist, the user rewrote the report twice.") == ["perfectionist"]
+    assert traits("用户把注意力转向内部审核，对外向客户解释了延期。") == []  # 转向内部, 对外向客户: not traits
     assert traits("By nature the user keeps to herself.") == ["By nature"]
     assert traits("The user has always been careful with money.") == ["has always been"]
     assert traits("用户的父亲住院了，用户请了三天假。周末用户带女儿去爬山。") == []

@@ -47,7 +47,7 @@ def draws_on_its_memory(out: SupportReply, v: Mapping[str, Any]) -> Iterator[str
 # negative's own units (English stems, Chinese character pairs, of which it holds at most 1); a
 # scene set where a negative happened (the case review, the practical exam) holds 4-11 of that
 # negative's, and one that names the negative by its title 3 or more.
-OTHER_MEMORY = {"en": 3, "zh": 5}
+OTHER_MEMORY = {"en": 3, "zh": 4}
 _LEAD_IN = re.compile(r"^(During '[^']*', |在“[^”]*”期间的?)")
 
 

@@ -45,7 +45,8 @@ def two_listed_candidates(out: SolutionChoice, v: Mapping[str, Any]) -> Iterator
 # The sentence of an analysis that concludes on a choice ("综合来看，2 和 6 最合适", "Overall, 2 and
 # 6 suit him best"), and the candidate numbers it names: a number with a unit (45 分钟, 2 weeks)
 # is none, nor a day of a month (11月15号); "2号和6号" names candidates 2 and 6.
-_CONCLUDES = re.compile(r"最合适|最贴合|最合|最符合|最适合|选|推荐|\b(best|choose|chose|pick|picked|recommend|most suitable)\b",
+_CONCLUDES = re.compile(r"最合适|最贴合|最合|最符合|最适合|选|推荐|综合来看|综合考虑|综上|总的来说"
+                        r"|\b(best|choose|chose|pick|picked|recommend|most suitable|overall|all in all|on balance)\b",
                         re.IGNORECASE)
 _CANDIDATE = re.compile(r"(?<!\d)(?<!\d\.)(?<!月)(\d{1,2})(?!\d|\.\d|\s*(?:分钟|分|小时|天|周|次|岁|个|年|月|日|点|%)"
                         r"|\s*(?:kg|km|min|minutes?|hours?|days?|weeks?|months?|years?|times|am|pm)\b)")

@@ -142,6 +142,8 @@ def enumerated(text: str) -> list[str]:
 # speech is left out: a colleague may say anything.
 _TRAIT = re.compile(
     r"向来|一向|一贯|素来|历来|生性|天生|性格|脾气|为人[^，。；]{0,4}(?:谨慎|随和|要强|内向|外向|低调|热情|老实)|骨子里"
+    r"|一丝不苟|容易紧张|完美主义|急性子|慢性子|好强|(?<![对朝向])内向|(?<![对朝向])外向"
+    r"|\bperfectionist\b|\bintrovert(?:ed)?\b|\bextrovert(?:ed)?\b|\beasily (?:stressed|flustered|anxious)\b"
     r"|\b(?:has|had) always been\b|\bby nature\b|\b(?:is|was) (?:the|a) (?:kind|sort|type) of (?:person|man|woman)\b"
     r"|\bpersonality\b|\btemperament\b|\bcharacteristically\b|\bas is (?:his|her|their) (?:way|habit)\b",
     re.IGNORECASE)
