@@ -18,7 +18,7 @@ from memsynth.quality.label_quotes import claimed_by_checks
 HELDOUT = Path(__file__).resolve().parent / "data" / "heldout"
 
 
-@pytest.mark.parametrize("round_", ["r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8"])
+@pytest.mark.parametrize("round_", ["r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9"])
 def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
     verdicts = check_paths([HELDOUT / round_])
     acceptable = [v for v in verdicts if v.label == "acceptable"]
@@ -79,20 +79,26 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # trait written as a sentence (persona.short_traits) one more of r3, r6 and two of r8, all four
 # of which the judge had let through. An assistant presuming a preference in more of its forms
 # ("你做事讲究…，不喜欢…", "考虑到你不太想…": dialogue.preferences_not_presumed) one more of r3-r6.
+# r9 was written after all of those (four fresh writers, four fresh judges) and measured fresh at
+# `eceb201`: 83 (62 %) and 122 (91 %), the judge flagging 4 of 65 acceptable answers; the checks
+# rejected one acceptable answer (a deadline "11月15日（星期五）前" read as a day reached), fixed.
+# Checks mended after it (a conclusion that says only 综合来看; a scene holding 4 of a negative's
+# character pairs; 一丝不苟 and 容易紧张 as traits) reject three more of it.
 # Left: an emotion score in each (a single word overread), the rest judge misses.
 FIGURES = {"r3": {"checked": 86, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r4": {"checked": 74, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r5": {"checked": 71, "caught": 118, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
            "r6": {"checked": 77, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 1},
            "r7": {"checked": 81, "caught": 125, "violations": 134, "acceptable_audited": 65, "wrongly": 0},
-           "r8": {"checked": 83, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 0}}
+           "r8": {"checked": 83, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 0},
+           "r9": {"checked": 86, "caught": 122, "violations": 134, "acceptable_audited": 65, "wrongly": 4}}
 
 
 # Of each round's mistakes whose label quotes a prompt line whose rules only checks enforce:
 # (how many, how many the checks reject). r7 fresh (at 4894936): 42 of 74 (57 %); r6 fresh was
 # about half by a rougher count of the same. The target is 95 %: what is let through is a check
 # that enforces part of its line (a merged, reworded or invented item; a number off by one).
-CLAIMED = {"r3": (73, 56), "r4": (78, 54), "r5": (71, 45), "r6": (58, 35), "r7": (76, 51), "r8": (77, 55)}
+CLAIMED = {"r3": (73, 56), "r4": (78, 54), "r5": (71, 45), "r6": (58, 35), "r7": (76, 51), "r8": (77, 55), "r9": (53, 40)}
 
 
 @pytest.mark.parametrize("round_", sorted(FIGURES))
