@@ -42,6 +42,9 @@ def _check(description: str, age_band: str = "30-34", language: str = "en") -> l
     ("Claire Whitworth, 37, is a rehabilitation therapist in Salford. She cares for her father.", "en"),
     ("She is a physio in her late thirties who lives in Leeds. She dreams of a smaller caseload.", "en"),
     ("何静今年三十六岁，在成都一家区医院做治疗师。她盼着母亲早日康复。", "zh"),
+    # a year past the band: the held-out writers label it a mistake (r5, r8)
+    ("She is 35 and a physio in Leeds.", "en"),
+    ("周晓岚今年35岁，在成都做康复治疗师。", "zh"),
 ])
 def test_an_age_outside_the_band_is_rejected_in_the_answer_s_language(description, language):
     problems = _check(description, language=language)
@@ -53,7 +56,6 @@ def test_an_age_outside_the_band_is_rejected_in_the_answer_s_language(descriptio
     "Joanne Pritchard, 33, is a therapist in Manchester. She visits her parents most evenings.",
     "A 32-year-old nurse and mother of a 6-year-old, she lives in Leeds.",  # her child's age beside hers
     "She is a physio in her thirties who lives in Leeds.",  # roughly
-    "She is 35 and a physio in Leeds.",  # a year past the band: "roughly the age"
     "She is a physio in Leeds who swims at dawn.",  # states no age: the audit reads the rest
     "周晓岚今年三十二岁，是成都的治疗师。",
 ])

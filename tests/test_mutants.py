@@ -112,7 +112,6 @@ UNAIMED = frozenset({
     ('enpmr', 'powers-progress'),
     ('enpmr', 'recall-natural'),
     ('enpmr', 'session-ai-warm'),
-    ('enpmr', 'themes-spread'),
     ('pal', 'audit-any-wording'),
     ('pal', 'audit-scope'),
     ('pal', 'dialogue-flow'),
