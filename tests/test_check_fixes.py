@@ -320,6 +320,10 @@ def test_a_refusal_that_agrees_first_is_softened(user, softened):
     ("明白了，这个不适合你；也可以请同事帮忙分担一部分。", True), ("抱歉，这个不合适，或者试试周末集中处理。", True),
     ("Understood, that one doesn't suit you, or alternatively you could book a specialist.", True),
     ("明白了，这个不适合你。", False), ("Understood, I'll drop that one.", False),
+    # held-out r9: "那不如…" after an apology
+    ("明白，是我考虑得不周到，抱歉。那不如每天早晚在家做两组麦肯基伸展。", True),
+    ("Sorry, that was a poor fit. What about ten minutes of stretching each morning?", True),
+    ("明白，是我考虑得不周到，抱歉。还有别的想聊的吗？", False),
 ])
 def test_a_response_to_a_rejection_offers_no_alternative(response, proposes):
     v = {**ZH, "framework": FRAMEWORK}

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
+
 from flows.enpmr import history_window
 from flows.enpmr.checks import distinct_preferences, distinct_themes, enough_themes, theme_dates_in_window
 from schemas.enpmr import LifeTheme, LifeThemes, Profile
@@ -99,3 +101,20 @@ def test_the_recall_limit_counts_words_in_english_and_characters_in_chinese():
     assert recall_length(dialogue("word " * 51), {"recall_limit": 50, "language": "en"})
     assert recall_length(dialogue("字" * 80), {"recall_limit": 80, "language": "zh"}) == []
     assert "80 个字" in recall_length(dialogue("字" * 81), {"recall_limit": 80, "language": "zh"})[0]
+
+
+@pytest.mark.parametrize(("name", "named"), [
+    ("Carol Hughes", True), ("Dr Alan Reeves", True), ("Ludwig van Beethoven", True), ("Siobhan O'Neill", True),
+    ("陈立群", True), ("王阿姨", True),
+    ("Mr Bennett's daughter", False), ("Ward sister on Ward 4", False), ("the consultant", False),
+    ("陈大爷的女儿", False), ("3床家属", False),
+])
+def test_a_relationship_is_named_by_a_name_not_by_who_they_are(name, named):
+    from flows.enpmr.form_checks import named_people
+    from schemas.enpmr import Relationship, Relationships
+
+    person = Relationship.model_construct(name=name, relationship_type="colleague", relationship_quality="good",
+                                          occupation="nurse", characteristic="kind", date="2023-01-01")
+    language = "en" if name.isascii() else "zh"
+    found = list(named_people(Relationships.model_construct(items=[person]), {"language": language}))
+    assert (found == []) is named, found

@@ -126,6 +126,29 @@ def one_theme_per_relative(out: LifeThemes, v: Mapping[str, Any]) -> Iterator[st
             seen[kin] = j
 
 
+# "name: the person's name" (relationship.j2): a name, not a description of who they are. In
+# English every word of a name is capitalised (but its particles: de, van, bin…) and none is
+# possessive ("Mr Bennett's daughter", "Ward sister on Ward 4" are who, not names); a Chinese
+# name holds no 的 and no digit. Every acceptable list of the corpus and nine held-out rounds passes.
+_PARTICLES = frozenset("de da di du del della der den van von le la bin al el ibn ap".split())
+
+
+@check("named_people")
+def named_people(out: Relationships, v: Mapping[str, Any]) -> Iterator[str]:
+    for i, item in enumerate(out.items):
+        name = item.name.strip()
+        if re.search(r"[\u4e00-\u9fff]", name):
+            unnamed = "的" in name or bool(re.search(r"\d", name))
+        else:
+            words = re.findall(r"[^\W_]+(?:['’][^\W_]+)?", name)
+            unnamed = (not words or bool(re.search(r"\d|['’]s\b", name))
+                       or any(w[:1].islower() and w.lower() not in _PARTICLES for w in words))
+        if unnamed:
+            yield say(v, f"items[{i}].name {name!r} says who the person is, not their name; give their name "
+                         "(who they are to the user goes in `relationship_type`)",
+                      f"items[{i}].name“{name}”写的是这个人的身份而不是姓名；请写姓名（与用户的关系写在 `relationship_type` 里）")
+
+
 @check("big_five_covered")
 def big_five_covered(out: Profile, v: Mapping[str, Any]) -> Iterator[str]:
     """"personality: traits described along the Big Five dimensions" (profile.j2): each of the

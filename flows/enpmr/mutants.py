@@ -149,6 +149,15 @@ def _relative_again(answer: Any, v: Mapping[str, Any]) -> list[Any]:
     return themes
 
 
+def _who_not_name(answer: Any, v: Mapping[str, Any]) -> list[Any]:
+    """The people with the last one named by who they are to another ("Mr Bennett's daughter")."""
+    items = [dict(i) for i in answer.get("items", [])]
+    if len(items) >= 2:
+        other = items[0].get("name", "")
+        items[-1]["name"] = f"{other}的女儿" if v.get("language") == "zh" else f"{other}'s daughter"
+    return items
+
+
 def _high_score(answer: Any, v: Mapping[str, Any]) -> bool:
     return answer.get("score", 0) > 3
 
@@ -210,6 +219,7 @@ AIMS = (
     Aim("persona-prose", ("persona",), Sentences("description", low=2, high=3)),
     Aim("persona-prose", ("persona",), Voice("description", _first_person)),
     Aim("persona-attributes", ("persona",), AgeOutside("description")),
+    Aim("relationship-fields", ("relationship",), Set("items", None, "who_not_name", from_answer=_who_not_name)),
     Aim("themes-spread", ("life_themes",), Set("themes", None, "relative_again", from_answer=_relative_again)),
     Aim("persona-attributes", ("persona",), Set("description", None, "region_dropped", from_answer=_without_region)),
     Aim("memory-counts", ("power",), Grouped("items", "performance")),

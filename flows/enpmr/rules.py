@@ -54,8 +54,9 @@ RULES = (
          "not only in the theme's headline event; a memory of another part of life (family in a work theme, another "
          "job) does not belong", "seed 000 §3.1",
          prompt_only=BANK),
-    _fields("relationship", "a relationship has the person's name, who they are to the user, good or bad, their job, "
-                            "what they are like with a concrete behaviour, and a date"),
+    _fields("relationship", "a relationship has the person's name (a name, not who they are: \"Mr Bennett's "
+                            "daughter\" is no name), who they are to the user, good or bad, their job, what they are "
+                            "like with a concrete behaviour, and a date", "named_people"),
     _fields("power", "a power is a specific skill with a description, proficient or not, how it was learned, and a "
                      "date"),
     _fields("goal", "a goal is a measurable milestone with what it takes, achieved or not, and a date"),
