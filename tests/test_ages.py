@@ -45,6 +45,7 @@ def _check(description: str, age_band: str = "30-34", language: str = "en") -> l
     # a year past the band: the held-out writers label it a mistake (r5, r8)
     ("She is 35 and a physio in Leeds.", "en"),
     ("周晓岚今年35岁，在成都做康复治疗师。", "zh"),
+    ("At 37, Megan is a rehabilitation therapist on a stroke ward in Manchester.", "en"),  # held-out r10
 ])
 def test_an_age_outside_the_band_is_rejected_in_the_answer_s_language(description, language):
     problems = _check(description, language=language)

@@ -324,6 +324,7 @@ def test_a_refusal_that_agrees_first_is_softened(user, softened):
     ("明白，是我考虑得不周到，抱歉。那不如每天早晚在家做两组麦肯基伸展。", True),
     ("Sorry, that was a poor fit. What about ten minutes of stretching each morning?", True),
     ("明白，是我考虑得不周到，抱歉。还有别的想聊的吗？", False),
+    ("抱歉，是我没考虑到你的时间。那要不每天睡前在床上做几组小燕飞？", True),  # held-out r10
 ])
 def test_a_response_to_a_rejection_offers_no_alternative(response, proposes):
     v = {**ZH, "framework": FRAMEWORK}

@@ -86,11 +86,14 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # character pairs; 一丝不苟 and 容易紧张 as traits) reject three more of it; "那不如…" after a
 # rejection (dialogue.response_offers_nothing_new) and a relationship named by who the person is
 # ("Ward sister on Ward 4", "Mr Bennett's daughter": relationship.named_people) one more of r8, two of r9.
+# From r10's misses (written after r9's checks, measured fresh at `378eecf` before these): "At 37,"
+# read as an age; "那要不…" after a rejection; "第6个方案" read as id 6; "你表姐" of "许磊的表姐"
+# as the speaker reversed. They reject one more of r4 and of r6.
 # Left: an emotion score in each (a single word overread), the rest judge misses.
 FIGURES = {"r3": {"checked": 86, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
-           "r4": {"checked": 74, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
+           "r4": {"checked": 75, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r5": {"checked": 71, "caught": 118, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
-           "r6": {"checked": 77, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 1},
+           "r6": {"checked": 78, "caught": 121, "violations": 134, "acceptable_audited": 65, "wrongly": 1},
            "r7": {"checked": 81, "caught": 125, "violations": 134, "acceptable_audited": 65, "wrongly": 0},
            "r8": {"checked": 84, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 0},
            "r9": {"checked": 88, "caught": 122, "violations": 134, "acceptable_audited": 65, "wrongly": 4}}
@@ -100,7 +103,7 @@ FIGURES = {"r3": {"checked": 86, "caught": 126, "violations": 134, "acceptable_a
 # (how many, how many the checks reject). r7 fresh (at 4894936): 42 of 74 (57 %); r6 fresh was
 # about half by a rougher count of the same. The target is 95 %: what is let through is a check
 # that enforces part of its line (a merged, reworded or invented item; a number off by one).
-CLAIMED = {"r3": (73, 56), "r4": (78, 54), "r5": (71, 45), "r6": (58, 35), "r7": (76, 51), "r8": (77, 56), "r9": (53, 42)}
+CLAIMED = {"r3": (73, 56), "r4": (78, 55), "r5": (71, 45), "r6": (58, 36), "r7": (76, 51), "r8": (77, 56), "r9": (53, 42)}
 
 
 @pytest.mark.parametrize("round_", sorted(FIGURES))

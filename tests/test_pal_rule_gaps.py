@@ -326,6 +326,8 @@ _CANDIDATES = {"candidates": [{"id": i} for i in range(1, 9)]}
     # held-out r9: a conclusion that says only 综合来看 and what the two share
     ("……4. 伸展有效但难坚持，次选。综合来看，2和6最省时、最能融入他的工作日。", [2, 4], False),
     ("……4. 伸展有效但难坚持，次选。综合来看，2和6最省时、最能融入他的工作日。", [2, 6], True),
+    ("……第8个只解决车间站立。因此选择第2和第6个方案。", [1, 5], False),  # held-out r10: ordinals
+    ("……第8个只解决车间站立。因此选择第2和第6个方案。", [2, 6], True),
 ])
 def test_the_ids_chosen_are_those_the_analysis_concludes_on(analysis, chosen, ok):
     """"Weigh the candidates … in `analysis`, then give the ids of the two that suit them best"."""

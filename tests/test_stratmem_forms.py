@@ -208,6 +208,9 @@ OWN_ZH = {**ZH, "human": "许磊", "virtual_person": "陈静", "memories": [
     ("我那个新领导要求可高了，你说我该怎么跟他相处？", [1], OWN_ZH, True),
     ("Is that lake sunrise still your favourite painting?", [2], OWN_EN, True),
     ("新领导要求那么高，馒头肯吃干粮了没？你说呢？", [1, 2], OWN_ZH, True),
+    # the speaker's own people called the character's (held-out r6, r10)
+    ("对了，你新领导那边有回音了吗？我还挺发愁的。", [2], OWN_ZH, False),
+    ("我新领导要求挺高的，你说我该怎么办？", [1], OWN_ZH, True),
 ])
 def test_a_query_asks_the_character_not_the_speaker_about_their_own_life(query, targets, v, ok):
     assert (list(asks_the_character(UserQuery(query=query, targets=targets), v)) == []) is ok

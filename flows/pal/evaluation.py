@@ -48,7 +48,8 @@ def two_listed_candidates(out: SolutionChoice, v: Mapping[str, Any]) -> Iterator
 _CONCLUDES = re.compile(r"最合适|最贴合|最合|最符合|最适合|选|推荐|综合来看|综合考虑|综上|总的来说"
                         r"|\b(best|choose|chose|pick|picked|recommend|most suitable|overall|all in all|on balance)\b",
                         re.IGNORECASE)
-_CANDIDATE = re.compile(r"(?<!\d)(?<!\d\.)(?<!月)(\d{1,2})(?!\d|\.\d|\s*(?:分钟|分|小时|天|周|次|岁|个|年|月|日|点|%)"
+# A candidate's id: "2", "方案6", and "第6个" (an ordinal, not six of something).
+_CANDIDATE = re.compile(r"第(\d{1,2})(?=个|号|条|项|种)|(?<!\d)(?<!\d\.)(?<!月)(\d{1,2})(?!\d|\.\d|\s*(?:分钟|分|小时|天|周|次|岁|个|年|月|日|点|%)"
                         r"|\s*(?:kg|km|min|minutes?|hours?|days?|weeks?|months?|years?|times|am|pm)\b)")
 
 
@@ -56,7 +57,7 @@ def concluded_choice(analysis: str, ids: set[int]) -> set[int]:
     """The candidate ids the analysis's last concluding sentence names (none: no such sentence)."""
     for sentence in reversed(sentences(analysis)):
         if _CONCLUDES.search(sentence):
-            return {n for m in _CANDIDATE.finditer(sentence) if (n := int(m.group(1))) in ids}
+            return {n for m in _CANDIDATE.finditer(sentence) if (n := int(m.group(1) or m.group(2))) in ids}
     return set()
 
 

@@ -184,11 +184,26 @@ _FIRST_PERSON = {"en": re.compile(r"\b(i|i'm|i've|i'd|i'll|me|my|mine|we|we're|o
 _SECOND_PERSON = {"en": re.compile(r"\byou", re.IGNORECASE), "zh": re.compile(r"[你您]")}
 
 
+def _theirs_as_yours(query: str, human: str, facts: Any) -> bool:
+    """The query calls the speaker's own people or things the character's: "你表姐" where a memory
+    says "许磊的表姐", "your mentor" where it says "Caroline's mentor"."""
+    name = re.escape(human.strip())
+    for fact in facts:
+        for m in re.finditer(rf"{name}的([\u4e00-\u9fff]{{2}})", fact):
+            if re.search(rf"你的?{m.group(1)}", query):
+                return True
+        for m in re.finditer(rf"\b{name}['’]s ([a-z]+)", fact):
+            if re.search(rf"\byour {m.group(1)}\b", query, re.IGNORECASE):
+                return True
+    return False
+
+
 @check("asks_the_character")
 def asks_the_character(out: UserQuery, v: Mapping[str, Any]) -> Iterator[str]:
     """A query whose every target is of the speaker's own life alone (its memory names the speaker,
-    not the character), asked with "you" and never "I", is the character asking the speaker: said
-    the wrong way round. 651 of the 657 released queries pass (tests/test_stratmem.py)."""
+    not the character), asked with "you" and never "I", or that calls the speaker's people or
+    things the character's ("你表姐" of "许磊的表姐"), is the character asking the speaker: said the
+    wrong way round. 649 of the 657 released queries pass (tests/test_stratmem.py)."""
     human, character = str(v["human"]), str(v["virtual_person"])
     facts = {int(m["number"]): str(m["fact"]) for m in v.get("memories", [])}
     targets = [facts[t] for t in out.targets if t in facts]
@@ -199,6 +214,11 @@ def asks_the_character(out: UserQuery, v: Mapping[str, Any]) -> Iterator[str]:
         yield say(v, f"every memory the query aims at is {human}'s own, yet it asks \"you\" about it: it is "
                      f"{character} asking {human}; write {human}'s message to {character}",
                   f"query 针对的记忆都是{human}自己的事，却用“你”来问：这成了{character}在问{human}；"
+                  f"请写{human}对{character}说的话")
+    elif _theirs_as_yours(out.query, human, facts.values()):
+        yield say(v, f"the query calls {human}'s own people or things {character}'s (\"your …\"): it is {character} "
+                     f"speaking; write {human}'s message to {character}",
+                  f"query 把{human}自己的人或事说成了{character}的（“你的…”）：这成了{character}在说话；"
                   f"请写{human}对{character}说的话")
 
 

@@ -15,9 +15,9 @@ _PART = {"early": (0, 3), "mid": (3, 7), "middle": (3, 7), "late": (6, 9), "": (
 _EN_DECADE = re.compile(r"\b(?:(early|mid|middle|late)[- ]?)?(twenties|thirties|forties|fifties|sixties|seventies|"
                         r"eighties)\b|\b(?:her|his|their|in)\s+(?:(early|mid|middle|late)[- ]?)?([2-8]0)'?s\b"
                         r"|\b(early|mid|middle|late)[- ]([2-8]0)'?s\b", re.I)
-# "Claire Whitworth, 37, is …": a name's appositive age.
+# "Claire Whitworth, 37, is …": a name's appositive age; "At 37, Megan is …".
 _EN_EXACT = re.compile(r"\b(\d{1,2})(?:[- ]years?[- ]old\b|-year\b|\s*(?:yo|y/o)\b)|\b(?:aged?|age of)\s+(\d{1,2})\b"
-                       r"|(?<=[a-z]),\s+(\d{2}),\s"
+                       r"|(?<=[a-z]),\s+(\d{2}),\s|\bat\s+([2-9]\d),\s"
                        r"|\b(?:is|are|was|turned|turning|just turned)\s+(\d{1,2})\b(?!\s*(?:%|percent|minutes|hours|days|"
                        r"weeks|months|years|km|miles|kg|am|pm|:))", re.I)
 _ZH_NUM = "零一二两三四五六七八九十"
