@@ -92,16 +92,18 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # r10 (four fresh writers, four fresh judges) was measured fresh at `378eecf`: 78 (58 %) and 125
 # (93 %), the judge flagging 2 of 65 acceptable answers, the checks none; the four mended
 # readers above reject four more of it. A month of a timeline that tells of work alone
-# (timeline.months_span_aspects, textrules.aspects) one more of r4, r5, r6, r9 and r10.
+# (timeline.months_span_aspects, textrules.aspects) one more of r4, r5, r6, r9 and r10; an
+# evidence that draws a conclusion ("…，说明…": requirements.evidences_are_facts) one more of r3,
+# r4, r8 and r10.
 # Left: an emotion score in each (a single word overread), the rest judge misses.
-FIGURES = {"r3": {"checked": 86, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
-           "r4": {"checked": 76, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
+FIGURES = {"r3": {"checked": 87, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
+           "r4": {"checked": 77, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r5": {"checked": 72, "caught": 118, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
            "r6": {"checked": 79, "caught": 121, "violations": 134, "acceptable_audited": 65, "wrongly": 1},
            "r7": {"checked": 81, "caught": 125, "violations": 134, "acceptable_audited": 65, "wrongly": 0},
-           "r8": {"checked": 84, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 0},
+           "r8": {"checked": 85, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 0},
            "r9": {"checked": 89, "caught": 122, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
-           "r10": {"checked": 83, "caught": 125, "violations": 134, "acceptable_audited": 65, "wrongly": 2}}
+           "r10": {"checked": 84, "caught": 125, "violations": 134, "acceptable_audited": 65, "wrongly": 2}}
 
 
 # Of each round's mistakes whose label quotes a prompt line whose rules only checks enforce:

@@ -133,6 +133,23 @@ def test_evidences_carry_no_date(evidence, ok):
         assert "evidence 2" in problems[0] or "第 2 条" in problems[0]
 
 
+@pytest.mark.parametrize(("evidence", "ok"), [
+    ("用户连续几天在电脑前整理检验记录到晚上十点", True),
+    ("医生建议减少久坐、每小时起身活动", True),
+    ("The user stood on the line for three hours", True),
+    # held-out r3, r4, r8, r10: a conclusion drawn from the fact
+    ("用户连续几天在电脑前整理检验记录到晚上十点，说明久坐是这次腰痛复发的主要诱因", False),
+    ("医生建议减少久坐、每小时起身活动，说明用户需要能在工位上随时做的简单动作", False),
+    ("The user stood on the line for three hours, which shows standing is the trigger", False),
+])
+def test_evidences_are_facts_without_analysis(evidence, ok):
+    problems = pp.evidences_are_facts(_framework("腰又疼了怎么办？", ["用户腰椎间盘突出", evidence]),
+                                      _lang({}, "zh" if "用户" in evidence or "医生" in evidence else "en"))
+    assert (problems == []) is ok, problems
+    if not ok:
+        assert ("只写事实" in problems[0]) == ("用户" in evidence or "医生" in evidence)
+
+
 @pytest.mark.parametrize(("query", "ok"), [
     ("腰又开始疼了，怎么办好？", True),
     ("找个心理医生有用吗？", True),

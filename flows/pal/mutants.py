@@ -181,6 +181,10 @@ def _work_only(answer: Any, v: Mapping[str, Any]) -> list[Any]:
     return months
 
 
+# A conclusion tacked onto an evidence: the analysis the prompt keeps out of them.
+_ANALYSIS = {"zh": ("，说明用户需要一个不占时间的办法",), "en": (", which shows the user needs a quick fix",)}
+
+
 AIMS = (
     # profile: the sentences a field the check accepts (1-3, as released PAL-Set; a profile may
     # name its user, as 10 of its 100 do: rules.py, accepts_less), nobody retired or studying.
@@ -218,6 +222,8 @@ AIMS = (
     Aim("vague-query", ("requirements",), Longer("topics[*].user_query",
                                                  lambda v: QUERY_LIMIT["zh" if v.get("language") == "zh" else "en"])),
     # a fact with its date (any day will do: none is allowed); a query with a day or deadline in it
+    Aim("evidences", ("requirements",), InsertText("topics[*].implicit_needs[*].evidences[*]",
+                                                   lambda v, lang: _ANALYSIS[lang], "analysis")),
     Aim("evidences", ("requirements",), Dated("topics[*].implicit_needs[*].evidences[*]", lambda v: v["reference_date"],
                                               places=2)),
     Aim("vague-query", ("requirements",), Dated("topics[*].user_query", lambda v: v["reference_date"])),

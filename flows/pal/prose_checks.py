@@ -143,6 +143,25 @@ def undated_evidences(out: SessionRequirements, v: Mapping[str, Any]) -> Iterato
                               f"{t.requirement_id}：第 {k} 个需求的第 {e} 条依据写了日期（{'、'.join(found)}）；只写事实，不写日期")
 
 
+# "Facts … without analysis" (requirements.j2): a clause that draws a conclusion from the fact
+# ("…，说明久坐是腰痛的主因", "…, which shows he needs…") is the analysis. Held to the shared corpus
+# and ten held-out rounds: every labelled one says so, no acceptable evidence does.
+_CONCLUDING = re.compile(r"说明|因此|所以|可见|表明|意味着|看得出|由此|\b(?:which|this|that) (?:shows|means|suggests|"
+                         r"indicates)\b|\bsuggesting\b|\bindicating\b|\bshowing that\b", re.IGNORECASE)
+
+
+@check("evidences_are_facts")
+def evidences_are_facts(out: SessionRequirements, v: Mapping[str, Any]) -> Iterator[str]:
+    for t in out.topics:
+        for k, need in enumerate(t.implicit_needs, start=1):
+            for e, evidence in enumerate(need.evidences, start=1):
+                if m := _CONCLUDING.search(evidence):
+                    yield say(v, f"{t.requirement_id}: need {k}, evidence {e} draws a conclusion ({m.group(0)!r} …); "
+                                 "give the fact alone, without analysis",
+                              f"{t.requirement_id}：第 {k} 个需求的第 {e} 条依据加了分析（“{m.group(0)}…”）；只写事实，不加分析")
+                    return
+
+
 # A month named ("12月年终汇报", "the December report") dates a task as much as a day does.
 _MONTH = re.compile(r"(?<![个每])(?:\d{1,2}|[一二三四五六七八九十]{1,2})月(?!份?[之以]?[内来])|\b(?:January|February|March|April|"
                     r"June|July|August|September|October|November|December)\b")

@@ -95,8 +95,9 @@ RULES = (
          "experiences, without dates: no calendar day in any form (2024-11-11, 11月7日, Nov 7), year and month, named "
          "single weekday (周三, last Wednesday) or day counted from another (昨天, 第二天, the next day); a deadline "
          "('周三前交', 'due by Friday'), a habit's weekday (每周三, 周一到周五, every Wednesday) and a clock time or part "
-         "of a day alone (晚上十点) are not dates", "seed 004 Step 5-1",
-         checks=("requirements.schema", "requirements.undated_evidences")),
+         "of a day alone (晚上十点) are not dates; and without analysis: no conclusion drawn from the fact ('说明…', "
+         "'which shows…')", "seed 004 Step 5-1",
+         checks=("requirements.schema", "requirements.undated_evidences", "requirements.evidences_are_facts")),
     Rule("vague-query", "the opening query is brief and vague, without background details: what code sees of them is "
          "a day or date in any form (a deadline's too: 周三前, by Friday), a figure in digits, a person by surname and "
          "title (王经理, Dr Patel); the rest is the audit judge's", "seed 004 Step 5-1",

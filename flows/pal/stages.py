@@ -47,7 +47,7 @@ EXPERIENCE = _stage("experience", Experience, c.ends_before_session, pc.stays_in
                     max_tokens=1024)
 LOGS = _stage("logs", Logs, c.enough_logs, c.log_times, c.log_format)
 REQUIREMENTS = _stage("requirements", SessionRequirements, c.one_framework_per_topic, c.distinct_needs,
-                      c.brief_query, pc.one_question_query, pc.user_not_named, pc.undated_evidences,
+                      c.brief_query, pc.one_question_query, pc.user_not_named, pc.undated_evidences, pc.evidences_are_facts,
                       pc.query_without_details, judge=j.REQUIREMENTS,
                       max_tokens=1536)
 CANDIDATES = _stage("candidates", Candidates, c.candidates_per_topic, c.distinct_candidates,
