@@ -6,6 +6,8 @@ One test per cause: each fails if its fix is undone (see issue 29, section 2).
 from __future__ import annotations
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from pydantic import BaseModel, Field, ValidationError
 
 from flows.enpmr import checks as enpmr
@@ -467,3 +469,22 @@ def test_a_memory_session_tells_a_long_title_in_its_own_words():
     short = {**ZH, "memory": {"name": "学游泳", "details": "d", "date": "2024-01-01"}}
     said = MemorySession(turns=[{"role": "user", "content": "我最近在学游泳。"}, *turns[1:]])
     assert not list(enpmr.does_not_recite_title(said, short))
+
+
+_ANY = st.lists(st.text(alphabet=st.characters(codec="utf-8"), max_size=10) | st.sampled_from(
+    ["我知道你", "考虑到你不太想", "那要不", "since you prefer", "ｗｈａｔ ａｂｏｕｔ", "🙂", "\u202e", "\ud800", "\x00"]),
+    min_size=1, max_size=6).map("".join).filter(bool)
+
+
+@settings(max_examples=150, deadline=None)
+@given(user=_ANY, assistant=_ANY)
+def test_the_dialogue_readers_take_any_text(user, assistant):
+    """CJK, full-width, emoji, RTL, NUL, lone surrogates: a verdict, never a crash; what the user
+    said first is never a presumption when the assistant repeats it."""
+    v = {**ZH, "framework": FRAMEWORK}
+    try:
+        dialogue = _pal_dialogue(user, assistant, "方案反馈", "方案提议")
+    except ValueError:  # a lone surrogate: the schema rejects the answer before any check reads it
+        assume(False)
+    assert all(isinstance(p, str) for p in pal.preferences_not_presumed(dialogue, v))
+    assert all(isinstance(p, str) for p in pal.response_offers_nothing_new(_pal_dialogue("不行。", assistant), v))

@@ -364,3 +364,14 @@ def test_a_conclusion_is_read_from_any_text_without_a_crash(analysis):
     from flows.pal.evaluation import concluded_choice
 
     assert concluded_choice(analysis, set(range(1, 9))) <= set(range(1, 9))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.text(alphabet=st.characters(codec="utf-8"), max_size=12) | st.sampled_from(
+    ["说明", "ｗｈｉｃｈ ｓｈｏｗｓ", "🙂", "\u202e", "\ud800", "\x00", "考虑到你不太想", "那要不"]), max_size=6).map("".join))
+def test_the_evidence_and_dialogue_readers_take_any_text(text):
+    """CJK, full-width, emoji, RTL, NUL, lone surrogates: a verdict in the build's language, never a crash."""
+    for language in ("zh", "en"):
+        v = _lang({}, language)
+        found = pp.evidences_are_facts(_framework("腰又疼了怎么办？", [text or "x"]), v)
+        assert all(isinstance(p, str) for p in found)

@@ -75,3 +75,20 @@ def test_a_month_that_names_the_family_by_name_tells_of_family():
     month = "用户监考了三天，还有120份卷子要改。陈磊这个月大多上夜班，接送乐乐几乎都落在用户身上。"
     assert aspects_of(month) == ["work", "family"]  # 接送 is family's
     assert aspects_of("用户监考了三天，还有120份卷子要改。陈磊这个月大多上夜班。", ["陈磊"]) == ["work", "family"]
+
+
+_NAMES_TEXT = st.lists(st.text(alphabet=st.characters(codec="utf-8"), max_size=8) | st.sampled_from(
+    ["丈夫陈磊", "儿子乐乐", "husband Dan", "妻子是", "Ｄａｎ", "🙂", "\u202e", "\ud800", "\x00", "9岁的"]),
+    max_size=8).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_NAMES_TEXT, _NAMES_TEXT)
+def test_family_names_and_the_month_reader_take_any_text(family_members, month):
+    """A profile's names are read from any text, never a crash; a month naming one tells of family."""
+    from memsynth.quality.textrules.aspects import family_names
+
+    names = family_names(family_members)
+    assert all(n and n in family_members for n in names)
+    if names:
+        assert "family" in aspects_of(f"{month}{names[0]}", names)

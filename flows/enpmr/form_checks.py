@@ -84,8 +84,8 @@ def age_in_band(out: PersonaDescription, v: Mapping[str, Any]) -> Iterator[str]:
 
 # A place an English description names in the region's stead ("a nurse in Leeds" for Yorkshire):
 # a capitalised word after a preposition of place, other than a month or a day.
-_PLACE_EN = re.compile(r"\b(?:in|from|near|outside|around)\s+(?:the\s+)?([A-Z][\w'’-]+)")
-_NOT_PLACES = frozenset("""january february march april may june july august september october november
+PLACE_EN = re.compile(r"\b(?:in|from|near|outside|around)\s+(?:the\s+)?([A-Z][\w'’-]+)")
+MONTHS_AND_DAYS = frozenset("""january february march april may june july august september october november
 december monday tuesday wednesday thursday friday saturday sunday""".split())
 
 
@@ -101,7 +101,7 @@ def names_the_region(out: PersonaDescription, v: Mapping[str, Any]) -> Iterator[
         return
     if v.get("language") != "zh":
         words = [w for w in re.findall(r"[^\W\d_]+", region) if w[:1].isupper()] or [region]
-        places = [p for p in _PLACE_EN.findall(text) if p.casefold() not in _NOT_PLACES]
+        places = [p for p in PLACE_EN.findall(text) if p.casefold() not in MONTHS_AND_DAYS]
         if places or any(w.casefold() in text.casefold() for w in words):
             return
     yield say(v, f"the description never says where the person lives; name the region ({region})",

@@ -9,7 +9,7 @@ from typing import Any
 
 from flows.enpmr.checks import TITLE_QUOTED
 from flows.enpmr.evaluation import STAGES as EVAL_STAGES
-from flows.enpmr.form_checks import _NOT_PLACES, _PLACE_EN, FACT_LIMIT, NAME_LIMIT
+from flows.enpmr.form_checks import FACT_LIMIT, MONTHS_AND_DAYS, NAME_LIMIT, PLACE_EN
 from flows.enpmr.options import NEEDS, REPLY_LIMIT
 from flows.enpmr.stages import STAGES
 from memsynth.core.textmatch import length_in_words
@@ -135,7 +135,7 @@ def _without_region(answer: Any, v: Mapping[str, Any]) -> str:
     words = "|".join(re.escape(w) for w in re.findall(r"[^\W\d_]+", region) if w[:1].isupper()) or re.escape(region)
     text = re.sub(rf",?\s*(?:(?:in|from|near|outside|around) )?(?:the |a )?(?:{words})(?:\s+(?:{words}))*\b", "", text)
     # and any other place it puts the person in ("in Stockport"), which names where they live too
-    return _PLACE_EN.sub(lambda m: m.group(0) if m.group(1).casefold() in _NOT_PLACES else "", text)
+    return PLACE_EN.sub(lambda m: m.group(0) if m.group(1).casefold() in MONTHS_AND_DAYS else "", text)
 
 
 def _relative_again(answer: Any, v: Mapping[str, Any]) -> list[Any]:
