@@ -163,6 +163,8 @@ def cases() -> dict[str, tuple[int, int]]:
         "query_without_details (sessions)": acceptance(sessions, lambda s: ok(
             prose_checks.query_without_details, _topics(s), {"language": "zh"})),
         "direct_rejection (sessions)": acceptance(sessions, lambda s: ok(checks.direct_rejection, *_dialogue(s))),
+        "discussion_takes_no_side (sessions)": acceptance(sessions, lambda s: ok(
+            checks.discussion_takes_no_side, *_dialogue(s))),
         "response_offers_nothing_new (sessions)": acceptance(sessions, lambda s: ok(
             checks.response_offers_nothing_new, *_dialogue(s))),
         "preferences_not_presumed (sessions)": acceptance(sessions, lambda s: ok(

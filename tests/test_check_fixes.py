@@ -327,6 +327,10 @@ def test_a_refusal_that_agrees_first_is_softened(user, softened):
     ("Sorry, that was a poor fit. What about ten minutes of stretching each morning?", True),
     ("明白，是我考虑得不周到，抱歉。还有别的想聊的吗？", False),
     ("抱歉，是我没考虑到你的时间。那要不每天睡前在床上做几组小燕飞？", True),  # held-out r10
+    # the subject left out: "…的时候，可以在脚下垫一块…" (held-out r8); "有什么可以帮你" offers nothing
+    ("好的，抱歉这个建议不合适。那平时抽检的时候，可以在脚下垫一块抗疲劳垫。", True),
+    ("明白，抱歉。下班路上也可以换成走楼梯。", True),
+    ("好的，抱歉这个不合适。还有什么可以帮你的吗？", False),
 ])
 def test_a_response_to_a_rejection_offers_no_alternative(response, proposes):
     v = {**ZH, "framework": FRAMEWORK}
@@ -488,3 +492,22 @@ def test_the_dialogue_readers_take_any_text(user, assistant):
         assume(False)
     assert all(isinstance(p, str) for p in pal.preferences_not_presumed(dialogue, v))
     assert all(isinstance(p, str) for p in pal.response_offers_nothing_new(_pal_dialogue("不行。", assistant), v))
+
+
+@pytest.mark.parametrize(("user", "sided"), [
+    ("行，腰靠我能接受。就是装上以后，高度该怎么调？", True),  # held-out r5
+    ("药膏贴了也就管一时，我不想靠药撑着。再说这种药膏有什么不一样？", True),  # held-out r3
+    ("算了，这个太麻烦。", True),
+    ("Works for me. How high should the cushion sit?", True),
+    ("I don't want to rely on pills. How is this cream different?", True),
+    # asking and arguing, the verdict left to the feedback turn
+    ("腰靠装上以后，高度该怎么调？", False),
+    ("野餐听起来挺好的，但我担心妻子会觉得麻烦。", False),
+    ("How high should the cushion sit, and will it fit my chair?", False),
+])
+def test_a_solution_discussion_saves_the_verdict_for_the_feedback_turn(user, sided):
+    v = {**ZH, "framework": FRAMEWORK}
+    dialogue = _pal_dialogue(user, "可以调到后腰的位置。", "方案讨论", "方案讨论")
+    assert bool(list(pal.discussion_takes_no_side(dialogue, v))) is sided
+    # The same words in a feedback turn are its verdict, as asked.
+    assert not list(pal.discussion_takes_no_side(_pal_dialogue(user, "好的。"), v))

@@ -95,22 +95,34 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # (timeline.months_span_aspects, textrules.aspects) one more of r4, r5, r6, r9 and r10; an
 # evidence that draws a conclusion ("…，说明…": requirements.evidences_are_facts) one more of r3,
 # r4, r8 and r10.
+# Tenth session, from the let-through mistakes of r3-r10 (before r11 was read): checks for a profile
+# that names its person past the occupation, a candidate that moves the need's deadline, a user's
+# solution discussion that already says yes or no, a feedback response proposing with its subject
+# left out ("…的时候，可以在脚下垫…"), a goal named as a feeling, a proficient skill the text says
+# is still dependent, a preference named after what the profile avoids, a session recalling its
+# memory as years gone, a merge splitting one fact or stating a day no candidate states, a query
+# that speaks of a non-target and none of its targets: r3 91, r4 85, r5 78, r6 86, r7 86, r8 89,
+# r9 91, r10 88.
 # Left: an emotion score in each (a single word overread), the rest judge misses.
-FIGURES = {"r3": {"checked": 87, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
-           "r4": {"checked": 77, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
-           "r5": {"checked": 72, "caught": 118, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
-           "r6": {"checked": 79, "caught": 121, "violations": 134, "acceptable_audited": 65, "wrongly": 1},
-           "r7": {"checked": 81, "caught": 125, "violations": 134, "acceptable_audited": 65, "wrongly": 0},
-           "r8": {"checked": 85, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 0},
-           "r9": {"checked": 89, "caught": 122, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
-           "r10": {"checked": 84, "caught": 125, "violations": 134, "acceptable_audited": 65, "wrongly": 2}}
+FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
+           "r4": {"checked": 85, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
+           "r5": {"checked": 78, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
+           "r6": {"checked": 86, "caught": 122, "violations": 134, "acceptable_audited": 65, "wrongly": 1},
+           "r7": {"checked": 86, "caught": 125, "violations": 134, "acceptable_audited": 65, "wrongly": 0},
+           "r8": {"checked": 89, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 0},
+           "r9": {"checked": 91, "caught": 122, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
+           "r10": {"checked": 88, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2}}
 
 
 # Of each round's mistakes whose label quotes a prompt line whose rules only checks enforce:
 # (how many, how many the checks reject). r7 fresh (at 4894936): 42 of 74 (57 %); r6 fresh was
 # about half by a rougher count of the same. The target is 95 %: what is let through is a check
 # that enforces part of its line (a merged, reworded or invented item; a number off by one).
-CLAIMED = {"r3": (73, 56), "r4": (78, 56), "r5": (71, 46), "r6": (58, 37), "r7": (76, 51), "r8": (77, 56), "r9": (53, 42), "r10": (61, 43)}
+# Tenth session: the semantic half of many bundled lines became rules of their own that the audit
+# judge reads (eval replies' grounding, candidates-fit, situations-from-month, log-one-operation,
+# persona-specific, highlight-moment, merge-faithful, …), so fewer mistakes count as claimed by
+# checks alone (r3 73 → 41 … r10 61 → 32); the checks above reject more of what is left.
+CLAIMED = {"r3": (41, 39), "r4": (39, 39), "r5": (34, 33), "r6": (27, 26), "r7": (38, 36), "r8": (34, 33), "r9": (30, 28), "r10": (32, 32)}
 
 
 @pytest.mark.parametrize("round_", sorted(FIGURES))

@@ -12,10 +12,13 @@ from memsynth.quality.label_quotes import checks_only, claimed_by_checks, quoted
 
 
 def test_a_quoted_line_gives_its_rule_ids_in_any_quote_marks_and_either_language():
-    en = quoted_rule_ids("enpmr", "preferences", "en", '"one per like or dislike": two preferences merged')
-    assert en == ["preferences"]
-    zh = quoted_rule_ids("enpmr", "preferences", "zh", "「每条对应一项喜好或厌恶」——两项合并成了一条")
-    assert zh == ["preferences"]
+    # (power's count line names one rule; preferences' line names two since preferences-as-profile)
+    en = quoted_rule_ids("enpmr", "power", "en", '"both kinds mixed through the timeline": grouped')
+    assert en == ["memory-counts"]
+    zh = quoted_rule_ids("enpmr", "power", "zh", "「两类在时间线上穿插出现」——扎堆了")
+    assert zh == ["memory-counts"]
+    both_rules = quoted_rule_ids("enpmr", "preferences", "en", '"one per like or dislike": two preferences merged')
+    assert both_rules == ["preferences", "preferences-as-profile"]
     # An ellipsis splits a quote into fragments, each looked up on its own.
     both = quoted_rule_ids("pal", "timeline", "zh", "“每个月不必四方面都涉及……不要写用户的性格和具体偏好”：写了性格")
     assert "timeline" in both
@@ -28,12 +31,15 @@ def test_only_rules_a_check_alone_enforces_are_claimed():
     assert not checks_only("enpmr", ["eval-grades"])  # a judge criterion too
     assert not checks_only("enpmr", ["powers-progress"])  # the prompt's alone
     assert not checks_only("enpmr", [])
-    answer = {"recipe": "enpmr", "stage": "preferences", "language": "en", "label": "violation",
-              "rule": '"one per like or dislike": merged'}
+    answer = {"recipe": "enpmr", "stage": "power", "language": "en", "label": "violation",
+              "rule": '"both kinds mixed through the timeline": grouped'}
     figures = claimed_by_checks([SimpleNamespace(**answer, id="v1", passed=False),
                                  SimpleNamespace(**answer, id="v2", passed=True),
                                  SimpleNamespace(**{**answer, "label": "acceptable"}, id="a1", passed=True)])
-    assert figures == {"claimed": 2, "rejected": 1, "let_through": ["enpmr/en/preferences/v2"]}
+    assert figures == {"claimed": 2, "rejected": 1, "let_through": ["enpmr/en/power/v2"]}
+    # A line that also names a rule the audit judge reads is not the checks' claim alone.
+    judged = {**answer, "stage": "preferences", "rule": '"one per like or dislike": merged'}
+    assert claimed_by_checks([SimpleNamespace(**judged, id="v3", passed=True)])["claimed"] == 0
 
 
 @settings(max_examples=150, deadline=None)

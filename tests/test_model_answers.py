@@ -25,8 +25,9 @@ ANSWERS = Path(os.environ.get("MEMSYNTH_MODEL_ANSWERS", ROOT.parent / "shared" /
 needs_corpus = pytest.mark.skipif(not ANSWERS.is_dir(), reason=f"model answers not found at {ANSWERS}")
 
 # Acceptable answers the checks reject, and why that is right.
+# Keyed recipe/id: an id such as profile-zh-a1 is in more than one recipe's files.
 ARGUED = {
-    "support_dialogue-zh-a4": (
+    "enpmr/support_dialogue-zh-a4": (
         "8 utterances, written when the zh prompt said '2 到 6 轮', which a Chinese reader can take as "
         "exchanges. The seed's dialogue is a list of utterances whose 'Memory Turn' indexes it (Fig. 11), "
         "'2-6 turns' averaging four (§3.2): the unit is the utterance, and the prompt now says so "
@@ -71,7 +72,7 @@ def test_model_answers_calibrate_every_check():
     print(f"  acceptable passed {passed}/{len(acceptable)} ({passed / len(acceptable):.1%}), "
           f"violations rejected {rejected}/{len(violations)} ({rejected / len(violations):.1%})")
 
-    refused = {v["id"]: v["problems"] for v in acceptable if not v["passed"]}
+    refused = {f"{v['recipe']}/{v['id']}": v["problems"] for v in acceptable if not v["passed"]}
     assert set(refused) <= set(ARGUED), f"acceptable answers rejected without an argument: {refused}"
     missed = {v["id"]: v["rule"] for v in violations if v["passed"]}
     assert set(missed) <= set(JUDGED), f"violations no check rejects and no judge is named for: {missed}"

@@ -57,7 +57,7 @@ BELOW_TARGET: dict[tuple[str, str], float] = {("enpmr", "scene-fits-target"): 0.
 def cases():
     """Every original: the corpus's acceptable answers (but the ones argued in
     test_model_answers) and the golden fixtures' whole answers."""
-    corpus = [c for c in corpus_cases([ANSWERS]) if c.id not in ARGUED]
+    corpus = [c for c in corpus_cases([ANSWERS]) if f"{c.recipe}/{c.id}" not in ARGUED]
     golden = [c for language in LANGUAGES for c in golden_cases(language) if (c.recipe, c.stage) not in PARTIAL]
     return corpus + golden
 

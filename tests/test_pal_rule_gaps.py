@@ -194,7 +194,8 @@ def test_no_profile_copies_the_example(language):
     assert example["name"] and example["personality"]  # read from the template the model is shown
     v = {"language": language}
     assert unlike_the_example(PalProfiles(profiles=[_pal_profile()]), v) == []
-    # The example's Big Five levels alone are no copy (the shared corpus's acceptable profiles carry them).
+    # The example's Big Five levels alone are no copy a check rejects (the shared corpus's acceptable
+    # profiles carry them; the audit judge reads it, rule profile-example-substance).
     assert unlike_the_example(PalProfiles(profiles=[_pal_profile(personality=example["personality"])]), v) == []
     copied_job = example["occupation"].replace("十二", "十五").replace("twelve", "fifteen")
     for over in ({"name": example["name"]}, {"occupation": copied_job}, {"hobbies": example["hobbies"]}):
@@ -375,3 +376,53 @@ def test_the_evidence_and_dialogue_readers_take_any_text(text):
         v = _lang({}, language)
         found = pp.evidences_are_facts(_framework("腰又疼了怎么办？", [text or "x"]), v)
         assert all(isinstance(p, str) for p in found)
+
+
+@pytest.mark.parametrize("language", ["zh", "en"])
+def test_a_profile_calls_its_person_the_user_past_the_occupation(language):
+    """The occupation may open with the name (as 10 of PAL-Set's 100 released profiles do); another
+    field that names the person, by whole name or by given name, breaks "call them the user"."""
+    from flows.pal.checks import profile_problems
+    from schemas.pal import PalProfile
+
+    name, given = ("覃小满", "小满") if language == "zh" else ("Daniel Okafor", "Daniel")
+    base = _pal_profile(name=name)
+    opened = {**base, "occupation": (f"{name}在光伏电站做运维工程师。" if language == "zh"
+                                     else f"{name} runs maintenance at a solar farm.")}
+    assert list(profile_problems(0, PalProfile(**opened), False, {"language": language})) == []
+    for field in ("health_status", "family_members", "hobbies"):
+        named = {**base, field: (f"{given}休班时喜欢去青海湖边露营。" if language == "zh"
+                                 else f"{given} camps by the lake on his days off.")}
+        problems = list(profile_problems(0, PalProfile(**named), False, {"language": language}))
+        assert problems and field in problems[0], (field, problems)
+
+
+# --- candidates-fit: a candidate does not move the deadline its need fixes ---------------------
+@pytest.mark.parametrize("language,need,moved,kept", [
+    ("zh", "用户需要在周三前补齐验证数据，以便11月15日前按期完成整改。",
+     ["向经理申请把整改报告的提交期限延后一周。", "跟客户商量把截止日期推迟到月底。", "请求宽限几天再交报告。"],
+     ["把剩下的工作拆成每天的小任务，避免最后延期。", "今晚先把抽检数据录完，不必推迟其他安排。"]),
+    ("en", "The user needs the verification data in by Wednesday so the report goes out on time.",
+     ["Ask the manager to push the deadline back a week.", "Request an extension of three days from the client.",
+      "Postpone the submission until the data is complete."],
+     ["Split the remaining work into daily tasks to avoid asking for an extension.",
+      "Finish the data tonight rather than postpone anything else."]),
+])
+def test_no_candidate_moves_the_deadline_its_need_fixes(language, need, moved, kept):
+    from flows.pal.candidate_checks import keeps_the_deadline
+    from schemas.pal import Candidates
+
+    v = {"language": language, "topics": [{"requirement_id": "work-1", "requirement": need},
+                                          {"requirement_id": "health-1", "requirement": "缓解腰痛。" if language == "zh"
+                                           else "Ease the back pain."}]}
+    filler = ["方案。" if language == "zh" else "A plan."] * 7
+
+    def topics(solution, rid="work-1"):
+        return Candidates(topics=[{"requirement_id": rid, "solutions": [solution, *filler]}])
+
+    for text in moved:
+        assert keeps_the_deadline(topics(text), v), text
+        # A need that fixes no deadline: nothing to move.
+        assert keeps_the_deadline(topics(text, "health-1"), v) == [], text
+    for text in kept:
+        assert keeps_the_deadline(topics(text), v) == [], text

@@ -78,7 +78,15 @@ def test_the_checks_accept_the_real_facts_queries_and_personas():
         i["memory"]["must"] + i["memory"]["nice"])))), {**v, **i["roles"], "memories": [
         {"number": n, "fact": f["fact"]} for n, f in enumerate(i["memory"]["must"] + i["memory"]["nice"], 1)]}))
         for i in real]
-    shares = {"facts": _share(facts), "facts dated": _share(dated), "queries": _share(queries),
+    # aims_at_its_targets: the pool numbered must, nice, then irr; the targets must and nice.
+    from flows.stratmem.pool_checks import aims_at_its_targets
+
+    aimed = [not list(aims_at_its_targets(UserQuery(query=i["query"], targets=list(range(1, 1 + len(
+        i["memory"]["must"] + i["memory"]["nice"])))), {**v, **i["roles"], "history": [i["history"]] if isinstance(
+        i["history"], str) else i["history"], "memories": [{"number": n, "fact": f["fact"]} for n, f in enumerate(
+        i["memory"]["must"] + i["memory"]["nice"] + i["memory"]["irr"], 1)]}))
+        for i in real if i["memory"]["must"] + i["memory"]["nice"]]
+    shares = {"facts": _share(facts), "queries aimed at their targets": _share(aimed), "facts dated": _share(dated), "queries": _share(queries),
               "personas": _share(personas), "personas described": _share(described),
               "queries by their speaker": _share(by_speaker),
               "facts naming their person": _share(named), "queries quoting no memory": _share(unquoted),

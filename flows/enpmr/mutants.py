@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from flows.enpmr.checks import TITLE_QUOTED
+from flows.enpmr.content_mutants import AIMS as CONTENT_AIMS
 from flows.enpmr.evaluation import STAGES as EVAL_STAGES
 from flows.enpmr.form_checks import FACT_LIMIT, MONTHS_AND_DAYS, NAME_LIMIT, PLACE_EN
 from flows.enpmr.options import NEEDS, REPLY_LIMIT
@@ -290,4 +291,5 @@ AIMS = (
     Aim("profile-preferences", ("profile",), Count("preferences", low=10)),
     Aim("profile-preferences", ("profile",), Duplicate("preferences", times=1)),
     Aim(SCHEMA_RULE, tuple(s.name for s in (*STAGES, *EVAL_STAGES) if s.name not in FIELDS), Fields()),
+    *CONTENT_AIMS,
 )

@@ -9,6 +9,11 @@ BANK = ("no check: whether a memory belongs, or builds on another, is a reading 
         "reads a sample of each memory stage (a judge on every memory, about 300 a persona, would double a build)")
 # Why a rule of an evaluation prompt is: the model answering it is the one under evaluation.
 EVALUATED = "the prompt of the model under evaluation: how well it follows it is what the benchmark measures"
+# Why a rule of meaning is left to the audit judge, which reads every rule its stage's prompt lines name.
+AUDITED = ("a reading of the answer's meaning against its prompt (no wording lists it); the stage's audit judge reads "
+           "it on a sample, from the prompt line that names it")
+# The same, for a rule whose check reads one wording of it: what the check sees, the rest the judge's.
+PARTLY = "what the check cannot see is a reading of meaning; the stage's audit judge reads it on a sample"
 
 
 def _fields(stage: str, what: str, *checks: str) -> Rule:
@@ -25,6 +30,11 @@ RULES = (
     Rule("profile-facts", "every list item of a profile is one short, specific fact (at most 30 English words, 50 "
          "characters in Chinese), not a paragraph, inferred from the persona where it is silent", "prompt",
          checks=("profile.short_facts",)),
+    Rule("profile-keeps-persona", "a profile keeps the persona's facts (its people, their events, its numbers): "
+         "what it infers fills the persona's silences and never changes what it says", "prompt",
+         prompt_only=AUDITED),
+    Rule("profile-preference-kinds", "a profile's preferences cover food, exercise, rest, hobbies and comfort",
+         "prompt", prompt_only=AUDITED),
     Rule("life-themes", "at least 10 distinct life themes, each starting in the five years before the reference date",
          "seed 000 §3.1, Fig. 7",
          checks=("life_themes.enough_themes", "life_themes.distinct_themes", "life_themes.theme_dates_in_window")),
@@ -37,7 +47,9 @@ RULES = (
     Rule("themes-spread", "themes spread across parts of life and overlap as little as possible: what code sees is "
          "two titles naming the same relative (\"Dad's hip replacement\", \"Caring for Dad after his operation\"); "
          "how far other themes overlap in meaning is the audit judge's", "prompt",
-         checks=("life_themes.one_theme_per_relative",)),
+         checks=("life_themes.one_theme_per_relative",), prompt_only=PARTLY),
+    Rule("theme-spans-time", "a life theme is an area of life that mattered over a stretch of time, not a one-day "
+         "event (a wedding, a conference poster, a first day)", "seed 000 Fig. 7", prompt_only=AUDITED),
     Rule("memory-counts", "per theme: ≥ 4 relationships (good and bad, roughly balanced: each kind at least a third), "
          "≥ 6 powers (4 proficient, 2 not, the kinds mixed through the timeline, not grouped), ≥ 3 goals "
          "(2 achieved, the last not), ≥ 6 highlights; powers and goals in date order",
@@ -62,6 +74,19 @@ RULES = (
     _fields("goal", "a goal is a measurable milestone with what it takes, achieved or not, and a date"),
     _fields("highlight", "a highlight is a moment of recognition or breakthrough: a short title (at most 20 "
                          "characters, 12 English words), what happened, who recognised it, and a date", "short_names"),
+    Rule("power-specific", "a power's name is one concrete sub-skill, not a whole field or a general ability "
+         "(\"gait training\", \"research skills\", 科研能力)", "seed 000 Fig. 8", prompt_only=AUDITED),
+    Rule("power-performance-fits", "a power's performance agrees with its own account: a proficient skill is not one "
+         "its description or acquisition says the user still cannot do without help (code sees the stock words of "
+         "that: \"still needs\", \"can't yet\", 仍需, 还离不开)", "seed 000 Fig. 8",
+         checks=("power.proficiency_fits_account",), prompt_only=PARTLY),
+    Rule("goal-measurable", "a goal's name is a measurable milestone (a count, a score, an approval, a deadline), not "
+         "a feeling or an open-ended improvement (\"get more confident\", 做得更专业); its description says what it "
+         "takes and how the user knows it is done (code sees a name of improvement words with no measure)",
+         "seed 000 Fig. 9", checks=("goal.measurable_names",), prompt_only=PARTLY),
+    Rule("highlight-moment", "every highlight is a moment the user was recognised or broke through a difficulty, "
+         "not an ordinary event (a first or last day) or a setback; recognized_by is who, in that moment, noticed it "
+         "(not someone the description has absent)", "seed 000 Fig. 10", prompt_only=AUDITED),
     Rule("powers-progress", "a theme's powers, read in date order, show the user growing more capable (later "
          "ones harder, broader or built on earlier ones); a list of unrelated skills with no growth breaks it", "seed 000 Fig. 8", prompt_only=BANK),
     Rule("goals-build", "a theme's goals, read in date order, build on one another: each later goal follows from or "
@@ -71,21 +96,33 @@ RULES = (
          "its fields", "prompt",
          checks=("relationship.distinct_names", "power.distinct_names", "goal.distinct_names",
                  "highlight.distinct_names", "preferences.distinct_names", "profile.distinct_preferences",
-                 "profile.facts_not_repeated")),
+                 "profile.facts_not_repeated"),
+         prompt_only="a repeat reworded past any word overlap is a reading of meaning; the audit judge reads it "
+                     "(audits.py adds it to every memory stage's audit)"),
     Rule("preferences", "at least 10 preferences, one item per like or dislike of the profile (an item that holds "
          "two of them is two memories written as one), first mentioned within the five years", "seed 000 §3.1",
          checks=("preferences.enough_items", "preferences.dates_in_window", "preferences.one_preference_each")),
+    Rule("preferences-as-profile", "each preference memory is one of the profile's likes or dislikes as the profile "
+         "states it: none invented, none changed (tea made coffee, iced made hot, oat milk made semi-skimmed) and no "
+         "dislike made a liking (code sees an item named after a thing the profile avoids, with no negation)",
+         "seed 000 §3.1", checks=("preferences.dislikes_kept",), prompt_only=PARTLY),
     _fields("preferences", "a preference has a short label (at most 20 characters, 12 English words), one or two "
                            "sentences with a concrete detail, and the date it was first mentioned", "short_names"),
     Rule("persona-prose", "a written persona is two or three sentences about someone in the third person, not a list "
          "of attributes", "prompt",
          checks=("persona.persona_is_prose", "persona.third_person", "persona.persona_sentences", "persona.schema")),
+    Rule("persona-specific", "a written persona is specific: a concrete situation, worry or hope of this person, "
+         "not the sampled attributes restated one by one with generic cares (family, health, work)", "prompt",
+         prompt_only=AUDITED),
     Rule("persona-attributes", "a written persona names the occupation, an age within its band (roughly), where the "
          "person lives, and what is going on in their life now: a stated age lies in the band, the sampled region "
          "is named (a Chinese region is a city; of a broad English one, a capitalised word of it)", "prompt",
          checks=("persona.age_in_band", "persona.names_the_region")),
     Rule("session-form", "a memory session is 10-20 utterances alternating user / AI, the user first", "seed 000 §3.2",
          checks=("memory_session.schema", "memory_session.session_alternates")),
+    Rule("session-at-memory-date", "a memory session takes place around the memory's date: the user tells it as "
+         "something that has just happened, not as a memory of years before (\"two years ago\", \"the year "
+         "before last\", 前年, 两年前)", "seed 000 §3.2", checks=("memory_session.told_near_its_date",)),
     Rule("session-reveals", "the user's turns in a memory session draw on the memory's details", "seed 000 §3.2",
          checks=("memory_session.user_reveals_memory",)),
     Rule("session-quotes-no-title", "a memory session tells the memory in the speaker's words, not by quoting its "

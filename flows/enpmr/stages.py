@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from flows.enpmr import checks as c
+from flows.enpmr import content_checks as m
 from flows.enpmr import form_checks as f
 from flows.enpmr import overlap_checks as o
 from flows.enpmr.options import (
@@ -55,16 +56,15 @@ LIFE_THEMES = _stage("life_themes", LifeThemes, c.theme_dates_in_window, c.disti
 RELATIONSHIP = _stage("relationship", Relationships, c.enough_items, c.dates_in_theme, c.quality_mix,
                       f.quality_balanced, c.distinct_names, f.named_people, max_tokens=1792)
 POWER = _stage("power", Powers, c.enough_items, c.dates_in_theme, c.chronological, c.proficiency_mix,
-               f.kinds_mixed, c.distinct_names, max_tokens=1792)
+               f.kinds_mixed, c.distinct_names, m.proficiency_fits_account, max_tokens=1792)
 GOAL = _stage("goal", Goals, c.enough_items, c.dates_in_theme, c.chronological, c.goal_status, c.distinct_names,
-              max_tokens=768)
+              m.measurable_names, max_tokens=768)
 HIGHLIGHT = _stage("highlight", Highlights, c.enough_items, c.dates_in_theme, c.distinct_names, f.short_names,
                    max_tokens=1536)
 PREFERENCES = _stage("preferences", Preferences, c.enough_items, c.dates_in_window, c.distinct_names, f.short_names,
-                     f.one_preference_each,
-                     max_tokens=1536)
+                     f.one_preference_each, m.dislikes_kept, max_tokens=1536)
 MEMORY_SESSION = _stage("memory_session", MemorySession, c.session_alternates, c.user_reveals_memory,
-                        c.does_not_recite_title, max_tokens=1536)
+                        c.does_not_recite_title, m.told_near_its_date, max_tokens=1536)
 SCENE = _stage("scene", Scene, c.scene_form, o.fits_no_other_memory, max_tokens=512)
 SCENARIO_CONSISTENCY = _stage("scenario_consistency", ScenarioCheck, c.scenario_score_agrees, f.one_sentence_reason, temperature=0.0,
                               kind="judge", max_tokens=256)

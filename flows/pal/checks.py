@@ -14,6 +14,7 @@ from typing import Any
 
 # A dialogue's checks have a module of their own; stages and tests still find them here.
 from flows.pal.dialogue_checks import direct_rejection as direct_rejection
+from flows.pal.dialogue_checks import discussion_takes_no_side as discussion_takes_no_side
 from flows.pal.dialogue_checks import follows_skeleton as follows_skeleton
 from flows.pal.dialogue_checks import preferences_not_presumed as preferences_not_presumed
 from flows.pal.dialogue_checks import response_offers_nothing_new as response_offers_nothing_new
@@ -82,6 +83,19 @@ def profile_problems(i: int, p: PalProfile, allow_students_retirees: bool,
     if not allow_students_retirees and _NOT_WORKING.search(p.occupation):
         yield say(v, f"profiles[{i}] is a student or retiree; everyone must be working",
                   f"profiles[{i}] 是学生或退休人员；每个人都必须有工作")
+    yield from _called_the_user(i, p, v)
+
+
+def _called_the_user(i: int, p: PalProfile, v: Mapping[str, Any]) -> Iterator[str]:
+    """The fields call the person "the user" / 用户. The occupation may open with the name: 10 of
+    PAL-Set's 100 released profiles do, and none names its user in another field."""
+    from memsynth.quality.textrules.people import named_in, person_forms
+
+    forms = person_forms(p.name)
+    for field in PROFILE_FIELDS[1:]:
+        if found := named_in(getattr(p, field), forms):
+            yield say(v, f"profiles[{i}].{field} names the person ({', '.join(found)}); call them \"the user\"",
+                      f"profiles[{i}].{field} 用名字称呼此人（{'、'.join(found)}）；请称“用户”")
 
 
 @check("batch_size")
@@ -136,9 +150,10 @@ def profile_example(language: str) -> dict[str, Any]:
 @check("unlike_the_example")
 def unlike_the_example(out: PalProfiles, v: Mapping[str, Any]) -> Iterator[str]:
     """Each profile differs from the prompt's example in what code can compare: not its name, no
-    field said again nearly word for word. The five Big Five levels alone are no copy: a strong
-    model's acceptable profiles in ../shared/model-answers (pal/zh/profile.json) carry the
-    example's levels, and five three-valued levels are one respect of many."""
+    field said again nearly word for word. The five Big Five levels alone are no copy a check may
+    reject: a strong model's acceptable profiles in ../shared/model-answers (pal/zh/profile.json)
+    carry the example's levels (fresh writers in tests/data/heldout call that a copy: the audit
+    judge reads it, rule profile-example-substance)."""
     example = profile_example(str(v.get("language", "en")))
     if not example:
         return

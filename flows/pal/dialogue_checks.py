@@ -77,8 +77,30 @@ def direct_rejection(out: Dialogue, v: Mapping[str, Any]) -> Iterator[str]:
                       f"第 {i} 轮 user：对 {said.reference} 的拒绝被说成了先夸后转（“{said.content[:40]}”）；请直接拒绝")
 
 
+# A user's solution discussion asks or argues about the solution and saves the verdict for the
+# feedback turn: "行，腰靠我能接受" or "我不想靠药撑着" there is the feedback said early. Of PAL-Set's
+# 340 released discussion turns one says "应该没问题" (a hedge the check lets pass) and none the rest.
+_TAKES_SIDE = re.compile(
+    r"(?:我|这个|那)?(?:能|可以)接受|接受不了|就这么(?:办|定)|就用这个|我不想|不想(?:用|靠|要|试)|算了吧?[，,。！]"
+    r"|^\W*(?:行|好的?|可以)[，,。！]\s*(?:那|就|我)"
+    r"|\b(?:i'll take it|i'll go with|i can live with|works for me|i'm (?:fine|happy|ok|okay) with (?:that|it|this)"
+    r"|i don't want|i won't|not for me|no way)\b", re.IGNORECASE)
+
+
+@check("discussion_takes_no_side")
+def discussion_takes_no_side(out: Dialogue, v: Mapping[str, Any]) -> Iterator[str]:
+    actions = _actions(v, "solution_discussion")
+    for i, turn in enumerate(out.turns, start=1):
+        if turn.user.action in actions and (m := _TAKES_SIDE.search(turn.user.content)):
+            yield say(v, f"turn {i} user: the solution discussion already accepts or turns down {turn.user.reference} "
+                         f"({m.group(0)!r}); ask or argue about it, and say yes or no in the feedback turn",
+                      f"第 {i} 轮 user：方案讨论里已经表示了接受或拒绝 {turn.user.reference}（“{m.group(0)}”）；"
+                      "这一轮只就方案提问或争论，接受与否留到方案反馈")
+
+
 # A feedback response after a rejection apologises or moves on; it proposes nothing new.
 _PROPOSES = re.compile(r"可以试试|不妨|建议你|你(?:也|还|其实|倒是|同样)?可以(?!随时|再来|再找|告诉|跟我|和我)|要不要试|推荐你|或者试|可以考虑"
+                       r"|(?<![有么])可以(?:在|用|把|试着|买|换成?|垫|戴|穿|做|去|改|先|每天|尝试)"
                        r"|那不如|倒不如|不如试试|不如改成|那要不(?!然)|要不(?:每天|试试|先|就|换)|\bwhat about\b|\binstead,? (?:you|we) (?:could|can)\b"
                        r"|\byou (could|can|might|should) (try|consider|also)|\bwhy not\b|\bhow about\b|\btry\b"
                        r"|\bI'?d (suggest|recommend)|\bI (suggest|recommend)", re.IGNORECASE)

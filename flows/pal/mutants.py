@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from flows.pal.candidate_checks import fixes_a_deadline
 from flows.pal.checks import (
     PREFERENCE_SENTENCES,
     PROFILE_FIELDS,
@@ -65,6 +66,69 @@ def _named(answer: Any, v: Mapping[str, Any], language: str) -> list[tuple[str, 
     if language == "zh":
         return [("named_user", {"用户": name})]
     return [("named_user", {"the user": name, "The user": name})]
+
+
+_POSTPONE = {
+    "zh": ("向经理申请把提交期限延后一周，留出时间把材料做扎实。", "先和对方商量把截止日期推迟几天，争取更充裕的准备时间。"),
+    "en": ("Ask the manager to push the deadline back a week so there is time to do it properly.",
+           "Request an extension of a few days so the work is not rushed."),
+}
+
+
+_SIDE_TAKEN = {"zh": ("行，这个我能接受。", "算了，我不想用这个。"),
+               "en": ("Works for me, I'll take it.", "I don't want to go down that road."), }
+
+
+# The prompt's example person (flows/pal/checks.profile_example) told again in other words.
+_EXAMPLE_RETOLD = {
+    "zh": {"occupation": "用户在城市边上的物流站管夜里的分拣，带着十来个工人，每晚要安排几十辆卡车按先后装货。",
+           "health_status": "常年上夜班，用户总是睡不踏实，量血压也快到高压的线了。他向来是疼得扛不住了才去医院。"},
+    "en": {"occupation": "The user supervises overnight work at a delivery hub on the edge of town, with a dozen staff "
+                         "and a few dozen lorries to load in order each night.",
+           "health_status": "After years of overnight work the user rarely sleeps well and his blood pressure is close "
+                            "to high. He avoids doctors until the pain is too much."},
+}
+_ONE_MORE_OPERATION = {"zh": ("，随后又在微信上把截图转发给了同事。",), "en": (", then forwarded the screenshot to a colleague.",)}
+_EVENT_NOT_IN_MONTH = {
+    "zh": ("同一周，用户的父亲因心脏不适住院观察了三天，用户每晚下班后去病房陪护。",),
+    "en": ("That same week the user's father was kept in hospital for three days, and the user sat with him every "
+           "evening after work.",),
+}
+# A need said again in other words with few words shared (the distinct checks read shared words).
+_OTHER_WORDS = {
+    "zh": {"提升": "增强", "提高": "增强", "缓解": "减轻", "减轻": "缓解", "平衡": "兼顾", "兼顾": "平衡", "改善": "优化",
+           "管理": "安排", "能力": "本领", "压力": "负担", "关系": "相处", "家庭": "家里", "工作": "职场", "疼痛": "不适",
+           "时间": "时段", "效率": "速度"},
+    "en": {"improve": "boost", "improving": "boosting", "manage": "handle", "managing": "handling", "reduce": "ease",
+           "reducing": "easing", "balance": "juggle", "balancing": "juggling", "stress": "pressure",
+           "relationship": "bond", "relationships": "bonds", "work": "job", "skills": "abilities", "time": "hours",
+           "pain": "aches", "better": "stronger"},
+}
+
+
+def _in_other_words(text: str, language: str) -> str:
+    import re
+
+    table = _OTHER_WORDS["zh" if language == "zh" else "en"]
+    if language == "zh":
+        return re.sub("|".join(sorted(table, key=len, reverse=True)), lambda m: table[m.group(0)], text)
+    return re.sub(r"[A-Za-z]+", lambda m: table.get(m.group(0).lower(), m.group(0)), text)
+
+
+def _need_again(answer: Any, v: Mapping[str, Any]) -> str | None:
+    """The first topic's first need in other words (set as the second topic's second need)."""
+    topics = answer.get("topics") or []
+    if len(topics) < 2:
+        return None
+    return _in_other_words(topics[0]["implicit_needs"][0]["need"], str(v.get("language", "en")))
+
+
+def _deadline_solutions(answer: Any, v: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+    """The solutions of the topics whose need fixes a deadline."""
+    lang = str(v.get("language", "en"))
+    fixed = {str(t.get("requirement_id")) for t in v.get("topics", []) if fixes_a_deadline(str(t.get("requirement", "")), lang)}
+    return [("topics", i, "solutions", k) for i, t in enumerate(answer.get("topics", []))
+            if str(t.get("requirement_id")) in fixed for k in range(len(t.get("solutions", [])))]
 
 
 def _user(v: Mapping[str, Any], language: str) -> list[tuple[str, str]]:
@@ -235,6 +299,19 @@ AIMS = (
     Aim("requirement-types", ("requirement_types",),
         Longer("health[*]", lambda v: TYPE_LIMIT["zh" if v.get("language") == "zh" else "en"])),
     Aim("candidates", ("candidates",), Count("topics[*].solutions", low=8, high=8)),
+    *(Aim("profile-example-substance", ("profile",), Set(f"profiles[0].{field}", lambda v, f=field: _EXAMPLE_RETOLD[
+        "zh" if v.get("language") == "zh" else "en"][f], "example_retold")) for field in ("occupation", "health_status")),
+    Aim("profile-example-substance", ("profile",), Set("profiles[0].personality", lambda v: profile_example(
+        str(v.get("language", "en")))["personality"], "example_personality")),
+    Aim("log-one-operation", ("logs",), InsertText("logs[*].content", lambda v, lang: _ONE_MORE_OPERATION[lang],
+                                                   "second_operation")),
+    Aim("situations-from-month", ("situations",), InsertText("situations[*].situation",
+                                                             lambda v, lang: _EVENT_NOT_IN_MONTH[lang], "event_not_in_month")),
+    Aim("topics-apart", ("requirements",), Set("topics[1].implicit_needs[1].need", None, "need_of_another_topic",
+                                               from_answer=_need_again)),
+    Aim("candidates-fit", ("candidates",), Rewrite(_deadline_solutions, lambda v, lang: _POSTPONE[lang], "moves_deadline")),
+    # the person named past the occupation (released PAL-Set names them only where the occupation opens)
+    *(Aim("profiles", ("profile",), Voice(f"profiles[0].{field}", _named)) for field in PROFILE_FIELDS[1:]),
     Aim("candidates", ("candidates",), Duplicate("topics[*].solutions")),
     Aim("choices-verbatim", ("solution_preferences",), Reword("liked[*].solution", places=1)),
     Aim("choices-verbatim", ("solution_preferences",), Reword("disliked[*].solution", places=1)),
@@ -245,6 +322,9 @@ AIMS = (
     Aim("choices-verbatim", ("solution_preferences",), Sentences("disliked[*].reason", high=1)),
     Aim("dialogue-skeleton", ("dialogue",), DropOne("turns")),
     Aim("direct-rejection", ("dialogue",), Soften(_said("solution_feedback", "neg"))),
+    # the verdict said early, in the user's solution discussion (held-out r3, r5)
+    Aim("dialogue-skeleton", ("dialogue",), InsertText(_said("solution_discussion"), lambda v, lang: _SIDE_TAKEN[lang],
+                                                       "verdict_in_discussion")),
     Aim("response-adds-nothing", ("dialogue",), Join(_said("feedback_response", "neg", "assistant"))),
     Aim("preferences-hidden", ("dialogue",), InsertText(_before_feedback, lambda v, lang: _PRESUMING[lang],
                                                         "presume_preference")),

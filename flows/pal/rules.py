@@ -8,16 +8,19 @@ from memsynth.generation.rules import EMOTION_RULES, SHARED_RULES, Rule
 EVALUATED = "the prompt of the model under evaluation: how well it follows it is what the benchmark measures"
 
 RULES = (
-    Rule("profiles", "profiles of 1-3 sentences a field, no students or retirees, Big Five levels that vary across "
-         "a batch", "seed 004 Step 1", checks=("profile.batch_size", "profile.profile_fields", "profile.varied_batch"),
+    Rule("profiles", "profiles of 1-3 sentences a field calling the person \"the user\", no students or retirees, "
+         "Big Five levels that vary across a batch", "seed 004 Step 1", checks=("profile.batch_size", "profile.profile_fields", "profile.varied_batch"),
          accepts_less="the seed asks 2-3 sentences a field; released PAL-Set profiles often write one long sentence, "
-                      "so the check accepts 1-3 and the prompt asks for 1-3; it also accepts a profile that names its user, as 10 "
-                      "of PAL-Set's 100 released profiles do"),
+                      "so the check accepts 1-3 and the prompt asks for 1-3; it also accepts an occupation that opens with "
+                      "the user's name, as 10 of PAL-Set's 100 released profiles do (none names its user in another "
+                      "field, and the check rejects that)"),
     Rule("profile-example", "a profile differs from the prompt's example in every respect: what code compares is the "
-         "name and each text field (not the example's nearly word for word); the rest (the same job in other words, "
-         "the example's five Big Five levels, which a strong model's acceptable profiles in the shared corpus also "
-         "carry, so they alone are no copy a check may reject) is the audit judge's", "seed 004 Step 1",
-         checks=("profile.unlike_the_example",)),
+         "name and each text field (not the example's nearly word for word)",
+         "seed 004 Step 1", checks=("profile.unlike_the_example",)),
+    Rule("profile-example-substance", "a profile is not the example's person in other words (the same job, "
+         "household or health told again) and does not carry all five of the example's Big Five levels", "seed 004 Step 1",
+         prompt_only="a life told again is a reading, and the five levels alone a strong model's acceptable profiles "
+                     "in the shared corpus carry (so no check may reject them); the audit judge reads a sample"),
     Rule("the-user", "the user is called \"the user\" (in a dialogue \"you\"), never by full name, surname and "
          "title or given name", "seed 004 Steps 2-6",
          checks=("timeline.user_not_named", "preferences.user_not_named", "situations.user_not_named",
@@ -51,6 +54,11 @@ RULES = (
          "seed 004 Step 3, situation.py",
          checks=("situations.situation_count", "situations.spans_consecutive", "situations.valid_requirement_ids",
                  "situations.situation_sentences", "situations.user_not_named")),
+    Rule("situations-from-month", "situations unfold the month's summary (no event it does not hold or imply, such "
+         "as a relative's stay in hospital the month never mentions), and each tells what in its span causes every "
+         "need it lists", "seed 004 Step 3",
+         prompt_only="whether an event follows from the month and a listed need is caused are readings; the audit "
+                     "judge reads a sample"),
     Rule("personality-out-of-situations", "situations and experiences do not dwell on the user's personality",
          "seed 004 situation.py", built_in="flows/pal/chain.py sends the situations and experience prompts the "
          "profile without its personality (as the authors' code does), so there is none to dwell on"),
@@ -75,6 +83,11 @@ RULES = (
          "seed 004 Step 6-1, Tables 6-7", checks=("logs.enough_logs", "logs.log_times", "logs.log_format")),
     Rule("log-fields", "a log has a minute timestamp, the event it reflects in a sentence, its type and one "
          "operation", "seed 004 Step 6-1", checks=("logs.schema",)),
+    Rule("log-one-operation", "a log's content records one operation (not a search, a comparison and a purchase; "
+         "not an e-mail sent and its reply)", "seed 004 Step 6-1",
+         prompt_only="what counts as one operation is a reading: PAL-Set's released logs join a search and a view "
+                     "with 并 in 564 of 4,960, and strong writers' acceptable logs call 'saved, then shut down' one; the "
+                     "audit judge reads a sample"),
     Rule("log-realism", "logs reflect events directly or indirectly, on devices the user operates that match the "
          "setting (their own, or at work the employer's equipment they use: a company computer, a meeting-room "
          "projector or tablet; never a public one such as a self-service kiosk), with concrete times and places, no "
@@ -91,6 +104,9 @@ RULES = (
     Rule("frameworks", "one framework per topic in order, two different implicit needs (in wording and meaning)",
          "seed 004 Step 5-1",
          checks=("requirements.one_framework_per_topic", "requirements.distinct_needs")),
+    Rule("topics-apart", "the topics of a session do not overlap: no implicit need of one topic is another topic's "
+         "need (a health topic's need to finish the work data by Wednesday)", "seed 004 Step 5-1",
+         prompt_only="whether two needs are one is a reading; the audit judge reads a sample"),
     Rule("evidences", "each implicit need has 1-5 evidences, facts from the background, the situation or the "
          "experiences, without dates: no calendar day in any form (2024-11-11, 11月7日, Nov 7), year and month, named "
          "single weekday (周三, last Wednesday) or day counted from another (昨天, 第二天, the next day); a deadline "
@@ -104,15 +120,20 @@ RULES = (
          checks=("requirements.brief_query", "requirements.query_without_details")),
     Rule("needs-on-topic", "both implicit needs revolve around the topic's requirement type", "seed 004 Step 5-1",
          judges=("requirements_review.topics.needs_on_topic",)),
-    Rule("candidates", "8 different candidate solutions per topic (not the same in other words), each one sentence "
+    Rule("candidates", "8 different candidate solutions per topic (none the same in other words), each one sentence "
          "and one solution "
          "(not two different courses of action offered as alternatives, 'or alternatively' / 或者 / 也可以, nor a "
          "list of them, '1. … 2. …', '方案一：…', '一是…二是…', three ；-joined clauses; one course of action that names "
-         "interchangeable means for the same step is one solution), each a reasonable answer to the requirement as "
-         "stated, within what it fixes (a deadline, a place, a budget: a candidate that moves them answers another "
-         "need)", "seed 004 Step 5-2",
+         "interchangeable means for the same step is one solution)", "seed 004 Step 5-2",
          checks=("candidates.candidates_per_topic", "candidates.distinct_candidates", "candidates.one_solution_each",
                  "candidates.one_sentence_solutions")),
+    # What code sees of a fit is a deadline moved; the rest is a reading (the audit judge's).
+    Rule("candidates-fit", "each candidate is a reasonable answer to the requirement as stated, within what it fixes "
+         "(a deadline, a place, a budget: a candidate that moves them answers another need), and the 8 differ in "
+         "substance (a phone alarm and a wristband reminder to stand up are one course of action)", "seed 004 Step 5-2",
+         checks=("candidates.keeps_the_deadline",),
+         prompt_only="whether a candidate answers the need, and whether two differ in substance, are readings; the "
+                     "check sees a deadline moved, the audit judge reads a sample"),
     Rule("choices-verbatim", "2 liked and 2 disliked candidates, copied verbatim, one-sentence reasons from the user's "
          "point of view (a reason that calls the user he, she, 'the user' / 用户, 他, 她 and never says I / 我 is the "
          "narrator's)", "seed 004 Step 5-3",
@@ -121,8 +142,9 @@ RULES = (
     Rule("choices-follow-preferences", "a liked solution fits the user's preferences; a disliked one meets what they "
          "reject", "seed 004 Step 5-3", judges=("solution_preferences_review.liked_fit",
                                                 "solution_preferences_review.disliked_clash")),
-    Rule("dialogue-skeleton", "the dialogue follows the drawn action skeleton turn by turn", "seed 004 Step 6-2",
-         checks=("dialogue.follows_skeleton",)),
+    Rule("dialogue-skeleton", "the dialogue follows the drawn action skeleton turn by turn; a user's solution "
+         "discussion asks or argues and neither accepts nor turns the solution down (that is the feedback turn's)",
+         "seed 004 Step 6-2", checks=("dialogue.follows_skeleton", "dialogue.discussion_takes_no_side")),
     Rule("dialogue-flow", "turns move smoothly between utterances and topics", "seed 004 Step 6-2",
          prompt_only="smoothness is wording only a reader can judge; the audit judge reads a sample"),
     # The check sees less than the rule, and the prompt still asks for all of it: PAL-Set's released
@@ -138,7 +160,9 @@ RULES = (
          "seed 004 Table 5, Step 6-2 rule 8", checks=("dialogue.response_offers_nothing_new",)),
     Rule("preferences-hidden", "the assistant does not presume the user's preferences before the user states them",
          "seed 004 Step 6-2 rule 2", checks=("dialogue.preferences_not_presumed",)),
-    Rule("eval-assistant", "the evaluated assistant answers from what it knows of the user", "seed 004 §5",
+    Rule("eval-assistant", "the evaluated assistant answers from what it knows of the user: a restatement reads the "
+         "need through the user's life (no fact the records lack, not the query reworded), a proposal fits their "
+         "preferences, a selection weighs every candidate against their likes and dislikes", "seed 004 §5",
          prompt_only=EVALUATED),
     Rule("eval-restatement", "a restated requirement is one sentence, not a list", "seed 004 §5",
          checks=("eval_restate.one_sentence_requirement",)),

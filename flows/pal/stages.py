@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from flows.pal import candidate_checks as cc
 from flows.pal import checks as c
 from flows.pal import judges as j
 from flows.pal import prose_checks as pc
@@ -51,11 +52,11 @@ REQUIREMENTS = _stage("requirements", SessionRequirements, c.one_framework_per_t
                       pc.query_without_details, judge=j.REQUIREMENTS,
                       max_tokens=1536)
 CANDIDATES = _stage("candidates", Candidates, c.candidates_per_topic, c.distinct_candidates,
-                    pc.one_solution_each, pc.one_sentence_solutions, max_tokens=1280)
+                    pc.one_solution_each, pc.one_sentence_solutions, cc.keeps_the_deadline, max_tokens=1280)
 SOLUTION_PREFERENCES = _stage("solution_preferences", SolutionPreferences, c.verbatim_choices,
                               c.one_sentence_reasons, pc.reasons_in_users_voice, judge=j.SOLUTION_PREFERENCES, max_tokens=1024)
-DIALOGUE = _stage("dialogue", Dialogue, c.follows_skeleton, c.direct_rejection, c.response_offers_nothing_new,
-                  c.preferences_not_presumed, pc.user_not_named, pc.speaks_to_the_user, pc.one_question_inquiry)
+DIALOGUE = _stage("dialogue", Dialogue, c.follows_skeleton, c.discussion_takes_no_side, c.direct_rejection,
+                  c.response_offers_nothing_new, c.preferences_not_presumed, pc.user_not_named, pc.speaks_to_the_user, pc.one_question_inquiry)
 
 # Each judge follows the stage it reviews.
 STAGES = (PROFILE, TIMELINE, REQUIREMENT_TYPES, PREFERENCES, j.PREFERENCES.stage, SITUATIONS, EXPERIENCE, LOGS,

@@ -10,6 +10,7 @@ from typing import Any
 from flows.stratmem.checks import FACT_CHARS_ZH, FACT_WORDS, PERSONA_ITEMS, QUERY_CHARS_ZH, QUERY_WORDS
 from flows.stratmem.evaluation import STAGES as EVAL_STAGES
 from flows.stratmem.form_checks import TRAIT_LIMIT
+from flows.stratmem.pool_checks import _aimed, same_fact_pairs
 from flows.stratmem.stages import STAGES
 from memsynth.quality.mutants import (
     SCHEMA_RULE,
@@ -32,6 +33,7 @@ from memsynth.quality.mutants import (
 )
 from memsynth.quality.mutants.text import replace_words
 from memsynth.quality.textrules.meaning import meaning_units
+from schemas.stratmem import UserQuery
 
 FACTS = ("extract", "merge")
 
@@ -142,8 +144,10 @@ def _unsaid(v: Mapping[str, Any], language: str) -> list[str]:
 
 
 # Judge work (rules no check can see): what the judges and the audits are measured on.
-_OFF_POOL = {"en": ("What's a good recipe for dinner tonight?", "Do you think it will rain this weekend?"),
-             "zh": ("今晚做什么菜比较好？", "你觉得这个周末会下雨吗？")}
+# Questions no memory of a pool needs, in words no pool memory uses (a query that shares a word
+# with a non-target reads to query.aims_at_its_targets as aimed at it).
+_OFF_POOL = {"en": ("What's a good recipe for dinner tonight?", "Which phone plan gives the most data for the price?"),
+             "zh": ("今晚做什么菜比较好？", "哪家的手机套餐流量最划算？")}
 
 
 def _irrelevant(answer: Any, v: Mapping[str, Any], language: str) -> list[str]:
@@ -177,6 +181,116 @@ def _their_domain(answer: Any, v: Mapping[str, Any]) -> list[str]:
     return [*answer.get("domains", []), topic]
 
 
+def _split_same_fact(answer: Any, v: Mapping[str, Any]) -> list[Any] | None:
+    """The first item that joins two candidates of one fact split in two: the second candidate as
+    written, in an item of its own."""
+    pairs = same_fact_pairs(list(v.get("candidates", [])), [str(s) for s in v.get("speakers", [])])
+    facts = {int(c["number"]): str(c["fact"]) for c in v.get("candidates", [])}
+    items = [dict(m) for m in answer.get("memories") or [] if isinstance(m, dict)]
+    for i, m in enumerate(items):
+        for a, b in pairs:
+            if a in m.get("sources", []) and b in m.get("sources", []):
+                rest = [n for n in m["sources"] if n != b]
+                return [*items[:i], {**m, "sources": rest}, {"fact": facts[b], "sources": [b]}, *items[i + 1:]]
+    return None
+
+
+def _joined(first: str, second: str, zh: bool) -> str:
+    return f"{first.rstrip('。.')}，{second}" if zh else f"{first.rstrip('.')}, and {second}"
+
+
+def _two_facts_in_one(answer: Any, v: Mapping[str, Any]) -> list[Any] | None:
+    """judge work (fact-one-fact, merge-faithful): the two shortest items about one person (of
+    different candidates) written as one sentence that still fits the word limit."""
+    zh = _zh(v)
+    low, high = FACT_CHARS_ZH if zh else FACT_WORDS
+    from flows.stratmem.checks import size
+
+    items = [dict(m) for m in answer.get("memories") or [] if isinstance(m, dict)]
+    order = sorted(range(len(items)), key=lambda k: size(str(items[k].get("fact", ""))))
+    for x in order:
+        for y in order:
+            a, b = items[x], items[y]
+            if x == y or a.get("about") != b.get("about"):
+                continue
+            fact = _joined(str(a["fact"]), str(b["fact"]), zh)
+            if size(fact) <= high:
+                joined = {**a, "fact": fact}
+                if "sources" in a:
+                    joined["sources"] = [*a["sources"], *b["sources"]]
+                return [joined if k == x else m for k, m in enumerate(items) if k != y]
+    return None
+
+
+_INVENTED = {"en": ", for the first time", "zh": "，这是第一次"}
+
+
+def _invented_detail(answer: Any, v: Mapping[str, Any]) -> list[Any] | None:
+    """judge work (merge-faithful): the shortest item given a circumstance no candidate states."""
+    from flows.stratmem.checks import size
+
+    zh = _zh(v)
+    items = [dict(m) for m in answer.get("memories") or [] if isinstance(m, dict)]
+    if not items:
+        return None
+    k = min(range(len(items)), key=lambda i: size(str(items[i].get("fact", ""))))
+    fact = str(items[k]["fact"])
+    tail = _INVENTED["zh" if zh else "en"]
+    items[k] = {**items[k], "fact": f"{fact.rstrip('。.')}{tail}{'。' if zh else '.'}"}
+    return items
+
+
+def _off_target(answer: Any, v: Mapping[str, Any]) -> list[int] | None:
+    """The query's targets moved one number along (a neighbour it says nothing of), where it holds
+    its targets' own words: targets no longer name what it is about."""
+    numbers = [int(m["number"]) for m in v.get("memories", [])]
+    on_target, _ = _aimed(UserQuery(**answer), v) if answer.get("query") else (0, None)
+    if not on_target:
+        return None
+    for step in (1, -1, 2, -2):
+        moved = [t + step for t in answer.get("targets", [])]
+        if all(t in numbers for t in moved) and _aimed(UserQuery(query=answer["query"], targets=moved), v)[0] == 0:
+            return moved
+    return None
+
+
+_QUESTION_AT_END = re.compile(r"[^。！？.!?]*[?？][^。！？.!?]*$")
+
+
+def _ignores_last_turn(answer: Any, v: Mapping[str, Any]) -> str | None:
+    """judge work (query-natural): the answer to what the character just asked cut, its own
+    question left alone."""
+    query = str(answer.get("query", ""))
+    m = _QUESTION_AT_END.search(query)
+    return m.group(0).strip() if m and m.start() > 0 and m.group(0).strip() else None
+
+
+def _missed_use(answer: Any, v: Mapping[str, Any]) -> list[Any] | None:
+    """judge work (eval-detect-complete): a memory the reply uses marked unused, its evidence dropped."""
+    verdicts = [dict(x) for x in answer.get("verdicts") or [] if isinstance(x, dict)]
+    for x in verdicts:
+        if x.get("used"):
+            x.update(used=False, evidence="")
+            return verdicts
+    return None
+
+
+def _their_experience(answer: Any, v: Mapping[str, Any]) -> str | None:
+    """judge work (persona-true): a note of the other speaker's life told as the character's, in
+    place of the summary's last sentence."""
+    human, character = str(v.get("human", "")), str(v.get("virtual_person", ""))
+    notes = [str(n) for s in v.get("sessions", ()) for n in s.get("notes", ()) if human and human in str(n)
+             and character not in str(n)]
+    summary = str(answer.get("summary", ""))
+    if not notes or not summary:
+        return None
+    zh = _zh(v)
+    told = notes[0].replace(human, character).rstrip("。.")
+    parts = re.split(r"(?<=[。！？.!?])\s*", summary.strip())
+    parts = [p for p in parts if p]
+    return ("".join(parts[:-1]) + told + "。") if zh else (" ".join(parts[:-1]) + f" {told}.")
+
+
 AIMS = (
     Aim("fact-form", FACTS, Longer("memories[*].fact", lambda v: FACT_CHARS_ZH[1] if _zh(v) else FACT_WORDS[1],
                                    places=2)),
@@ -190,6 +304,26 @@ AIMS = (
     Aim("fact-speakers", ("extract",), Set(_about_first_speaker, lambda v: v["speakers"][1], "about_the_other")),
     Aim("merge-keeps-all", ("merge",), DropOne("memories")),
     Aim("merge-keeps-all", ("merge",), Duplicate("memories", keys=("fact",))),
+    Aim("merge-keeps-all", ("merge",), Set("memories", None, "same_fact_apart", from_answer=_split_same_fact,
+                                           when=lambda a, v: _split_same_fact(a, v) is not None)),
+    Aim("merge-keeps-all", ("merge",), Replace("memories[*].fact", {"en": r"\b\d{4}-\d{2}-\d{2}\b",
+                                                                    "zh": r"\d{4}-\d{2}-\d{2}"},
+                                               {"en": ("2021-02-17",), "zh": ("2021-02-17",)}, "invented_day",
+                                               places=2)),
+    Aim("merge-faithful", ("merge",), Set("memories", None, "different_facts_joined", from_answer=_two_facts_in_one,
+                                          when=lambda a, v: _two_facts_in_one(a, v) is not None)),
+    Aim("merge-faithful", ("merge",), Set("memories", None, "invented_detail", from_answer=_invented_detail,
+                                          when=lambda a, v: _invented_detail(a, v) is not None)),
+    Aim("fact-one-fact", ("extract",), Set("memories", None, "two_facts_in_one", from_answer=_two_facts_in_one,
+                                           when=lambda a, v: _two_facts_in_one(a, v) is not None)),
+    Aim("query-form", ("query",), Set("targets", None, "off_target", from_answer=_off_target,
+                                      when=lambda a, v: _off_target(a, v) is not None)),
+    Aim("query-natural", ("query",), Set("query", None, "ignores_last_turn", from_answer=_ignores_last_turn,
+                                         when=lambda a, v: _ignores_last_turn(a, v) is not None)),
+    Aim("eval-detect-complete", ("eval_detect",), Set("verdicts", None, "missed_use", from_answer=_missed_use,
+                                                      when=lambda a, v: _missed_use(a, v) is not None)),
+    Aim("persona-true", ("persona",), Set("summary", None, "their_experience", from_answer=_their_experience,
+                                          when=lambda a, v: _their_experience(a, v) is not None)),
     Aim("query-form", ("query",), Longer("query", lambda v: QUERY_CHARS_ZH[1] if _zh(v) else QUERY_WORDS[1])),
     Aim("query-form", ("query",), Append("query", _more_questions, "more_questions")),
     Aim("persona-form", ("persona",), Longer("traits[*]", lambda v: TRAIT_LIMIT["zh" if _zh(v) else "en"])),

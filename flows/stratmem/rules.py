@@ -11,6 +11,10 @@ RULES = (
          "before the session", "seed 002 §3.2",
          checks=("extract.memory_facts", "merge.memory_facts", "extract.dated_facts", "merge.dated_facts",
                  "extract.yesterday_dated")),
+    Rule("fact-one-fact", "a memory item holds one fact: two events, or an event and a habit or feeling, are "
+         "two items", "seed 002 §3.2",
+         prompt_only="where one fact ends and another begins is a reading of the sentence ('Melanie painted a "
+                     "lake sunrise in 2022, and it is special to her' is one); the audit judge reads it"),
     Rule("fact-names-person", "a memory names its person, never 'she' or 'I'", "seed 002 §3.2",
          checks=("extract.names_the_person", "merge.names_the_person")),
     Rule("fact-speakers", "a memory is about one of the two speakers: the one it names, when it names only one",
@@ -24,10 +28,25 @@ RULES = (
          "substance by the item that lists it (shorter wording and a dropped minor qualifier are fine), no item "
          "adds an event, person, date, number or place no candidate states, and no two items are about the same "
          "fact (an item may repeat another's subject as the context that makes it clear on its own)", "seed 002 §3.2",
-         checks=("merge.covers_candidates",)),
+         checks=("merge.covers_candidates", "merge.same_facts_joined", "merge.states_only_candidate_numbers")),
+    # What a check cannot read of a merge: which candidates are one fact, and what a clause adds.
+    Rule("merge-faithful", "a merged item joins only candidates that state the same fact (a race and what it "
+         "taught her are two facts) and states no event, cause, time or circumstance ('during summer break', "
+         "'her first cat', a day counted from 'rest two weeks') that its candidates do not; a person it refers "
+         "to stays the one the candidates name", "prompt",
+         prompt_only="whether two candidates are one fact, and whether a clause says more than they do, is a "
+                     "reading of their meaning; the audit judge reads it (the checks catch a candidate of the "
+                     "same fact left apart, and a day or number no candidate states)"),
     Rule("query-form", "the query is one finished message of 5-30 words (8-60 characters) aimed at listed memories, "
          "asking one question (or one and its follow-up: three at once is a list)",
-         "seed 002 §3.3", checks=("query.a_question", "query.valid_targets", "query.one_question")),
+         "seed 002 §3.3", checks=("query.a_question", "query.valid_targets", "query.one_question",
+                                  "query.aims_at_its_targets")),
+    Rule("query-natural", "the query follows the conversation (it answers what the character has just asked "
+         "before asking its own), asks one thing (a follow-up on the same thing is fine) and could only be "
+         "answered well by someone who remembers: not a question anyone could answer from the conversation "
+         "alone", "prompt",
+         prompt_only="whether a message answers the last turn and whether its question needs a memory are "
+                     "readings of the conversation; the audit judge reads them"),
     Rule("query-to-character", "the query is the speaker's own message said to the character ('you'): never of the "
          "character in the third person by name, never naming its own speaker, never asking 'you' about the "
          "speaker's own life (targets all of the speaker, no 'I')", "prompt",
@@ -55,6 +74,11 @@ RULES = (
          "character's own lines barely touch)", "prompt",
          checks=("persona.persona_from_sessions", "persona.persona_places_from_sessions",
                  "persona.domains_of_the_character")),
+    Rule("persona-true", "the persona gives the character only what the sessions say of them: another "
+         "speaker's experience is not theirs, and a date or fact it states is the one the sessions give "
+         "('yesterday' in a session of 2024-03-02 is 2024-03-01)", "prompt",
+         prompt_only="who lived what, and which day 'yesterday' was, is a reading of the sessions; the audit "
+                     "judge reads it (persona_from_sessions catches names, places and numbers never said)"),
     Rule("eval-in-character", "the evaluated model replies as the character, a person, in a few natural sentences",
          "seed 002 §4", prompt_only="the prompt of the model under evaluation: how it uses its memories is what "
                                     "the benchmark measures"),
@@ -62,6 +86,10 @@ RULES = (
          "an unused memory)", "seed 002 §4",
          checks=("eval_detect.judges_every_memory", "eval_detect.evidence_is_quoted",
                  "eval_detect.unused_has_no_evidence")),
+    Rule("eval-detect-complete", "the usage judge marks used every memory whose concrete detail the reply states "
+         "(its evidence found first: 'get back to ten kilometres' uses 'ran ten kilometres at most')", "prompt",
+         prompt_only="whether a reply's words carry a memory's detail is a reading of both; the audit judge "
+                     "reads it"),
     Rule("miq-consistent", "the MIQ score agrees with its failures: one listed scores at most 2, none at least 3",
          "prompt", checks=("eval_miq.miq_score_agrees",)),
     Rule("miq-analysis", "the MIQ judge's analysis is a sentence or two", "prompt",

@@ -36,10 +36,19 @@ def extract(draft: Answer, v: Variables, text: TextMaker) -> Answer:
 
 @ANSWERS.stage("merge")
 def merge(draft: Answer, v: Variables, text: TextMaker) -> Answer:
-    by_fact: dict[str, list[int]] = {}
-    for c in v["candidates"]:
-        by_fact.setdefault(c["fact"], []).append(c["number"])
-    draft["memories"] = [{"fact": fact, "sources": numbers} for fact, numbers in by_fact.items()]
+    # Candidates of one fact (flows/stratmem/pool_checks.same_fact_pairs: the check's own reading)
+    # join one item, under the first one's wording.
+    from flows.stratmem.pool_checks import same_fact_pairs
+
+    group = {int(c["number"]): int(c["number"]) for c in v["candidates"]}
+    for a, b in same_fact_pairs(list(v["candidates"]), [str(s) for s in v.get("speakers", [])]):
+        old, new = max(group[a], group[b]), min(group[a], group[b])
+        group = {n: new if g == old else g for n, g in group.items()}
+    facts = {int(c["number"]): c["fact"] for c in v["candidates"]}
+    by_group: dict[int, list[int]] = {}
+    for n in sorted(group):
+        by_group.setdefault(group[n], []).append(n)
+    draft["memories"] = [{"fact": facts[first], "sources": numbers} for first, numbers in by_group.items()]
     return draft
 
 

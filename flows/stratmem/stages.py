@@ -6,6 +6,7 @@ from pydantic import BaseModel
 
 from flows.stratmem import checks as c
 from flows.stratmem import form_checks as fc
+from flows.stratmem import pool_checks as pc
 from memsynth.generation import checklib as lib
 from memsynth.generation.stage import Check, Stage
 from schemas.stratmem import ExtractedMemories, MergedMemories, RoleLabels, UserQuery, VirtualPersona
@@ -22,9 +23,9 @@ def _stage(name: str, output: type[BaseModel], *checks: Check, temperature: floa
 EXTRACT = _stage("extract", ExtractedMemories, c.memory_facts, c.dated_facts, c.yesterday_dated, c.known_speakers,
                  c.names_the_person, max_tokens=1024)
 MERGE = _stage("merge", MergedMemories, c.covers_candidates, c.memory_facts, c.dated_facts, c.names_the_person,
-               max_tokens=1792)
+               pc.same_facts_joined, pc.states_only_candidate_numbers, max_tokens=1792)
 QUERY = _stage("query", UserQuery, c.a_question, c.valid_targets, c.does_not_quote_memories, fc.speaks_to_the_character,
-               fc.said_by_the_speaker, fc.one_question, fc.asks_the_character, max_tokens=256)
+               fc.said_by_the_speaker, fc.one_question, fc.asks_the_character, pc.aims_at_its_targets, max_tokens=256)
 # The prompt's sentence counts: a summary of 3 to 5 (the release's 657 have 4 or 5), a
 # one-sentence rationale.
 PERSONA = _stage("persona", VirtualPersona, c.persona_fields, lib.sentences("summary", min=3, max=5),

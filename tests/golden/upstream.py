@@ -30,7 +30,9 @@ PARTIAL: dict[tuple[str, str], dict[str, str]] = {
     ("pal", "candidates"): {"candidates_per_topic": "the first topic's candidates only"},
     ("pal", "logs"): {"enough_logs": "the evaluation's records, a few logs of the history month",
                       "log_times": "the records span the history month, not one experience's span"},
-    ("stratmem", "merge"): {"covers_candidates": "the pool's facts, not the merge of these candidates"},
+    ("stratmem", "merge"): {"covers_candidates": "the pool's facts, not the merge of these candidates",
+                            "same_facts_joined": "the pool's facts, not the merge of these candidates",
+                            "states_only_candidate_numbers": "the pool's facts, not the merge of these candidates"},
 }
 
 

@@ -1,0 +1,120 @@
+"""stratmem's checks on a merged memory pool against its candidates, and on a query against the
+memories it names as its targets.
+
+Both read meaning the way memsynth.quality.textrules.meaning does (stemmed, synonym-mapped
+content words in English; character pairs in Chinese), so a reworded item is still the same
+fact. What they cannot read (whether two different facts belong in one item, whether a clause
+adds an event no candidate states) is the `merge-faithful` rule's, left to the audit judge.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from memsynth.generation.stage import check, say
+from memsynth.quality.textrules.meaning import meaning_units, own_units_held
+from memsynth.quality.textrules.people import named_in, person_forms
+from schemas.stratmem import MergedMemories, UserQuery
+
+# Two candidates state one fact when the smaller's content units (the speakers' names left out)
+# lie this much inside the other's, and it has at least SAME_FACT_UNITS of them ("Melanie plays
+# the violin" inside "… reading or playing her violin"; "attended the group on 2023-05-07"
+# inside "attended it for the first time on 2023-05-07"). On the held-out rounds and the shared
+# corpus, every acceptable pool joins each such pair; candidates that acceptable pools keep apart
+# share at most half of their units.
+SAME_FACT = 0.8
+SAME_FACT_UNITS = 2
+
+
+def _units(text: str, names: frozenset[str]) -> frozenset[str]:
+    return meaning_units(text) - names
+
+
+def same_fact_pairs(candidates: list[Mapping[str, Any]], speakers: list[str]) -> list[tuple[int, int]]:
+    """(a, b) candidate numbers, a < b, for each two candidates that state one fact."""
+    names = frozenset().union(*(meaning_units(s) for s in speakers if s))
+    units = {int(c["number"]): _units(str(c["fact"]), names) for c in candidates}
+    pairs = []
+    for a in units:
+        for b in units:
+            small = min(units[a], units[b], key=len)
+            if a < b and len(small) >= SAME_FACT_UNITS and \
+                    len(units[a] & units[b]) >= SAME_FACT * len(small):
+                pairs.append((a, b))
+    return pairs
+
+
+@check("same_facts_joined")
+def same_facts_joined(out: MergedMemories, v: Mapping[str, Any]) -> Iterator[str]:
+    """"join candidates that state the same fact into one item": two candidates of one fact in two
+    items leave the pool saying it twice."""
+    item_of = {n: i for i, m in enumerate(out.memories) for n in m.sources}
+    for a, b in same_fact_pairs(list(v["candidates"]), [str(s) for s in v.get("speakers", [])]):
+        if a in item_of and b in item_of and item_of[a] != item_of[b]:
+            yield say(v, f"candidates {a} and {b} state the same fact but are in two items "
+                         f"(memories[{item_of[a]}] and memories[{item_of[b]}]); join them into one item",
+                      f"候选 {a} 和 {b} 说的是同一件事，却分在了两项（memories[{item_of[a]}] 和 memories[{item_of[b]}]）；"
+                      "请合并为一项")
+            return
+
+
+# A day written YYYY-MM-DD, and any other number in digits (a year, a count, a month of 2024年3月).
+_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+_DIGITS = re.compile(r"\d+")
+
+
+def _stated(v: Mapping[str, Any]) -> tuple[set[str], set[int]]:
+    """The days and numbers the candidates state, their facts and the dates of their sessions."""
+    texts = [f"{c.get('fact', '')} {c.get('date', '')}" for c in v["candidates"]]
+    days = {d for t in texts for d in _ISO_DAY.findall(t)}
+    numbers = {int(n) for t in texts for n in _DIGITS.findall(t)}
+    return days, numbers
+
+
+@check("states_only_candidate_numbers")
+def states_only_candidate_numbers(out: MergedMemories, v: Mapping[str, Any]) -> Iterator[str]:
+    """"do not add facts the candidates do not state": a day or number no candidate states (a
+    recovery day counted from "rest two weeks", a year guessed) is a fact the merge invented. A
+    session's own date may date an item ("as of 2023-05-08")."""
+    days, numbers = _stated(v)
+    for i, m in enumerate(out.memories):
+        new_days = [d for d in _ISO_DAY.findall(m.fact) if d not in days]
+        rest = _ISO_DAY.sub(" ", m.fact)
+        new_numbers = [n for n in _DIGITS.findall(rest) if int(n) not in numbers]
+        if new := new_days + new_numbers:
+            yield say(v, f"memories[{i}] {m.fact!r} states {', '.join(new)}, which no candidate states; "
+                         "keep only what the candidates say",
+                      f"memories[{i}]“{m.fact}”写了候选中没有的{'、'.join(new)}；只写候选里说到的内容")
+            return
+
+
+def _aimed(out: UserQuery, v: Mapping[str, Any]) -> tuple[int, int | None]:
+    """(the most own units of any target the query holds, the memory number of another memory
+    whose own units it holds, if any). Own units are those no other memory has and the
+    conversation so far and the names lack; memories of the speaker's own life alone are left
+    out of the others (the speaker answers with them, "my friends and mentors")."""
+    human, character = str(v.get("human", "")), str(v.get("virtual_person", ""))
+    memories = list(v.get("memories", []))
+    facts = [str(m["fact"]) for m in memories]
+    known = " ".join([human, character, *(str(line) for line in v.get("history") or [])])
+    held = own_units_held(facts, out.query, known)
+    targets = [held[k] for k, m in enumerate(memories) if m["number"] in out.targets]
+    others = [(held[k], m["number"]) for k, m in enumerate(memories) if m["number"] not in out.targets
+              and not (named_in(facts[k], person_forms(human)) and not named_in(facts[k], person_forms(character)))]
+    best = max(others, default=(0, None))
+    return max(targets, default=0), best[1] if best[0] else None
+
+
+@check("aims_at_its_targets")
+def aims_at_its_targets(out: UserQuery, v: Mapping[str, Any]) -> Iterator[str]:
+    """"Put the numbers of the memories you aimed at in `targets`": a query that says nothing of
+    its own of any target, but something only another memory says, is aimed at that one (a
+    number off by one). 641 of the 657 released queries pass (their targets: must and nice)."""
+    on_target, other = _aimed(out, v)
+    if out.targets and on_target == 0 and other is not None:
+        yield say(v, f"the query says nothing of its targets {out.targets} but speaks of memory {other}; put the "
+                     "numbers of the memories the question is about in `targets`",
+                  f"query 没有提到 targets {out.targets} 中任何一条记忆的内容，说的却是第 {other} 条记忆；"
+                  "请把问题真正针对的记忆编号写入 `targets`")
