@@ -331,6 +331,9 @@ def test_a_refusal_that_agrees_first_is_softened(user, softened):
     ("好的，抱歉这个建议不合适。那平时抽检的时候，可以在脚下垫一块抗疲劳垫。", True),
     ("明白，抱歉。下班路上也可以换成走楼梯。", True),
     ("好的，抱歉这个不合适。还有什么可以帮你的吗？", False),
+    # "那…也行" (held-out r11, read after it was measured); "那你有需要也可以随时找我" offers nothing
+    ("抱歉，这个不太适合你。那平时在家睡前趴着做几组小燕飞也行，十分钟就够。", True),
+    ("好的，抱歉。那你有需要也可以随时找我。", False),
 ])
 def test_a_response_to_a_rejection_offers_no_alternative(response, proposes):
     v = {**ZH, "framework": FRAMEWORK}

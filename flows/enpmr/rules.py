@@ -73,7 +73,7 @@ RULES = (
                      "date"),
     _fields("goal", "a goal is a measurable milestone with what it takes, achieved or not, and a date"),
     _fields("highlight", "a highlight is a moment of recognition or breakthrough: a short title (at most 20 "
-                         "characters, 12 English words), what happened, who recognised it, and a date", "short_names"),
+                         "characters, a Latin word such as 'Fugl-Meyer' counting as one; 12 English words), what happened, who recognised it, and a date", "short_names"),
     Rule("power-specific", "a power's name is one concrete sub-skill, not a whole field or a general ability "
          "(\"gait training\", \"research skills\", 科研能力)", "seed 000 Fig. 8", prompt_only=AUDITED),
     Rule("power-performance-fits", "a power's performance agrees with its own account: a proficient skill is not one "

@@ -128,9 +128,11 @@ RULES = (
          checks=("candidates.candidates_per_topic", "candidates.distinct_candidates", "candidates.one_solution_each",
                  "candidates.one_sentence_solutions")),
     # What code sees of a fit is a deadline moved; the rest is a reading (the audit judge's).
-    Rule("candidates-fit", "each candidate is a reasonable answer to the requirement as stated, within what it fixes "
-         "(a deadline, a place, a budget: a candidate that moves them answers another need), and the 8 differ in "
-         "substance (a phone alarm and a wristband reminder to stand up are one course of action)", "seed 004 Step 5-2",
+    Rule("candidates-fit", "each candidate is a reasonable answer to the requirement as stated, within the facts it "
+         "fixes (a deadline, a place, a budget: a candidate that moves them answers another need), and the 8 differ "
+         "in substance (a phone alarm and a wristband reminder to stand up are one course of action); a candidate "
+         "that costs more time, money or effort than this user would like is one of those a user of other tastes "
+         "would choose, as the prompt asks, not a violation", "seed 004 Step 5-2",
          checks=("candidates.keeps_the_deadline",),
          prompt_only="whether a candidate answers the need, and whether two differ in substance, are readings; the "
                      "check sees a deadline moved, the audit judge reads a sample"),

@@ -11,8 +11,10 @@ RULES = (
          "before the session", "seed 002 §3.2",
          checks=("extract.memory_facts", "merge.memory_facts", "extract.dated_facts", "merge.dated_facts",
                  "extract.yesterday_dated")),
-    Rule("fact-one-fact", "a memory item holds one fact: two events, or an event and a habit or feeling, are "
-         "two items", "seed 002 §3.2",
+    Rule("fact-one-fact", "a memory item holds one fact: two separate events, or facts about different things, "
+         "are two items; an event told with its time, cause, circumstance or the person's lasting feeling about it "
+         "is one fact ('Melanie painted a lake sunrise in 2022, and it is special to her'; '陈静一直想养猫，年初搬进了"
+         "允许养宠物的新家')", "seed 002 §3.2",
          prompt_only="where one fact ends and another begins is a reading of the sentence ('Melanie painted a "
                      "lake sunrise in 2022, and it is special to her' is one); the audit judge reads it"),
     Rule("fact-names-person", "a memory names its person, never 'she' or 'I'", "seed 002 §3.2",
@@ -30,8 +32,9 @@ RULES = (
          "fact (an item may repeat another's subject as the context that makes it clear on its own)", "seed 002 §3.2",
          checks=("merge.covers_candidates", "merge.same_facts_joined", "merge.states_only_candidate_numbers")),
     # What a check cannot read of a merge: which candidates are one fact, and what a clause adds.
-    Rule("merge-faithful", "a merged item joins only candidates that state the same fact (a race and what it "
-         "taught her are two facts) and states no event, cause, time or circumstance ('during summer break', "
+    Rule("merge-faithful", "a merged item joins only candidates that state the same fact or one event and how the "
+         "person feels about it (a project and the stress it brings may be one item; a race and a lesson drawn "
+         "years later are two) and states no event, cause, time or circumstance ('during summer break', "
          "'her first cat', a day counted from 'rest two weeks') that its candidates do not; a person it refers "
          "to stays the one the candidates name", "prompt",
          prompt_only="whether two candidates are one fact, and whether a clause says more than they do, is a "
