@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,3 +22,15 @@ def stage_answers(recipe: str, stage: str) -> Iterator[tuple[str, dict[str, Any]
         data = json.loads(path.read_text(encoding="utf-8"))
         for answer in data["answers"]:
             yield where, data, answer
+
+
+_QUOTED = re.compile(r"[“\"「『]([^”\"」』]*)[”\"」』]")
+
+
+def label_says(rule: str, words: tuple[str, ...] | list[str]) -> bool:
+    """Whether a mistake's label names one of `words`: in the writer's own words, or in a short
+    quote. A whole prompt line quoted (r11's writers quote the line, and one line holds several
+    instructions) names none of its instructions alone: the writer's words after it say which."""
+    own = _QUOTED.sub(" ", rule)
+    quotes = [q for q in _QUOTED.findall(rule) if len(q) <= 40]
+    return any(w in own or any(w in q for q in quotes) for w in words)

@@ -107,7 +107,8 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # sessions that saw none of them, and measured fresh at `4c848d5`: 81 (60 %) and 126 (94 %), the
 # judge flagging 7 of 65 acceptable answers (11 %: five on rules added that session, whose texts were
 # then mended), the checks none; of its mistakes claimed by checks alone 37 of 40. "那…也行" after a
-# rejection (read from r11 after it was measured) rejects one more.
+# rejection and an emotion analysis quoting the other speaker in straight single quotes ('Wow'),
+# both read from r11 after it was measured, reject two more.
 # Left: an emotion score in each (a single word overread), the rest judge misses.
 FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r4": {"checked": 85, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
@@ -117,7 +118,7 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
            "r8": {"checked": 89, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 0},
            "r9": {"checked": 91, "caught": 122, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
            "r10": {"checked": 88, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
-           "r11": {"checked": 82, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 7}}
+           "r11": {"checked": 83, "caught": 127, "violations": 134, "acceptable_audited": 65, "wrongly": 7}}
 
 
 # Of each round's mistakes whose label quotes a prompt line whose rules only checks enforce:

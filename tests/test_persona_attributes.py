@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from flows.enpmr.form_checks import age_in_band, names_the_region
 from flows.enpmr.mutants import _without_region
 from schemas.enpmr import PersonaDescription
-from tests.answer_sets import MODEL_ANSWERS, stage_answers
+from tests.answer_sets import MODEL_ANSWERS, label_says, stage_answers
 
 CORPUS = MODEL_ANSWERS / "enpmr"
 # The labels' words for the two mistakes.
@@ -32,7 +32,7 @@ def test_acceptable_descriptions_pass_and_labelled_ages_and_dropped_regions_fail
         description = answer["answer"]["description"]
         if answer["label"] == "acceptable":
             assert _problems(description, data["variables"]) == [], (where, answer["id"])
-        elif any(w in answer["rule"] for w in REGION + AGE) and "restate" not in answer["rule"] \
+        elif label_says(answer["rule"], REGION + AGE) and "restate" not in answer["rule"] \
                 and "罗列" not in answer["rule"]:
             labelled.append(f"{where}/{answer['id']}")
             assert _problems(description, data["variables"]), (where, answer["id"], answer["rule"])

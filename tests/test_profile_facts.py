@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from flows.enpmr.form_checks import PROFILE_LISTS, facts_not_repeated
 from schemas.enpmr import Profile
-from tests.answer_sets import MODEL_ANSWERS, stage_answers
+from tests.answer_sets import MODEL_ANSWERS, label_says, stage_answers
 
 CORPUS = MODEL_ANSWERS / "enpmr"
 RULE = ("Do not repeat the same fact across fields", "不同字段之间不要重复同一条事实")
@@ -20,7 +20,11 @@ RULE = ("Do not repeat the same fact across fields", "不同字段之间不要�
 # "Swims at the local baths at 7 a.m. on Tuesdays and Fridays" beside "Loves an early-morning swim
 # at the local baths twice a week" (r7, a miss at 0.33: acceptable profiles reach 0.29, and the
 # bound stays where they put it rather than where one mistake would).
-REWORDED = {"r2/profile-zh-v1", "r5/profile-en-v1", "r6/profile-zh-v1", "r7/profile-en-v1"}
+# r11 (measured fresh, two misses): "每周挤出两个早上去游一千米" beside "每周二、周五清晨去游泳馆游1000米"
+# (the number in words against digits, the pool named once); the Sunday dinner for her parents as
+# a habit and again as a preference, in other words.
+REWORDED = {"r2/profile-zh-v1", "r5/profile-en-v1", "r6/profile-zh-v1", "r7/profile-en-v1", "r11/profile-zh-v1",
+            "r11/profile-en-v1"}
 
 
 def _answers():
@@ -92,7 +96,7 @@ def test_every_acceptable_item_is_a_short_fact_and_labelled_paragraphs_are_not()
         found = list(short_facts(Profile.model_validate(answer["answer"]), {"language": language}))
         if answer["label"] == "acceptable":
             assert found == [], (where, answer["id"], found)
-        elif "paragraph" in answer["rule"] or "段落" in answer["rule"]:
+        elif label_says(answer["rule"], ("paragraph", "段落")):
             labelled.append(f"{where}/{answer['id']}")
             assert found, (where, answer["id"], answer["rule"])
     assert len(labelled) >= 6, labelled

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from flows.enpmr.overlap_checks import draws_on_its_memory
 from memsynth.quality.textrules.meaning import own_units_held
 from schemas.enpmr import SupportReply
-from tests.answer_sets import MODEL_ANSWERS, stage_answers
+from tests.answer_sets import MODEL_ANSWERS, label_says, stage_answers
 
 CORPUS = MODEL_ANSWERS / "enpmr"
 # The labels' quotes of the two prompt lines: a second memory (said to be brought in beside the
@@ -33,8 +33,8 @@ def test_acceptable_turns_pass_and_labelled_second_memories_and_wrong_numbers_fa
         numbers = {m["number"] for m in data["variables"]["memories"]}
         if answer["label"] == "acceptable":
             assert _problems(answer["answer"], data["variables"]) == [], (where, answer["id"])
-        elif (any(q in answer["rule"] for q in NUMBER) or any(q in answer["rule"] for q in SECOND)
-              and any(b in answer["rule"] for b in BESIDE)) and answer["answer"]["memory"] in numbers:
+        elif (label_says(answer["rule"], NUMBER) or label_says(answer["rule"], SECOND)
+              and label_says(answer["rule"], BESIDE)) and answer["answer"]["memory"] in numbers:
             labelled.append(f"{where}/{answer['id']}")
             assert _problems(answer["answer"], data["variables"]), (where, answer["id"], answer["rule"])
     assert len(labelled) >= 12, labelled

@@ -9,11 +9,12 @@ import pytest
 
 from flows.enpmr.overlap_checks import fits_no_other_memory
 from schemas.enpmr import Scene
-from tests.answer_sets import MODEL_ANSWERS, stage_answers
+from tests.answer_sets import MODEL_ANSWERS, label_says, stage_answers
 
 CORPUS = MODEL_ANSWERS / "enpmr"
 # The labels' quotes of the prompt's line.
 RULE = ("none of the other memories listed", "其他记忆")
+OTHER = ("other", "Other", "其他", "另一", "另外", "别的", "更适合", "更贴合", "fits", "better")
 
 
 def _problems(scene: str, variables: dict) -> list[str]:
@@ -26,7 +27,9 @@ def test_acceptable_scenes_pass_and_scenes_another_memory_fits_fail():
     for where, data, answer in stage_answers("enpmr", "scene"):
         if answer["label"] == "acceptable":
             assert _problems(answer["answer"]["scene"], data["variables"]) == [], (where, answer["id"])
-        elif any(r in answer["rule"] for r in RULE):
+        # The label quotes the line, and the writer's own words say another memory fits (a whole line
+        # quoted also holds "not the target's details", a mistake of its own: r11 scene-en-v1).
+        elif any(r in answer["rule"] for r in RULE) and label_says(answer["rule"], OTHER):
             labelled.append(f"{where}/{answer['id']}")
             assert _problems(answer["answer"]["scene"], data["variables"]), (where, answer["id"], answer["rule"])
     assert len(labelled) >= 14, labelled

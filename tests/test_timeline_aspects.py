@@ -13,7 +13,7 @@ from flows.pal.mutants import _work_only
 from flows.pal.prose_checks import months_span_aspects
 from memsynth.quality.textrules.aspects import ASPECTS, aspects_of
 from schemas.pal import Timeline
-from tests.answer_sets import MODEL_ANSWERS, stage_answers
+from tests.answer_sets import MODEL_ANSWERS, label_says, stage_answers
 
 CORPUS = MODEL_ANSWERS / "pal"
 RULE = ("不能只写一个方面", "not only one", "只写了一个方面")
@@ -29,7 +29,7 @@ def test_acceptable_timelines_pass_and_a_month_of_one_part_of_life_fails():
     for where, data, answer in stage_answers("pal", "timeline"):
         if answer["label"] == "acceptable":
             assert _problems(answer["answer"], data["variables"]) == [], (where, answer["id"])
-        elif any(r in answer["rule"] for r in RULE):
+        elif label_says(answer["rule"], RULE):
             labelled.append(f"{where}/{answer['id']}")
             assert _problems(answer["answer"], data["variables"]), (where, answer["id"], answer["rule"])
     assert len(labelled) >= 6, labelled

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from flows.pal.prose_checks import no_traits
 from memsynth.quality.textrules.forms import traits
 from schemas.pal import Timeline
-from tests.answer_sets import MODEL_ANSWERS, stage_answers
+from tests.answer_sets import MODEL_ANSWERS, label_says, stage_answers
 
 CORPUS = MODEL_ANSWERS / "pal"
 LABEL = ("性格", "personality")
@@ -34,7 +34,7 @@ def test_acceptable_timelines_pass_and_labelled_character_fails():
         found = list(no_traits(out, {"language": language}))
         if answer["label"] == "acceptable":
             assert found == [], (where, answer["id"], found)
-        elif any(w in answer["rule"] for w in LABEL):
+        elif label_says(answer["rule"], LABEL):
             labelled.append(f"{where}/{answer['id']}")
             assert found, (where, answer["id"], answer["rule"])
     assert len(labelled) >= 6, labelled

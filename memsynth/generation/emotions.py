@@ -46,7 +46,9 @@ def every_emotion_once(out: EmotionScores, v: Mapping[str, Any]) -> Iterator[str
 
 
 _TURN = re.compile(r"^\s*([^:：\n]{1,40}?)\s*[:：]\s*(.*)$")
-_QUOTED = re.compile(r"“([^”]*)”|\"([^\"]*)\"|「([^」]*)」|『([^』]*)』|‘([^’]*)’")
+# Straight single quotes too ('Wow' reactions), where no letter touches them from outside (an
+# apostrophe in "Melanie's" opens nothing).
+_QUOTED = re.compile(r"“([^”]*)”|\"([^\"]*)\"|「([^」]*)」|『([^』]*)』|‘([^’]*)’|(?<![A-Za-z])'([^'\n]{2,60}?)'(?![A-Za-z])")
 
 
 def _said(text: str) -> str:
