@@ -307,3 +307,17 @@ def test_copy_scores_one_value_twice():
     for m in mutants:
         dims = [s["dim"] for s in m.answer["scores"]]
         assert len(set(dims)) == 2 and answer["scores"] != m.answer["scores"]
+
+
+def test_a_value_taken_from_the_answer_that_this_answer_lacks_makes_no_mutant():
+    """Set's from_answer gives None when the answer offers nothing to set (no second topic, no
+    split fact): no mutant, rather than the field set to null (which the schema rejects, and
+    which no rule aims at)."""
+    from memsynth.quality.mutants import Set
+    from memsynth.quality.mutants.base import Context
+
+    ctx = Context("stratmem", "query", "en", {}, "a1")
+    answer = {"query": "How is the ankle?", "targets": [1]}
+    assert list(Set("targets", None, "none", from_answer=lambda a, v: None)(answer, ctx)) == []
+    made = list(Set("targets", None, "other", from_answer=lambda a, v: [2])(answer, ctx))
+    assert [m.answer["targets"] for m in made] == [[2]]

@@ -144,7 +144,8 @@ class Set(Mutator):
     value: Any
     label: str = "set"
     when: Callable[[Any, Mapping[str, Any]], bool] | None = None
-    # The value from the answer as written (a neighbour of the number it gives), instead of `value`.
+    # The value from the answer as written (a neighbour of the number it gives), instead of `value`;
+    # None when this answer offers none (no mutant then).
     from_answer: Callable[[Any, Mapping[str, Any]], Any] | None = None
     kind = "set"
 
@@ -154,5 +155,7 @@ class Set(Mutator):
         for path in locate(answer, self.where, ctx.variables)[:1]:
             value = (self.from_answer(answer, ctx.variables) if self.from_answer
                      else self.value(ctx.variables) if callable(self.value) else self.value)
+            if self.from_answer and value is None:
+                return
             if get(answer, path) != value:
                 yield Mutant(put(answer, path, value), self.label, f"{_show(path)} = {value!r}")
