@@ -138,3 +138,33 @@ def test_a_build_on_memsynths_own_server_sends_no_heartbeats(tmp_path, monkeypat
     run_build(load_config(config), BuildOptions(warehouse=str(tmp_path / "wh"), progress=False))
     assert intervals == [None]
     assert flow.prefect_settings(None) == {}  # a server of the user's keeps Prefect's own
+
+
+def test_a_prefect_api_url_set_after_prefect_was_imported_is_the_server_the_build_runs_on(
+        tmp_path, simulator, shared_prefect_server):
+    """Prefect reads its settings when it is imported: a program (or a test session) that sets
+    PREFECT_API_URL later got Prefect's ephemeral server, started inside the build with a 20 s
+    limit that a loaded machine missed ("Timed out while attempting to connect to ephemeral
+    Prefect API server"). The build runs on the server the environment names when it runs."""
+    import httpx
+
+    dataset = f"late-url-{tmp_path.name[-12:]}".lower().replace("_", "-")
+    config = write_config(tmp_path / "c.yaml", dataset=dataset, personas={"count": 1},
+                          llm={"model": "m", "base_url": simulator.base_url, "stage_variables": True,
+                               "concurrency": 8})
+    script = textwrap.dedent("""
+        import os, sys
+        import prefect  # noqa: F401  Prefect's settings are read here, with no API URL
+        from memsynth.build.run import BuildOptions, run_build
+        from memsynth.generation.registry import load_config
+
+        os.environ["PREFECT_API_URL"] = sys.argv[3]
+        run_build(load_config(sys.argv[1]), BuildOptions(warehouse=sys.argv[2], progress=False))
+    """)
+    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+    out = subprocess.run([sys.executable, "-c", script, str(config), str(tmp_path / "wh"), shared_prefect_server],
+                         env={**env, "OPENAI_API_KEY": "x"}, cwd=ROOT, capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0, out.stderr[-2000:]
+    runs = httpx.post(f"{shared_prefect_server}/flow_runs/filter",
+                      json={"flow_runs": {"name": {"like_": dataset}}}, timeout=30).json()
+    assert [r["state"]["type"] for r in runs] == ["COMPLETED"], runs

@@ -11,6 +11,7 @@ flow and publishes what it staged.
 from __future__ import annotations
 
 import concurrent.futures
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -41,11 +42,16 @@ def prefect_settings(api_url: str | None) -> dict[Any, Any]:
     heartbeat; and stopping the heartbeat thread (it sleeps in whole seconds) held the
     flow's end up to a second. A server of the user's (`api_url` None) keeps them."""
     if api_url is None:
-        return {}
+        # The user's server, as the environment names it now: Prefect read its settings when it
+        # was imported, and a PREFECT_API_URL set after that (a program, or a test session,
+        # that imports memsynth first) would leave the flow on an ephemeral server of Prefect's
+        # own, started inside the build with a 20 s limit that a loaded machine can miss.
+        users = os.environ.get("PREFECT_API_URL")
+        return {PREFECT_API_URL: users} if users else {}
     return {PREFECT_API_URL: api_url, PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}
 
 
-_derived: tuple[Any, str, Any] | None = None  # (the settings, api_url, them updated for it)
+_derived: tuple[Any, str, Any] | None = None  # (the settings, the updates, them updated)
 
 
 @contextmanager
@@ -61,8 +67,9 @@ def prefect_context(api_url: str | None) -> Iterator[None]:
     from prefect.context import SettingsContext, get_settings_context
 
     context = get_settings_context()
-    if _derived is None or _derived[0] is not context.settings or _derived[1] != api_url:
-        _derived = (context.settings, api_url, context.settings.copy_with_update(updates=updates))
+    key = repr(sorted((str(k), v) for k, v in updates.items()))
+    if _derived is None or _derived[0] is not context.settings or _derived[1] != key:
+        _derived = (context.settings, key, context.settings.copy_with_update(updates=updates))
     with SettingsContext(profile=context.profile, settings=_derived[2]):
         yield
 
