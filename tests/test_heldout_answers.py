@@ -18,7 +18,7 @@ from memsynth.quality.label_quotes import claimed_by_checks
 HELDOUT = Path(__file__).resolve().parent / "data" / "heldout"
 
 
-@pytest.mark.parametrize("round_", ["r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11"])
+@pytest.mark.parametrize("round_", ["r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12"])
 def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
     verdicts = check_paths([HELDOUT / round_])
     acceptable = [v for v in verdicts if v.label == "acceptable"]
@@ -110,6 +110,15 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # rejection and an emotion analysis quoting the other speaker in straight single quotes ('Wow'),
 # both read from r11 after it was measured, reject two more.
 # Left: an emotion score in each (a single word overread), the rest judge misses.
+# r12 (eleventh session: four fresh writers, four fresh judges, rendered at `318fc8c`) was measured
+# fresh there: 93 (69 %) and 130 (97 %), the judge flagging 5 of 65 acceptable answers (7.7 %),
+# the checks one (an emotion analysis where the speaker "领了许磊“先养好”的好意": the other's
+# words as what she takes in, now read as hers); of its mistakes claimed by checks alone 36 of 40.
+# Read from it after: a preference description of three sentences (preferences.preference_sentences)
+# rejects one more; the emotion fix lets one through that had been rejected only for that quote.
+# A pal profile whose occupation opens with the user's name is no longer a mistake: the prompt now
+# says what the check always accepted (PAL-Set), so labels quoting the old line count as claimed
+# no more (r7, r11 and r12 one fewer each).
 FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r4": {"checked": 85, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r5": {"checked": 78, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
@@ -118,7 +127,8 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
            "r8": {"checked": 89, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 0},
            "r9": {"checked": 91, "caught": 122, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
            "r10": {"checked": 88, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
-           "r11": {"checked": 83, "caught": 127, "violations": 134, "acceptable_audited": 65, "wrongly": 7}}
+           "r11": {"checked": 83, "caught": 127, "violations": 134, "acceptable_audited": 65, "wrongly": 7},
+           "r12": {"checked": 93, "caught": 129, "violations": 134, "acceptable_audited": 65, "wrongly": 5}}
 
 
 # Of each round's mistakes whose label quotes a prompt line whose rules only checks enforce:
@@ -129,7 +139,8 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
 # judge reads (eval replies' grounding, candidates-fit, situations-from-month, log-one-operation,
 # persona-specific, highlight-moment, merge-faithful, …), so fewer mistakes count as claimed by
 # checks alone (r3 73 → 41 … r10 61 → 32); the checks above reject more of what is left.
-CLAIMED = {"r3": (41, 39), "r4": (39, 39), "r5": (34, 33), "r6": (27, 26), "r7": (38, 36), "r8": (34, 33), "r9": (30, 28), "r10": (32, 32), "r11": (40, 38)}
+CLAIMED = {"r3": (41, 39), "r4": (39, 39), "r5": (34, 33), "r6": (27, 26), "r7": (37, 35), "r8": (34, 33), "r9": (30, 28),
+           "r10": (32, 32), "r11": (39, 37), "r12": (39, 37)}
 
 
 @pytest.mark.parametrize("round_", sorted(FIGURES))

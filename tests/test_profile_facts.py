@@ -23,6 +23,9 @@ RULE = ("Do not repeat the same fact across fields", "不同字段之间不要�
 # r11 (measured fresh, two misses): "每周挤出两个早上去游一千米" beside "每周二、周五清晨去游泳馆游1000米"
 # (the number in words against digits, the pool named once); the Sunday dinner for her parents as
 # a habit and again as a preference, in other words.
+# The writer's own words say the mistake is a repeat: a whole prompt line quoted holds other
+# instructions too (r12's paragraph-long goal quotes the line this rule shares).
+REPEATS = ("repeat", "again", "twice", "same fact", "重复", "又写", "再次")
 REWORDED = {"r2/profile-zh-v1", "r5/profile-en-v1", "r6/profile-zh-v1", "r7/profile-en-v1", "r11/profile-zh-v1",
             "r11/profile-en-v1"}
 
@@ -43,7 +46,7 @@ def test_acceptable_profiles_pass_and_labelled_repeats_fail():
         found = _problems(answer["answer"], language)
         if answer["label"] == "acceptable":
             assert found == [], (where, answer["id"], found)
-        elif any(r in answer["rule"] for r in RULE):
+        elif any(r in answer["rule"] for r in RULE) and label_says(answer["rule"], REPEATS):
             labelled.append(f"{where.split('/')[0]}/{answer['id']}")
             if f"{where}/{answer['id']}" not in REWORDED:
                 assert found, (where, answer["id"], answer["rule"])

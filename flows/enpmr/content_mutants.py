@@ -99,6 +99,24 @@ def _one_day_theme(kind: str):
     return themes
 
 
+# A characteristic of general praise or blame with no behaviour (relationship-behaviour).
+_VAGUE_CHARACTER = {"good": {"en": "Cheerful and very capable, and a great help to her; they have always got on well.",
+                             "zh": "性格开朗，专业能力强，为人热心，帮了她很多，两人关系一直很好。"},
+                    "bad": {"en": "Difficult and not very supportive, and hard to work with; she finds them a strain.",
+                            "zh": "性格强势，不太好相处，也不怎么支持她，让她觉得很有压力。"}}
+
+
+def _vague_character(quality: str):
+    def items(answer: Any, v: Mapping[str, Any]) -> list[Any] | None:
+        out = [dict(i) for i in answer.get("items", [])]
+        at = next((k for k, i in enumerate(out) if i.get("relationship_quality") == quality), None)
+        if at is None:
+            return None
+        out[at]["characteristic"] = _VAGUE_CHARACTER[quality]["zh" if v.get("language") == "zh" else "en"]
+        return out
+    return items
+
+
 def _older(answer: Any, v: Mapping[str, Any]) -> Any:
     """An age the persona does not give (profile-keeps-persona): twelve years on."""
     age = answer.get("age")
@@ -134,6 +152,10 @@ AIMS = (
     Aim("highlight-moment", ("highlight",), Set("items", None, "ordinary_day", from_answer=_last_item_as("ordinary"))),
     Aim("theme-spans-time", ("life_themes",), Set("themes", None, "one_day_event", from_answer=_one_day_theme("wedding"))),
     Aim("theme-spans-time", ("life_themes",), Set("themes", None, "one_day_event", from_answer=_one_day_theme("poster"))),
+    Aim("relationship-behaviour", ("relationship",), Set("items", None, "vague_praise",
+                                                         from_answer=_vague_character("good"))),
+    Aim("relationship-behaviour", ("relationship",), Set("items", None, "vague_blame",
+                                                         from_answer=_vague_character("bad"))),
     Aim("profile-keeps-persona", ("profile",), Set("age", None, "age_changed", from_answer=_older)),
     Aim("profile-preference-kinds", ("profile",), Set("preferences", None, "no_rest_or_comfort",
                                                       from_answer=_food_only)),

@@ -33,6 +33,11 @@ persona_sentences = lib.sentences("description", min=PERSONA_SENTENCES[0], max=P
 DESCRIPTION_SENTENCES = (1, 3)
 description_sentences = lib.sentences("themes[].description", min=DESCRIPTION_SENTENCES[0], max=DESCRIPTION_SENTENCES[1],
                                       name="description_sentences")
+# "description: one or two sentences with a concrete detail" (preferences.j2): no acceptable
+# preference of the shared corpus or of the held-out rounds runs to a third sentence.
+PREFERENCE_SENTENCES = (1, 2)
+preference_sentences = lib.sentences("items[].description", min=PREFERENCE_SENTENCES[0], max=PREFERENCE_SENTENCES[1],
+                                     name="preference_sentences")
 # "reason: one sentence." (faithfulness.j2, scenario_consistency.j2)
 one_sentence_reason = lib.sentences("reason", max=1, name="one_sentence_reason")
 # "name: a short title of the moment" (highlight.j2), "a short label" (preferences.j2): a strong

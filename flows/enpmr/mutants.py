@@ -241,6 +241,7 @@ AIMS = (
     Aim("distinct-memories", ("relationship",), Duplicate("items", keys=("characteristic",), times=1)),
     Aim("highlight-fields", ("highlight",), Longer("items[*].name", lambda v: NAME_LIMIT[v["language"]])),
     Aim("preferences-fields", ("preferences",), Longer("items[*].name", lambda v: NAME_LIMIT[v["language"]])),
+    Aim("preferences-fields", ("preferences",), Sentences("items[*].description", low=1, high=2, places=2)),
     Aim("profile-facts", ("profile",), Longer("emotional_pattern[*]", lambda v: FACT_LIMIT[v["language"]])),
     Aim("preferences", ("preferences",), Count("items", low=lambda v: v["min_items"])),
     Aim("preferences", ("preferences",), Merged("items", ("name", "description"))),

@@ -68,7 +68,10 @@ RULES = (
          prompt_only=BANK),
     _fields("relationship", "a relationship has the person's name (a name, not who they are: \"Mr Bennett's "
                             "daughter\" is no name), who they are to the user, good or bad, their job, what they are "
-                            "like with a concrete behaviour, and a date", "named_people"),
+                            "like, and a date", "named_people"),
+    Rule("relationship-behaviour", "a relationship's characteristic shows the person by what they do: a concrete "
+         "behaviour towards the user (what, when, how it helps or strains), not general praise or blame alone "
+         "(\"cheerful, very capable, helped her a lot\")", "seed 000 Fig. 8", prompt_only=AUDITED),
     _fields("power", "a power is a specific skill with a description, proficient or not, how it was learned, and a "
                      "date"),
     _fields("goal", "a goal is a measurable milestone with what it takes, achieved or not, and a date"),
@@ -107,7 +110,8 @@ RULES = (
          "dislike made a liking (code sees an item named after a thing the profile avoids, with no negation)",
          "seed 000 §3.1", checks=("preferences.dislikes_kept",), prompt_only=PARTLY),
     _fields("preferences", "a preference has a short label (at most 20 characters, 12 English words), one or two "
-                           "sentences with a concrete detail, and the date it was first mentioned", "short_names"),
+                           "sentences with a concrete detail, and the date it was first mentioned", "short_names",
+            "preference_sentences"),
     Rule("persona-prose", "a written persona is two or three sentences about someone in the third person, not a list "
          "of attributes", "prompt",
          checks=("persona.persona_is_prose", "persona.third_person", "persona.persona_sentences", "persona.schema")),

@@ -62,7 +62,7 @@ GOAL = _stage("goal", Goals, c.enough_items, c.dates_in_theme, c.chronological, 
 HIGHLIGHT = _stage("highlight", Highlights, c.enough_items, c.dates_in_theme, c.distinct_names, f.short_names,
                    max_tokens=1536)
 PREFERENCES = _stage("preferences", Preferences, c.enough_items, c.dates_in_window, c.distinct_names, f.short_names,
-                     f.one_preference_each, m.dislikes_kept, max_tokens=1536)
+                     f.one_preference_each, f.preference_sentences, m.dislikes_kept, max_tokens=1536)
 MEMORY_SESSION = _stage("memory_session", MemorySession, c.session_alternates, c.user_reveals_memory,
                         c.does_not_recite_title, m.told_near_its_date, max_tokens=1536)
 SCENE = _stage("scene", Scene, c.scene_form, o.fits_no_other_memory, max_tokens=512)

@@ -66,8 +66,24 @@ def others_words(v: Mapping[str, Any], analysis: str) -> list[str]:
     if v.get("kind") != "memory" or not own or not other:
         return []
     theirs, mine = _said("\n".join(other)), _said("\n".join(own))
-    spans = (_said(next(g for g in m.groups() if g is not None)) for m in _QUOTED.finditer(analysis))
+    spans = (_said(next(g for g in m.groups() if g is not None)) for m in _QUOTED.finditer(analysis)
+             if not _received(analysis[:m.start()]))
     return [span for span in spans if len(span) >= 2 and span in theirs and span not in mine]
+
+
+# What the speaker takes in, answers or thanks is her own reaction: "她领了许磊“先养好”的好意",
+# "she takes his 'rest first' to heart" quote the other's words as the object of her feeling,
+# where "Melanie's repeated 'Wow'" offers them as the feeling itself.
+_RECEIVING = re.compile(r"(领了|领受|接受|接纳|听进|听了|听从|回应|答应|感谢|谢谢|谢过|采纳|认同|"
+                        r"\b(?:accept|take|took|welcome|thank|heed|respond|repl|answer|agree)\w*)", re.I)
+_CLAUSE_END = re.compile(r"[，,。.;；:：!！?？]")
+
+
+def _received(before: str) -> bool:
+    """Whether the clause a quote stands in (the text since its last clause mark) has the
+    speaker receiving the quoted words."""
+    clause = _CLAUSE_END.split(before[-40:])[-1]
+    return bool(_RECEIVING.search(clause))
 
 
 @check("speaker_own_words")
