@@ -4,6 +4,7 @@ rule only the judge reads must pass every check: they are what the judge is meas
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -117,6 +118,28 @@ def _vague_character(quality: str):
     return items
 
 
+def _reply_from(which: int):
+    """The reply told from another listed memory than the one the answer chose, its number named
+    rightly (eval-chooses-memory): the first or the last of the others in the list."""
+    def answer_with(answer: Any, v: Mapping[str, Any]) -> Any:
+        others = [m for m in v.get("memories", []) if m.get("number") != answer.get("memory")]
+        if not others or v.get("mode") == "golden":
+            return None
+        chosen = others[which]
+        account = re.split(r"[:：]", str(chosen["text"]), maxsplit=1)[-1].strip().rstrip("。.")
+        if v.get("language") == "zh":
+            response = f"听你这么说，我想起{account[:90]}。你其实比自己想的更有办法。"
+        else:
+            response = (f"That sounds hard. It makes me think of this: {' '.join(account.split()[:45]).rstrip('.')}. "
+                        "You have more in you than today suggests.")
+        return {**answer, "memory": chosen["number"], "response": response}
+    return answer_with
+
+
+def _whole(answer: Any, v: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+    return [()]
+
+
 def _older(answer: Any, v: Mapping[str, Any]) -> Any:
     """An age the persona does not give (profile-keeps-persona): twelve years on."""
     age = answer.get("age")
@@ -156,6 +179,10 @@ AIMS = (
                                                          from_answer=_vague_character("good"))),
     Aim("relationship-behaviour", ("relationship",), Set("items", None, "vague_blame",
                                                          from_answer=_vague_character("bad"))),
+    Aim("eval-chooses-memory", ("eval_respond",), Set(_whole, None, "another_memory_first",
+                                                      from_answer=_reply_from(0))),
+    Aim("eval-chooses-memory", ("eval_respond",), Set(_whole, None, "another_memory_last",
+                                                      from_answer=_reply_from(-1))),
     Aim("profile-keeps-persona", ("profile",), Set("age", None, "age_changed", from_answer=_older)),
     Aim("profile-preference-kinds", ("profile",), Set("preferences", None, "no_rest_or_comfort",
                                                       from_answer=_food_only)),

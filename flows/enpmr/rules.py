@@ -195,6 +195,9 @@ RULES = (
          "length; it reasons in `reasoning` in the CoT setting only", "seed 000 Figs. 13-15",
          checks=("eval_respond.names_a_listed_memory", "eval_respond.reply_length", "eval_respond.reasoning_by_mode",
                  "eval_respond.draws_on_its_memory")),
+    Rule("eval-chooses-memory", "the evaluated model brings in the memory that best meets the user's unmet need "
+         "(in the golden setting, the one it is given): which memory it picks is what the benchmark scores against "
+         "the gold memory", "seed 000 Figs. 13-15", prompt_only=EVALUATED),
     Rule("eval-grades", "the reply judge grades four dimensions, whole numbers 1-5, strictly: a 5 only where the "
          "reply is clearly excellent on that dimension (an empathy 5 for a reply that passes over a feeling the user "
          "voiced is lenient, not strict)", "seed 000 Fig. 12", checks=("eval_judge.schema",),
