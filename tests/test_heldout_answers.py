@@ -18,7 +18,7 @@ from memsynth.quality.label_quotes import claimed_by_checks
 HELDOUT = Path(__file__).resolve().parent / "data" / "heldout"
 
 
-@pytest.mark.parametrize("round_", ["r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12"])
+@pytest.mark.parametrize("round_", ["r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "r13"])
 def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
     verdicts = check_paths([HELDOUT / round_])
     acceptable = [v for v in verdicts if v.label == "acceptable"]
@@ -119,6 +119,14 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # A pal profile whose occupation opens with the user's name is no longer a mistake: the prompt now
 # says what the check always accepted (PAL-Set), so labels quoting the old line count as claimed
 # no more (r7, r11 and r12 one fewer each).
+# r13 (four fresh writers, four fresh judges, rendered at `68e58bc`, after all of the above) was
+# measured fresh there: 94 (70 %) and 131 (98 %), the judge flagging 6 of 65 acceptable answers
+# (9 %), the checks one (a scene where the consultant "said they would review the plan", read as
+# the negative memory of a consultant's praise at a case review: verbs of telling are no memory's
+# own words now, textrules.meaning.own_units_held); of its mistakes claimed by checks alone 37 of
+# 38. That fix lets one mistake through that had been rejected only for those words.
+# The choice of memory in an evaluation reply became a judge rule (eval-chooses-memory), so
+# mistakes quoting that line count as claimed by checks no more (r3-r12 one to four fewer).
 FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r4": {"checked": 85, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r5": {"checked": 78, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
@@ -128,7 +136,8 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
            "r9": {"checked": 91, "caught": 122, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
            "r10": {"checked": 88, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r11": {"checked": 83, "caught": 127, "violations": 134, "acceptable_audited": 65, "wrongly": 7},
-           "r12": {"checked": 93, "caught": 129, "violations": 134, "acceptable_audited": 65, "wrongly": 5}}
+           "r12": {"checked": 93, "caught": 129, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
+           "r13": {"checked": 93, "caught": 131, "violations": 134, "acceptable_audited": 65, "wrongly": 6}}
 
 
 # Of each round's mistakes whose label quotes a prompt line whose rules only checks enforce:
@@ -139,8 +148,8 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
 # judge reads (eval replies' grounding, candidates-fit, situations-from-month, log-one-operation,
 # persona-specific, highlight-moment, merge-faithful, …), so fewer mistakes count as claimed by
 # checks alone (r3 73 → 41 … r10 61 → 32); the checks above reject more of what is left.
-CLAIMED = {"r3": (41, 39), "r4": (39, 39), "r5": (34, 33), "r6": (27, 26), "r7": (37, 35), "r8": (34, 33), "r9": (30, 28),
-           "r10": (32, 32), "r11": (39, 37), "r12": (39, 37)}
+CLAIMED = {"r3": (39, 37), "r4": (35, 35), "r5": (32, 31), "r6": (26, 25), "r7": (35, 33), "r8": (33, 32), "r9": (29, 27),
+           "r10": (31, 31), "r11": (36, 35), "r12": (36, 34), "r13": (38, 37)}
 
 
 @pytest.mark.parametrize("round_", sorted(FIGURES))

@@ -35,15 +35,26 @@ def _answers():
         yield where, data["language"], answer
 
 
-def _problems(answer: dict, language: str) -> list[str]:
-    return list(facts_not_repeated(Profile.model_validate(answer), {"language": language}))
+def _profile(answer: dict, label: str) -> Profile | None:
+    """The answer as a Profile; None for a mistake the schema already refuses (r13: nine
+    preferences where ten are required), which no check after it reads."""
+    try:
+        return Profile.model_validate(answer)
+    except ValueError:
+        assert label == "violation"
+        return None
+
+
+def _problems(answer: dict, language: str, label: str = "acceptable") -> list[str]:
+    profile = _profile(answer, label)
+    return ["schema"] if profile is None else list(facts_not_repeated(profile, {"language": language}))
 
 
 @pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the shared corpus is not at {CORPUS}")
 def test_acceptable_profiles_pass_and_labelled_repeats_fail():
     labelled = []
     for where, language, answer in _answers():
-        found = _problems(answer["answer"], language)
+        found = _problems(answer["answer"], language, answer["label"])
         if answer["label"] == "acceptable":
             assert found == [], (where, answer["id"], found)
         elif any(r in answer["rule"] for r in RULE) and label_says(answer["rule"], REPEATS):
@@ -96,7 +107,10 @@ def test_every_acceptable_item_is_a_short_fact_and_labelled_paragraphs_are_not()
 
     labelled = []
     for where, language, answer in _answers():
-        found = list(short_facts(Profile.model_validate(answer["answer"]), {"language": language}))
+        profile = _profile(answer["answer"], answer["label"])
+        if profile is None:
+            continue
+        found = list(short_facts(profile, {"language": language}))
         if answer["label"] == "acceptable":
             assert found == [], (where, answer["id"], found)
         elif label_says(answer["rule"], ("paragraph", "段落")):

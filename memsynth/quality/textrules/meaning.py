@@ -247,11 +247,19 @@ def merged_sources(sources: Sequence[str], items: Sequence[str], share: float = 
     return out
 
 
+@lru_cache(maxsize=1)
+def _reporting() -> frozenset[str]:
+    """Verbs of telling, which any account of what happened uses: no source's own words (a
+    scene where the consultant "said they would review the plan" is not the memory where a
+    consultant said "that's what understanding a patient looks like")."""
+    return frozenset(_stem(w) for w in ("say", "says", "said", "saying", "tell", "tells", "told", "telling"))
+
+
 def own_units_held(sources: Sequence[str], text: str, known: str = "") -> list[int]:
     """Per source, how many of its own content units `text` holds: units no other source has and
     `known` (what the text answers, say) lacks. A text that draws on a source repeats some of its
     own words; one that only shares the topic holds few or none."""
     units = [meaning_units(s) for s in sources]
-    held = meaning_units(text) - meaning_units(known)
+    held = meaning_units(text) - meaning_units(known) - _reporting()
     counts = Counter(u for us in units for u in us)
     return [len({u for u in us if counts[u] == 1} & held) for us in units]
