@@ -85,7 +85,8 @@ def test_eval_response_grades_base_cot_and_golden_replies(zh_build):
     audited = {k: x for k, x in s.items() if k[2] == "audit"}
     assert set(audited) == {("audit:enpmr.eval_judge", "eval-grades", "audit"),
                             ("audit:enpmr.eval_respond", "eval-companion", "audit"),
-                            ("audit:enpmr.eval_respond", "eval-reply", "audit")}
+                            ("audit:enpmr.eval_respond", "eval-reply", "audit"),
+                            ("audit:enpmr.eval_respond", "eval-chooses-memory", "audit")}
     assert {x["n"] for x in audited.values()} == {3 * 3}  # 3 dialogues x 3 settings
     assert run["settings"]["audit_rate"] == 1.0
     calls = query(zh_build, "zh", "SELECT count(*) AS n FROM llm_calls WHERE stage = 'enpmr.audit_eval_judge'")

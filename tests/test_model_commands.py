@@ -140,7 +140,7 @@ def test_eval_scores_the_model_on_one_server_and_judges_on_another(tmp_path):
     assert run["llm"]["abandoned"] == 0 and run["llm"]["retries"] == 0, run["llm"]
     audited = {(s["system"], s["metric"]): s["n"] for s in run["scores"] if s["scope"] == "audit"}
     assert audited == {("audit:enpmr.eval_respond", "eval-companion"): 2, ("audit:enpmr.eval_respond", "eval-reply"): 2,
-                       ("audit:enpmr.eval_judge", "eval-grades"): 2}, audited
+                       ("audit:enpmr.eval_respond", "eval-chooses-memory"): 2, ("audit:enpmr.eval_judge", "eval-grades"): 2}, audited
     grades = {s["metric"]: s for s in run["scores"] if s["system"] == "base" and s["scope"] == "all"}
     assert grades["empathy"]["n"] == 2 and 1 <= grades["empathy"]["value"] <= 5
 
