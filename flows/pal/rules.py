@@ -13,7 +13,7 @@ RULES = (
          accepts_less="the seed asks 2-3 sentences a field; released PAL-Set profiles often write one long sentence, "
                       "so the check accepts 1-3 and the prompt asks for 1-3; it also accepts an occupation that opens with "
                       "the user's name, as 10 of PAL-Set's 100 released profiles do (none names its user in another "
-                      "field, and the check rejects that), and the prompt says the occupation may"),
+                      "field, and the check rejects that), and the prompt now says the occupation may open so"),
     Rule("profile-example", "a profile differs from the prompt's example in every respect: what code compares is the "
          "name and each text field (not the example's nearly word for word)",
          "seed 004 Step 1", checks=("profile.unlike_the_example",)),
