@@ -18,7 +18,7 @@ from memsynth.quality.label_quotes import claimed_by_checks
 HELDOUT = Path(__file__).resolve().parent / "data" / "heldout"
 
 
-@pytest.mark.parametrize("round_", ["r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "r13"])
+@pytest.mark.parametrize("round_", ["r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "r13", "r14"])
 def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
     verdicts = check_paths([HELDOUT / round_])
     acceptable = [v for v in verdicts if v.label == "acceptable"]
@@ -127,6 +127,9 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # 38. That fix lets one mistake through that had been rejected only for those words.
 # The choice of memory in an evaluation reply became a judge rule (eval-chooses-memory), so
 # mistakes quoting that line count as claimed by checks no more (r3-r12 one to four fewer).
+# r14 (twelfth session: four fresh writers, four fresh judges, rendered at `c0ed01f`, after all of
+# the above) was measured fresh there: 85 (63 %) and 127 (95 %), the judge flagging 5 of 65
+# acceptable answers (7.7 %), the checks none; of its mistakes claimed by checks alone 32 of 35.
 FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r4": {"checked": 85, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r5": {"checked": 78, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
@@ -137,7 +140,8 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
            "r10": {"checked": 88, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r11": {"checked": 83, "caught": 127, "violations": 134, "acceptable_audited": 65, "wrongly": 7},
            "r12": {"checked": 93, "caught": 129, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
-           "r13": {"checked": 93, "caught": 131, "violations": 134, "acceptable_audited": 65, "wrongly": 6}}
+           "r13": {"checked": 93, "caught": 131, "violations": 134, "acceptable_audited": 65, "wrongly": 6},
+           "r14": {"checked": 85, "caught": 127, "violations": 134, "acceptable_audited": 65, "wrongly": 5}}
 
 
 # Of each round's mistakes whose label quotes a prompt line whose rules only checks enforce:
@@ -149,7 +153,7 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
 # persona-specific, highlight-moment, merge-faithful, …), so fewer mistakes count as claimed by
 # checks alone (r3 73 → 41 … r10 61 → 32); the checks above reject more of what is left.
 CLAIMED = {"r3": (39, 37), "r4": (35, 35), "r5": (32, 31), "r6": (26, 25), "r7": (35, 33), "r8": (33, 32), "r9": (29, 27),
-           "r10": (31, 31), "r11": (36, 35), "r12": (36, 34), "r13": (38, 37)}
+           "r10": (31, 31), "r11": (36, 35), "r12": (36, 34), "r13": (38, 37), "r14": (35, 32)}
 
 
 @pytest.mark.parametrize("round_", sorted(FIGURES))
