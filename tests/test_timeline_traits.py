@@ -51,6 +51,11 @@ def test_traits_read_character_not_events_nor_quotes():
     assert traits("用户的父亲住院了，用户请了三天假。周末用户带女儿去爬山。") == []
     assert traits("经理说：“你这个人脾气太急。”用户没有回话。") == []  # a colleague's words, quoted
     assert traits("The user always takes the 7:40 tram and met a client on Tuesday.") == []
+    # held-out r14: how the user goes about things or with people, with no trait noun or "always"
+    assert traits("用户平时不善言辞，做事又追求稳妥，这个月多是一个人加班。") == ["不善言辞", "做事又追求"]
+    assert traits("用户待人随和，办事也利落。") == ["待人随和", "办事也利落"]
+    assert traits("The user tends to be cautious with new suppliers.") == ["tends to be"]
+    assert traits("用户周末回老家帮父母做事，又申请了个性化的康复方案。") == []  # 做事 with no manner; 个性化
 
 
 _PIECE = st.text(alphabet=st.characters(codec="utf-8"), max_size=6) | st.sampled_from(

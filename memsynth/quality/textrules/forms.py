@@ -137,12 +137,18 @@ def enumerated(text: str) -> list[str]:
 
 
 # Words that tell who someone is, not what happened: habitual-trait adverbs (向来, "has always
-# been"), naming a personality or temper, "by nature". Every held-out timeline labelled with
-# "不要写用户的性格" holds one (向来 ×3, 一向 ×2, 性格 ×2); no acceptable timeline does. Quoted
-# speech is left out: a colleague may say anything.
+# been"), naming a personality or temper, "by nature"; how someone goes about things or with
+# people (做事谨慎, 待人随和, 不善言辞), "tends to be". Every held-out timeline labelled with
+# "不要写用户的性格" holds one (向来 ×3, 一向 ×2, 性格 ×2, 不善言辞); no acceptable timeline,
+# situation or experience of the shared corpus and fourteen held-out rounds does. Quoted speech
+# is left out: a colleague may say anything.
 _TRAIT = re.compile(
     r"向来|一向|一贯|素来|历来|生性|天生|性格|脾气|为人[^，。；]{0,4}(?:谨慎|随和|要强|内向|外向|低调|热情|老实)|骨子里"
+    r"|(?:做事|办事|处事|待人)(?:一向|总是|又|很|比较|十分|非常|特别|也)?(?:认真|细致|踏实|稳妥|稳重|谨慎|严谨|果断"
+    r"|拖沓|马虎|急躁|追求|讲究|较真|低调|温和|热情|随和|强势|周到|利落)"
+    r"|不善(?:言辞|言谈|交际|表达|社交|应酬|沟通)|性子|性情|秉性|本性|天性|内敛|腼腆|好胜"
     r"|一丝不苟|容易紧张|完美主义|急性子|慢性子|好强|(?<![对朝向])内向|(?<![对朝向])外向"
+    r"|\btends? to be\b|\bnot the (?:type|kind) (?:of person )?to\b"
     r"|\bperfectionist\b|\bintrovert(?:ed)?\b|\bextrovert(?:ed)?\b|\beasily (?:stressed|flustered|anxious)\b"
     r"|\b(?:has|had) always been\b|\bby nature\b|\b(?:is|was) (?:the|a) (?:kind|sort|type) of (?:person|man|woman)\b"
     r"|\bpersonality\b|\btemperament\b|\bcharacteristically\b|\bas is (?:his|her|their) (?:way|habit)\b",
