@@ -186,3 +186,25 @@ def test_a_late_round_s_checks_and_audits_give_their_recorded_figures(round_):
     assert (said["all_rejected"], said["all_caught"], said["all_violations"]) == (
         figures["checked"], figures["caught"], figures["violations"])
     assert said["all_unaudited"] == sum(name[id(v)] not in audited for v in violations)
+
+
+# The audit rule `highlight-moment` read the recogniser as someone there "in that moment", where the
+# prompt asks who "noticed or acknowledged it": r13's and r14's judges flagged three acceptable
+# highlights whose lead heard of the moment later. The rule now says the prompt's words ("then or
+# afterwards", and not someone other than the one the description credits). One fresh judge session
+# re-read every highlight answer of r11-r14 from prompts rendered with the mended rule
+# (`rejudged/highlight-rN.verdicts.json`): it flagged every mistake and no acceptable answer.
+@pytest.mark.parametrize("round_", ["r11", "r12", "r13", "r14"])
+def test_highlights_rejudged_under_the_mended_rule_flag_every_mistake_and_no_acceptable_answer(round_):
+    from flows.enpmr.rules import RULES
+
+    # The verdicts were written under this wording: a rule read otherwise needs judging again.
+    assert "then or afterwards" in next(r.rule for r in RULES if r.id == "highlight-moment")
+    paths = [HELDOUT / round_ / "enpmr" / language / "highlight.json" for language in ("en", "zh")]
+    checked = check_paths(paths)
+    cases = audit_cases(paths)
+    verdicts = read_verdicts(HELDOUT / "rejudged" / f"highlight-{round_}.verdicts.json", cases)
+    assert {c.key for c in cases} == set(verdicts) and len(cases) == 6
+    flagged = {c.id for c in cases if any(v == "violation" for v, _ in verdicts[c.key].values())}
+    assert sorted(v.id for v in checked if v.label == "acceptable" and v.id in flagged) == []
+    assert sorted(v.id for v in checked if v.label == "violation" and v.id not in flagged) == []
