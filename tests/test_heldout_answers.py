@@ -131,7 +131,8 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # the above) was measured fresh there: 85 (63 %) and 127 (95 %), the judge flagging 5 of 65
 # acceptable answers (7.7 %), the checks none; of its mistakes claimed by checks alone 32 of 35.
 # Read from it after: a month telling how the user goes about things ("不善言辞，做事又追求稳妥":
-# textrules.forms.traits) rejects one more.
+# textrules.forms.traits) rejects one more; a Chinese reason with two English words in it
+# ("grounded", "negatives": generation.language, now two words where it was three) one more.
 FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r4": {"checked": 85, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r5": {"checked": 78, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
@@ -143,7 +144,7 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
            "r11": {"checked": 83, "caught": 127, "violations": 134, "acceptable_audited": 65, "wrongly": 7},
            "r12": {"checked": 93, "caught": 129, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r13": {"checked": 93, "caught": 131, "violations": 134, "acceptable_audited": 65, "wrongly": 6},
-           "r14": {"checked": 86, "caught": 127, "violations": 134, "acceptable_audited": 65, "wrongly": 5}}
+           "r14": {"checked": 87, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5}}
 
 
 # Of each round's mistakes whose label quotes a prompt line whose rules only checks enforce:
@@ -155,7 +156,7 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
 # persona-specific, highlight-moment, merge-faithful, …), so fewer mistakes count as claimed by
 # checks alone (r3 73 → 41 … r10 61 → 32); the checks above reject more of what is left.
 CLAIMED = {"r3": (39, 37), "r4": (35, 35), "r5": (32, 31), "r6": (26, 25), "r7": (35, 33), "r8": (33, 32), "r9": (29, 27),
-           "r10": (31, 31), "r11": (36, 35), "r12": (36, 34), "r13": (38, 37), "r14": (35, 33)}
+           "r10": (31, 31), "r11": (36, 35), "r12": (36, 34), "r13": (38, 37), "r14": (35, 34)}
 
 
 @pytest.mark.parametrize("round_", sorted(FIGURES))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from functools import cache
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
@@ -27,6 +28,7 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
+@cache  # an output model does not change in a process; every build asks for some thirty of them
 def schema_text(model: type[BaseModel]) -> str:
     """A stage's JSON schema as the canonical text that is hashed and stored."""
     return json.dumps(model.model_json_schema(), sort_keys=True)
