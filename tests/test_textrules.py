@@ -55,6 +55,8 @@ def test_different_items_stay_apart(a, b):
     ("3月7日下午五点用户下班，顺路买菜；七点吃完晚饭。", "七点"),
     # "周三下班前交" names a deadline, not the day the text goes on in.
     ("3月7日上午经理要求周三下班前交报告；晚上六点十分到家，八点二十躺下。", "八点二十"),
+    # 前往 is going there: the day is reached
+    ("3月7日下午，用户3月8日前往苏州出差。", "3月8日"),
 ])
 def test_a_time_past_the_span_end_is_found(text, said):
     if said == "第二天":
@@ -69,6 +71,9 @@ def test_a_time_past_the_span_end_is_found(text, said):
     "周一晚上十点他还在加班。周五上午交了报告。",  # 22:00 on Monday, not on the last day
     "The report is due by 10 March, so on Thursday he worked until 9 pm.",  # a deadline is not reached
     "用户要在3月12日前交材料，3月7日下午整理了一遍。",
+    # held-out r15: the deadline's day in brackets after its weekday, or the weekday after the day
+    "3月7日上午，经理要求在星期三（3月12日）前补交数据。",
+    "经理要求3月12日（星期三）之前补交数据，用户3月7日整理了一遍。",
     "He owns two 12:1 scale models.",  # a ratio, placed on no day
     "3月7日上午九点用户开会；十点左右回到工位，下午四点下班。",  # a bare hour that goes forward stays the morning
     "3月6日晚上十点他还在加班。3月7日八点到岗，六点下班。",  # a new day starts its own clock

@@ -129,10 +129,12 @@ def _clock(m: re.Match[str]) -> dt.time | None:
     return dt.time(hour, minute)
 
 
-# "周三前交", and "周三下班前交" / "周五中午之前": a part of the day may stand before 前, and the
-# day's weekday in brackets after the date ("11月15日（星期五）前").
-_DEADLINE_AFTER = re.compile(r"(?:\s*[（(](?:星期|周|礼拜)[一二三四五六日天][)）])?"
-                             r"\s*(?:下班|上班|中午|早上|上午|下午|晚上|傍晚)?\s*(前|之前|以前|截止|到期|为止|交|提交|之内|内)")
+# "周三前交", and "周三下班前交" / "周五中午之前": a part of the day may stand before 前, and a
+# short aside in brackets after the day, or the day itself in brackets ("11月15日（星期五）前",
+# "星期三（11月13日）前"). 前往, 前来 and 前去 are going somewhere, not a deadline.
+_DEADLINE_AFTER = re.compile(r"(?:[)）])?(?:\s*[（(][^（()）]{1,12}[)）])?"
+                             r"\s*(?:下班|上班|中午|早上|上午|下午|晚上|傍晚)?\s*"
+                             r"(前(?![往来去])|之前|以前|截止|到期|为止|交|提交|之内|内)")
 _DEADLINE_BEFORE = re.compile(r"\b(by|before|until|till|due( on)?|deadline( of| is)?( on)?|no later than)\s*(the\s+)?$",
                               re.IGNORECASE)
 

@@ -249,10 +249,14 @@ def merged_sources(sources: Sequence[str], items: Sequence[str], share: float = 
 
 @lru_cache(maxsize=1)
 def _reporting() -> frozenset[str]:
-    """Verbs of telling, which any account of what happened uses: no source's own words (a
-    scene where the consultant "said they would review the plan" is not the memory where a
-    consultant said "that's what understanding a patient looks like")."""
-    return frozenset(_stem(w) for w in ("say", "says", "said", "saying", "tell", "tells", "told", "telling"))
+    """Verbs of telling and of opinion, which any account or question uses: no source's own
+    words (a scene where the consultant "said they would review the plan" is not the memory where
+    a consultant said "that's what understanding a patient looks like"; "do you think I can…" is
+    not the memory of kids "thinking about going camping")."""
+    return frozenset({*(_stem(w) for w in ("say", "says", "said", "saying", "tell", "tells", "told", "telling",
+                                            "think", "thinks", "thought", "thinking", "believe", "believes",
+                                            "believed", "suppose", "reckon", "guess")),
+                      "觉得", "认为", "以为"})
 
 
 def own_units_held(sources: Sequence[str], text: str, known: str = "") -> list[int]:
