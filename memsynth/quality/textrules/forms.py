@@ -24,17 +24,13 @@ _ALTERNATIVE = re.compile(
 # "即使不能陪伴，也可以视频通话": a concession leads to one proposal, not a second; it is the clause
 # just before (in "如果还有需要，随时跟我说，或者…" the 如果 clause already has its answer).
 _CONCESSION = re.compile(r"(即使|就算|哪怕|即便|虽然|如果|假如|要是)[^。；;，,]*$")
-# "改成站着做，比如把电脑架高，或者用语音口述": ways of carrying out one proposal, given as its
-# examples in the same sentence, are not a second proposal.
-_EXAMPLES = re.compile(r"(比如|例如|譬如|像是|for (example|instance)|such as|e\.g\.)[^。；;!?！？]*$",
-                       re.IGNORECASE)
 
 
 def second_proposal(text: str) -> str | None:
     """The words that join a second proposal to the first, or None."""
     normal = normal_text(text)
     for m in _ALTERNATIVE.finditer(normal):
-        if not _CONCESSION.search(normal[:m.start()]) and not _EXAMPLES.search(normal[:m.start()]):
+        if not _CONCESSION.search(normal[:m.start()]):
             return m.group(0).strip(" ,;，；。.")
     return None
 
