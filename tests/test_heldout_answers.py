@@ -18,11 +18,18 @@ from memsynth.quality.label_quotes import claimed_by_checks
 HELDOUT = Path(__file__).resolve().parent / "data" / "heldout"
 
 
-@pytest.mark.parametrize("round_", ["r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "r13", "r14"])
+# Answers their writer labelled acceptable that the checks reject and the round's fresh audit judge
+# flags for the same fault: the writer's slip, not the checks'. r15's candidate "…改成站着做，比如把
+# 笔记本电脑架到高台面上，或者先用语音输入口述初稿" offers standing and dictation, two solutions.
+DISPUTED = {"r15": ["pal/zh/candidates/candidates-zh-a1"]}
+
+
+@pytest.mark.parametrize("round_", ["r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15"])
 def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
     verdicts = check_paths([HELDOUT / round_])
     acceptable = [v for v in verdicts if v.label == "acceptable"]
-    assert len(acceptable) == 67 and [v.id for v in acceptable if not v.passed] == []
+    assert len(acceptable) == 67
+    assert [f"{v.recipe}/{v.language}/{v.stage}/{v.id}" for v in acceptable if not v.passed] == DISPUTED.get(round_, [])
     rejected = {f"{v.recipe}/{v.language}/{v.stage}/{v.id}" for v in verdicts
                 if v.label == "violation" and not v.passed}
     pinned = set(json.loads((HELDOUT / "rejected.json").read_text(encoding="utf-8"))[round_])
@@ -133,6 +140,14 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # Read from it after: a month telling how the user goes about things ("不善言辞，做事又追求稳妥":
 # textrules.forms.traits) rejects one more; a Chinese reason with two English words in it
 # ("grounded", "negatives": generation.language, now two words where it was three) one more.
+# r15 (four fresh writers at the prompts of r14, four fresh judges with highlight-moment mended)
+# was measured fresh at `9df83b9`: the checks rejected 81 (60 %) of its mistakes and 3 of its 67
+# acceptable answers; of its mistakes claimed by checks alone 31 of 36. Its judges flagged 3 of 65
+# acceptable answers (4.6 %); with today's checks 129 mistakes (96 %) are rejected or flagged.
+# Of the three it rejected, two were the checks' misreadings, mended since: "do you think" read as
+# another memory's "thinking about" (verbs of opinion are no memory's own words now) and a
+# deadline written "星期三（11月13日）前" read as a day the text reaches. The third is DISPUTED above.
+# The mending lets through one mistake that had been rejected only for such a reading.
 FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r4": {"checked": 85, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r5": {"checked": 78, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
@@ -144,7 +159,8 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
            "r11": {"checked": 83, "caught": 127, "violations": 134, "acceptable_audited": 65, "wrongly": 7},
            "r12": {"checked": 93, "caught": 129, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r13": {"checked": 93, "caught": 131, "violations": 134, "acceptable_audited": 65, "wrongly": 6},
-           "r14": {"checked": 87, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5}}
+           "r14": {"checked": 87, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
+           "r15": {"checked": 80, "caught": 129, "violations": 134, "acceptable_audited": 65, "wrongly": 3}}
 
 
 # Of each round's mistakes whose label quotes a prompt line whose rules only checks enforce:
@@ -156,7 +172,7 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
 # persona-specific, highlight-moment, merge-faithful, …), so fewer mistakes count as claimed by
 # checks alone (r3 73 → 41 … r10 61 → 32); the checks above reject more of what is left.
 CLAIMED = {"r3": (39, 37), "r4": (35, 35), "r5": (32, 31), "r6": (26, 25), "r7": (35, 33), "r8": (33, 32), "r9": (29, 27),
-           "r10": (31, 31), "r11": (36, 35), "r12": (36, 34), "r13": (38, 37), "r14": (35, 34)}
+           "r10": (31, 31), "r11": (36, 35), "r12": (36, 34), "r13": (38, 37), "r14": (35, 34), "r15": (36, 31)}
 
 
 @pytest.mark.parametrize("round_", sorted(FIGURES))
