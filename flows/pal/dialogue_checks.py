@@ -120,14 +120,16 @@ def response_offers_nothing_new(out: Dialogue, v: Mapping[str, Any]) -> Iterator
 
 
 # The user's likes and dislikes are revealed in the dialogue, never presumed by the assistant: "I
-# know you…", "you always…", "考虑到你不太想…", "你做事讲究…，不喜欢…", "since you prefer…". Held to
+# know you…", "you always…", "考虑到你不太想…", "你做事讲究…，不喜欢…", "since you prefer…"; the verbs
+# are those of liking, trusting, valuing and refusing (我知道你更信得过表格). Held to
 # the shared corpus and eight held-out rounds: every labelled presumption matches, no acceptable turn.
-_PRESUMES = re.compile(r"我知道你.{0,8}?(喜欢|爱|讨厌|习惯|愿意|不想)"
-                       r"|(?:(?<![没未])考虑到|既然)你(?!刚|说|提)(平时)?不?太?(喜欢|想|愿意|习惯|讨厌|在意)"
+_LIKES_ZH = r"喜欢|爱|讨厌|习惯|愿意|不想|信得过|信任|偏好|偏爱|倾向|看重|在意|中意|青睐|排斥|反感|抵触"
+_PRESUMES = re.compile(rf"我知道你.{{0,8}}?({_LIKES_ZH})"
+                       r"|(?:(?<![没未])考虑到|既然)你(?!刚|说|提)(平时)?不?太?(喜欢|想|愿意|习惯|讨厌|在意|信得过|偏好|看重)"
                        r"|你(做事|平时|一般|本身|向来|一向|一直|总是|平时就|本来就)+[^。！？，]{0,6}?不?太?"
-                       r"(喜欢|爱|讨厌|愿意|想|习惯|讲究|在意)"
+                       r"(喜欢|爱|讨厌|愿意|想|习惯|讲究|在意|信得过|偏好|看重)"
                        r"|(?<!问)你并?不太?(愿意|想|喜欢)(?![^。！？?]*[？?])"
-                       r"|\bI know you (don't |do not |really )?(like|love|enjoy|hate|prefer)"
+                       r"|\bI know you (don't |do not |really )?(like|love|enjoy|hate|prefer|trust|value|favou?r|rely on)"
                        r"|\byou('ve)? (always|never) (like|liked|enjoy|enjoyed|hate|hated)"
                        r"|\b(since|as|knowing|given that) you (prefer|like|don't like|dislike|hate|enjoy|would rather"
                        r"|'d rather|don't want)", re.IGNORECASE)
