@@ -114,6 +114,7 @@ _SYNONYMS_ZH = (
     "学习 学",
     "办法 法子 方法",
     "每周 每个星期 每星期 每个礼拜 每礼拜",
+    "平衡 兼顾 协调",
 )
 _NEGATIVE_EN = re.compile(r"\b(not|no|never|n't|dislike\w*|hate\w*|detest\w*|loathe\w*|avoid\w*|can't stand|"
                           r"cannot stand|without)\b|n't\b")
