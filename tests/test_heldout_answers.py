@@ -151,7 +151,8 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # r15 after: an assistant that presumes the user trusts or values something ("我知道你更信得过表格":
 # the verbs of liking, trusting, valuing and refusing in dialogue.preferences_not_presumed) one more;
 # two requirement types that differ by 平衡 / 兼顾 alone ("平衡工作与休息", "兼顾工作与休息时间": a
-# synonym group of textrules.meaning; r13 and r14 had one each, which the judge flagged) one more.
+# synonym group of textrules.meaning) one more. r13's "平衡加班与家庭时间" / "兼顾工作与家庭陪伴" differ
+# in more than that and are still let through.
 FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r4": {"checked": 85, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r5": {"checked": 78, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
