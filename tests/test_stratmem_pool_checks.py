@@ -46,6 +46,12 @@ def test_a_day_or_number_no_candidate_states_is_invented():
     a_year = _pool(("Caroline attended an LGBTQ support group on 2023-05-07, her first since 2019.", [1, 2]),
                    ("Melanie is swamped balancing her kids and her work.", [3]))
     assert "2019" in next(iter(states_only_candidate_numbers(a_year, EN)))
+    # held-out r16: a month a candidate names in words, written as its number
+    june = {**EN, "candidates": [{"number": 1, "fact": "Melanie may go camping with her kids in June 2023.",
+                                   "date": "2023-05-20"}]}
+    assert list(states_only_candidate_numbers(_pool(("Melanie may go camping with her kids in 2023-06.", [1])),
+                                              june)) == []
+    assert list(states_only_candidate_numbers(_pool(("Melanie may go camping with her kids in 2023-07.", [1])), june))
 
 
 QUERY_EN = {"language": "en", "human": "Caroline", "virtual_person": "Melanie",

@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from memsynth.generation.stage import check, say
+from memsynth.quality.textrules.clock import _MONTHS
 from memsynth.quality.textrules.meaning import meaning_units, own_units_held
 from memsynth.quality.textrules.people import named_in, person_forms
 from schemas.stratmem import MergedMemories, UserQuery
@@ -63,13 +64,17 @@ def same_facts_joined(out: MergedMemories, v: Mapping[str, Any]) -> Iterator[str
 # A day written YYYY-MM-DD, and any other number in digits (a year, a count, a month of 2024年3月).
 _ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _DIGITS = re.compile(r"\d+")
+# A month named in words, as English writes it (capitalised: "may" is a verb).
+_MONTH_NAME = re.compile("|".join(rf"\b{m.capitalize()}\b" for m in _MONTHS))
 
 
 def _stated(v: Mapping[str, Any]) -> tuple[set[str], set[int]]:
-    """The days and numbers the candidates state, their facts and the dates of their sessions."""
+    """The days and numbers the candidates state, their facts and the dates of their sessions; a
+    month named in words is its number ("June 2023" stated, "2023-06" written)."""
     texts = [f"{c.get('fact', '')} {c.get('date', '')}" for c in v["candidates"]]
     days = {d for t in texts for d in _ISO_DAY.findall(t)}
     numbers = {int(n) for t in texts for n in _DIGITS.findall(t)}
+    numbers |= {_MONTHS[m.lower()] for t in texts for m in _MONTH_NAME.findall(t)}
     return days, numbers
 
 
