@@ -152,7 +152,8 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # the verbs of liking, trusting, valuing and refusing in dialogue.preferences_not_presumed) one more;
 # two requirement types that differ by 平衡 / 兼顾 alone ("平衡工作与休息", "兼顾工作与休息时间": a
 # synonym group of textrules.meaning) one more. r13's "平衡加班与家庭时间" / "兼顾工作与家庭陪伴" differ
-# in more than that and are still let through.
+# in more than that and are still let through. One lower-case English word in Chinese ("pace",
+# "leak"; generation.language: a unit or a file's extension is not one) one more, of r2 one more.
 FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r4": {"checked": 85, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r5": {"checked": 78, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
@@ -165,7 +166,7 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
            "r12": {"checked": 93, "caught": 129, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r13": {"checked": 93, "caught": 131, "violations": 134, "acceptable_audited": 65, "wrongly": 6},
            "r14": {"checked": 87, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
-           "r15": {"checked": 82, "caught": 129, "violations": 134, "acceptable_audited": 65, "wrongly": 3}}
+           "r15": {"checked": 83, "caught": 130, "violations": 134, "acceptable_audited": 65, "wrongly": 3}}
 
 
 # Of each round's mistakes whose label quotes a prompt line whose rules only checks enforce:
@@ -177,7 +178,7 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
 # persona-specific, highlight-moment, merge-faithful, …), so fewer mistakes count as claimed by
 # checks alone (r3 73 → 41 … r10 61 → 32); the checks above reject more of what is left.
 CLAIMED = {"r3": (39, 37), "r4": (35, 35), "r5": (32, 31), "r6": (26, 25), "r7": (35, 33), "r8": (33, 32), "r9": (29, 27),
-           "r10": (31, 31), "r11": (36, 35), "r12": (36, 34), "r13": (38, 37), "r14": (35, 34), "r15": (36, 33)}
+           "r10": (31, 31), "r11": (36, 35), "r12": (36, 34), "r13": (38, 37), "r14": (35, 34), "r15": (36, 34)}
 
 
 @pytest.mark.parametrize("round_", sorted(FIGURES))

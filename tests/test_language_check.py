@@ -86,9 +86,12 @@ def test_an_english_value_in_chinese_is_rejected(reason, bad):
     ("The restatement catches both needs the user has, so it earns full marks.", True, "英文写的"),
     ("理解基本对，但是 it misses the point about time，所以只给 1 分。", True, "夹杂了英文单词"),
     ("理解抓住了兩項需求，說得很清楚，給 2 分。", True, "繁体字"),
-    # held-out r14: two English words are mixing already; a file's extension is part of its name
+    # held-out r14-r16: one English word is mixing already; a file's extension is part of its name,
+    # a unit part of its measure, an acronym is Chinese writing's own
     ("理解完全grounded在记录上，也没有用到negatives，给 2 分。", True, "夹杂了英文单词"),
+    ("理解抓住了他想稳住配速的pace，给 2 分。", True, "夹杂了英文单词"),
     ("理解提到用户把“整改报告.docx”和“数据.xlsx”发给了经理，抓住了需求，给 2 分。", False, ""),
+    ("理解提到他晨跑心率92bpm、用过NSAID药膏，抓住了需求，给 2 分。", False, ""),
 ])
 def test_a_chinese_value_in_english_or_traditional_characters_is_rejected(analysis, bad, says):
     found = problems("pal", "eval_judge_restatement", {"analysis": analysis, "score": 1}, language="zh")

@@ -13,12 +13,13 @@ answers (tests/test_language_check.py):
 - Chinese: a value with no CJK character and three or more English words (a sentence in
   English), or one made only of lower-case English words, one of them of three letters or more
   ("male", "full time": a word the answer should have written in Chinese; "PPT", "iPhone",
-  "sleep_quality" and numbers are not such words); two or more lower-case English words of three letters or more inside a Chinese
-  value (mixed in: "case report、accepted", "grounded" and "negatives" in a reason; capitalised
-  "App", "PPT", "Excel" are not counted, as Chinese writing uses them, nor a file's extension
-  after its dot, "调查.xlsx", and one word such as "pdf" stays under the bound: of PAL-Set's and
-  StratMem-Bench's 25,800 released Chinese texts, 24 hold a lower-case word, and the one that
-  holds two holds two file names); traditional characters where simplified are asked
+  "sleep_quality" and numbers are not such words); a lower-case English word of three letters or more inside a Chinese value (mixed in:
+  "case report", "leak", "pace"; capitalised "App", "PPT", "Excel", "NSAID" are not counted, as
+  Chinese writing uses them, nor a file's extension after its dot, "调查.xlsx", nor a unit after
+  its number, "92bpm": of PAL-Set's and StratMem-Bench's 25,800 released Chinese texts, 24 hold
+  a lower-case word, and every one of them is such an extension or unit; no acceptable answer of
+  the shared corpus and sixteen held-out rounds holds one); traditional characters where
+  simplified are asked
   (`hanzidentifier`, from CC-CEDICT's character sets).
 """
 
@@ -38,7 +39,7 @@ CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\
 _LATIN_WORD = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)?")
 EN_CJK_CHARS = 2  # an English value with this many CJK characters is not English
 ZH_ENGLISH_WORDS = 3  # a Chinese value with no CJK and this many English words is English
-ZH_MIXED_WORDS = 2  # lower-case English words (3+ letters) mixed into a Chinese value
+ZH_MIXED_WORDS = 1  # lower-case English words (3+ letters) mixed into a Chinese value
 # A whole value of plain lower-case English words ("male", "full time"): a field the answer
 # left in English. Identifiers (snake_case), capitalised names and numbers do not match.
 _PLAIN_ENGLISH = re.compile(r"[a-z]+(?:['’-][a-z]+)*(?: [a-z]+(?:['’-][a-z]+)*)*")
@@ -128,9 +129,11 @@ def off_language(text: str, language: str) -> tuple[str, str] | None:
         if len(words) >= ZH_ENGLISH_WORDS or plain:
             return ("is written in English, not Chinese", "是用英文写的，不是中文")
         return None
-    # A word right after a dot is a file's extension ("调查.xlsx"), part of a name, not English.
+    # A word right after a dot is a file's extension ("调查.xlsx"), one right after a number its
+    # unit ("92bpm", "5 km"): part of a name or a measure, not English.
     mixed = [m.group(0) for m in _LATIN_WORD.finditer(text)
-             if m.group(0).islower() and len(m.group(0)) >= 3 and text[m.start() - 1:m.start()] != "."]
+             if m.group(0).islower() and len(m.group(0)) >= 3
+             and not re.search(r"(\.|\d\s?)$", text[max(0, m.start() - 2):m.start()])]
     if len(mixed) >= ZH_MIXED_WORDS:
         shown = "、".join(dict.fromkeys(mixed[:4]))
         return (f"mixes English words into the Chinese ({shown})", f"中文里夹杂了英文单词（{shown}）")
