@@ -24,7 +24,7 @@ HELDOUT = Path(__file__).resolve().parent / "data" / "heldout"
 DISPUTED = {"r15": ["pal/zh/candidates/candidates-zh-a1"]}
 
 
-@pytest.mark.parametrize("round_", ["r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15"])
+@pytest.mark.parametrize("round_", ["r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "r16"])
 def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
     verdicts = check_paths([HELDOUT / round_])
     acceptable = [v for v in verdicts if v.label == "acceptable"]
@@ -154,6 +154,12 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # synonym group of textrules.meaning) one more. r13's "平衡加班与家庭时间" / "兼顾工作与家庭陪伴" differ
 # in more than that and are still let through. One lower-case English word in Chinese ("pace",
 # "leak"; generation.language: a unit or a file's extension is not one) one more, of r2 one more.
+# r16 (four fresh writers at the same prompts, the files split differently; four fresh judges) was
+# measured fresh at `6d5f3d6`: the checks rejected 84 (63 %) of its mistakes and 1 of its 67
+# acceptable answers (a merge writing "June 2023" as "2023-06", read as a number no candidate
+# states: mended, with two mistakes rejected only for that reading let through); of its mistakes
+# claimed by checks alone 32 of 39. Its judges flagged 2 of 65 acceptable answers (3.1 %). The
+# one-word language bound rejects two more of it.
 FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r4": {"checked": 85, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r5": {"checked": 78, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
@@ -166,7 +172,8 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
            "r12": {"checked": 93, "caught": 129, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r13": {"checked": 93, "caught": 131, "violations": 134, "acceptable_audited": 65, "wrongly": 6},
            "r14": {"checked": 87, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
-           "r15": {"checked": 83, "caught": 130, "violations": 134, "acceptable_audited": 65, "wrongly": 3}}
+           "r15": {"checked": 83, "caught": 130, "violations": 134, "acceptable_audited": 65, "wrongly": 3},
+           "r16": {"checked": 84, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 2}}
 
 
 # Of each round's mistakes whose label quotes a prompt line whose rules only checks enforce:
@@ -178,7 +185,7 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
 # persona-specific, highlight-moment, merge-faithful, …), so fewer mistakes count as claimed by
 # checks alone (r3 73 → 41 … r10 61 → 32); the checks above reject more of what is left.
 CLAIMED = {"r3": (39, 37), "r4": (35, 35), "r5": (32, 31), "r6": (26, 25), "r7": (35, 33), "r8": (33, 32), "r9": (29, 27),
-           "r10": (31, 31), "r11": (36, 35), "r12": (36, 34), "r13": (38, 37), "r14": (35, 34), "r15": (36, 34)}
+           "r10": (31, 31), "r11": (36, 35), "r12": (36, 34), "r13": (38, 37), "r14": (35, 34), "r15": (36, 34), "r16": (39, 34)}
 
 
 @pytest.mark.parametrize("round_", sorted(FIGURES))
