@@ -23,11 +23,14 @@ RULE = ("Do not repeat the same fact across fields", "不同字段之间不要�
 # r11 (measured fresh, two misses): "每周挤出两个早上去游一千米" beside "每周二、周五清晨去游泳馆游1000米"
 # (the number in words against digits, the pool named once); the Sunday dinner for her parents as
 # a habit and again as a preference, in other words.
+# r15 (measured fresh, a miss): "Swims lengths at the local baths on Tuesday and Friday mornings
+# before work" beside "Loves her twice-weekly early swims at the local baths before work", the
+# days named once and counted once, as in r7 (r16's, with "twice a week" in both, is rejected).
 # The writer's own words say the mistake is a repeat: a whole prompt line quoted holds other
 # instructions too (r12's paragraph-long goal quotes the line this rule shares).
 REPEATS = ("repeat", "again", "twice", "same fact", "重复", "又写", "再次")
 REWORDED = {"r2/profile-zh-v1", "r5/profile-en-v1", "r6/profile-zh-v1", "r7/profile-en-v1", "r11/profile-zh-v1",
-            "r11/profile-en-v1"}
+            "r11/profile-en-v1", "r15/profile-en-v1"}
 
 
 def _answers():
