@@ -309,16 +309,17 @@ def test_thousand_distinct_personas_are_reachable(simulator, tmp_path):
     runner = StageRunner(engine, PromptLibrary(), GenerationSettings(model="m", stage_variables=True))
     recipe = EnpmrRecipe({})
     existing = read_persona_file(SEED_PERSONAS)
-    # The first three answers are the same text: one is kept, two are exact duplicates.
-    same = json.dumps({"description": "A night-shift baker in Leeds who sings in a choir. She "
-                                      "worries about her mother's health every single day."})
+    # The first three answers are the same text: one is kept, two are exact duplicates. One text
+    # stays a good answer for three personas if they share an age band: it is fixed here.
+    same = json.dumps({"description": "A night-shift baker in Leeds in her early thirties who sings in a choir. "
+                                      "She worries about her mother's health every single day."})
     simulator.simulator.script("enpmr_persona", [same] * 3)
     output = ShardOutput()
 
     async def main():
         out = await synthesize_personas(runner, recipe.persona_stage, 1000, seed=5, language="en",
                                         threshold=recipe.dedup_threshold, existing=existing,
-                                        attributes=recipe.persona_variables, output=output)
+                                        attributes=_in_band("30-34", recipe), output=output)
         await engine.aclose()
         return out
 
@@ -329,20 +330,25 @@ def test_thousand_distinct_personas_are_reachable(simulator, tmp_path):
     assert all(r.source == "synthesized" for r in rows)
 
 
+def _in_band(age_band: str, recipe: EnpmrRecipe):
+    """The recipe's persona attributes, every persona in one age band (the same draws otherwise)."""
+    return lambda rng, language="en": {**recipe.persona_variables(rng, language), "age_band": age_band}
+
+
 def test_near_duplicates_are_dropped(simulator, tmp_path):
     engine = LLMEngine(EngineSettings(base_url=simulator.base_url, api_key_env="X"),
                        ResponseCache(tmp_path / "cache"), api_key="k")
     runner = StageRunner(engine, PromptLibrary(), GenerationSettings(model="m", stage_variables=True))
     recipe = EnpmrRecipe({})
-    text = ("A retired railway engineer from Osaka who restores vintage radios. He volunteers at a "
-            "children's science club on Saturdays and writes letters to his grandchildren.")
+    text = ("A retired railway engineer from Osaka in his late sixties who restores vintage radios. He volunteers "
+            "at a children's science club on Saturdays and writes letters to his grandchildren.")
     near = text.replace("Saturdays", "Sundays")
     simulator.simulator.script("enpmr_persona", [json.dumps({"description": t}) for t in (text, near)])
 
     async def main():
         out = await synthesize_personas(runner, recipe.persona_stage, 3, seed=1, language="en",
                                         threshold=0.7, existing=[], output=ShardOutput(),
-                                        attributes=recipe.persona_variables)
+                                        attributes=_in_band("65-72", recipe))
         await engine.aclose()
         return out
 

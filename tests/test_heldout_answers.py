@@ -159,7 +159,9 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # acceptable answers (a merge writing "June 2023" as "2023-06", read as a number no candidate
 # states: mended, with two mistakes rejected only for that reading let through); of its mistakes
 # claimed by checks alone 32 of 39. Its judges flagged 2 of 65 acceptable answers (3.1 %). The
-# one-word language bound rejects two more of it.
+# one-word language bound rejects two more of it. A persona description that never says how old
+# the person is (persona.age_in_band now asks for an age, as the prompt does: every acceptable
+# description of the corpus and r1-r16 states one) one more of r13, r14 and r16.
 FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r4": {"checked": 85, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r5": {"checked": 78, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
@@ -170,10 +172,10 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
            "r10": {"checked": 88, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r11": {"checked": 83, "caught": 127, "violations": 134, "acceptable_audited": 65, "wrongly": 7},
            "r12": {"checked": 93, "caught": 129, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
-           "r13": {"checked": 93, "caught": 131, "violations": 134, "acceptable_audited": 65, "wrongly": 6},
-           "r14": {"checked": 87, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
+           "r13": {"checked": 94, "caught": 131, "violations": 134, "acceptable_audited": 65, "wrongly": 6},
+           "r14": {"checked": 88, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r15": {"checked": 83, "caught": 130, "violations": 134, "acceptable_audited": 65, "wrongly": 3},
-           "r16": {"checked": 84, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 2}}
+           "r16": {"checked": 85, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 2}}
 
 
 # Of each round's mistakes whose label quotes a prompt line whose rules only checks enforce:

@@ -49,10 +49,10 @@ def _attributes_restated(v: Mapping[str, Any], language: str) -> list[str]:
     """The sampled attributes said back as sentences, with generic cares (persona-specific)."""
     interests = list(v.get("interests", []))
     if language == "zh":
-        return [f"这位{v['occupation']}住在{v['region']}，正在{v['life_stage']}。平时喜欢{'和'.join(interests)}，"
-                "在意家人的健康和自己的工作。"]
-    return [f"This {v['occupation']} lives in {v['region']} and is {v['life_stage']}. In their free time they enjoy "
-            f"{' and '.join(interests)}, and they care about their family and their work."]
+        return [f"这位{v['occupation']}年龄在{v['age_band']}岁之间，住在{v['region']}，正在{v['life_stage']}。"
+                f"平时喜欢{'和'.join(interests)}，在意家人的健康和自己的工作。"]
+    return [f"This {v['occupation']}, aged {v['age_band']}, lives in {v['region']} and is {v['life_stage']}. In their "
+            f"free time they enjoy {' and '.join(interests)}, and they care about their family and their work."]
 
 
 _BROAD_SKILLS = {"en": ("Professional skills", "Research ability"), "zh": ("专业技能", "科研能力")}

@@ -72,12 +72,18 @@ def third_person(out: PersonaDescription, v: Mapping[str, Any]) -> Iterator[str]
 
 @check("age_in_band")
 def age_in_band(out: PersonaDescription, v: Mapping[str, Any]) -> Iterator[str]:
-    """An age the description states meets the band ("a 37-year-old" for 30-34 does not; "in her
-    thirties" does). A description that states no age, or states another person's beside an
-    age in the band ("her 6-year-old son"), keeps it."""
+    """"Roughly the age": the description states one, and it meets the band ("a 37-year-old" for
+    30-34 does not; "in her thirties" does). Another person's age beside one in the band ("her
+    6-year-old son") keeps it. Every acceptable description of the shared corpus and sixteen
+    held-out rounds states an age; three held-out mistakes state none."""
     wanted = band(str(v.get("age_band", "")))
+    if wanted is None:
+        return
     ages = stated_ages(out.description)
-    if wanted is None or not ages:
+    if not ages:
+        yield say(v, f"the description never says how old the person is, even roughly; give the age (within "
+                     f"{v['age_band']}, as \"in her early thirties\" or \"a 32-year-old\")",
+                  f"description 没有交代此人的大致年龄；请写出年龄（在 {v['age_band']} 之内，如“三十出头”“32 岁”）")
         return
     low, high = wanted[0] - AGE_SLACK, wanted[1] + AGE_SLACK
     if not any(a <= high and b >= low for a, b in ages):

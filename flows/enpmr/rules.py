@@ -120,7 +120,7 @@ RULES = (
          "not the sampled attributes restated one by one with generic cares (family, health, work)", "prompt",
          prompt_only=AUDITED),
     Rule("persona-attributes", "a written persona names the occupation, an age within its band (roughly), where the "
-         "person lives, and what is going on in their life now: a stated age lies in the band, the sampled region "
+         "person lives, and what is going on in their life now: an age is stated and lies in the band, the sampled region "
          "is named (a Chinese region is a city; of a broad English one, a capitalised word of it)", "prompt",
          checks=("persona.age_in_band", "persona.names_the_region")),
     Rule("session-form", "a memory session is 10-20 utterances alternating user / AI, the user first", "seed 000 §3.2",
