@@ -57,11 +57,16 @@ def test_an_age_outside_the_band_is_rejected_in_the_answer_s_language(descriptio
     "Joanne Pritchard, 33, is a therapist in Manchester. She visits her parents most evenings.",
     "A 32-year-old nurse and mother of a 6-year-old, she lives in Leeds.",  # her child's age beside hers
     "She is a physio in her thirties who lives in Leeds.",  # roughly
-    "She is a physio in Leeds who swims at dawn.",  # states no age: the audit reads the rest
     "周晓岚今年三十二岁，是成都的治疗师。",
 ])
-def test_an_age_in_or_near_the_band_or_none_keeps_the_rule(description):
+def test_an_age_in_or_near_the_band_keeps_the_rule(description):
     assert _check(description) == []
+
+
+def test_a_description_with_no_age_breaks_the_rule():
+    """"Roughly the age" is asked: a description that states none (r13, r14, r16) is rejected."""
+    problems = _check("She is a physio in Leeds who swims at dawn.")
+    assert len(problems) == 1 and "never says how old" in problems[0]
 
 
 def test_a_band_is_read_from_the_attributes():
