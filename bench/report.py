@@ -511,7 +511,7 @@ def main() -> None:
                           "suite-2026-11-28-s4-final2", "suite-2026-11-28-s5-a", "suite-2026-11-28-s5-final",
                           "suite-2026-11-28-s6-n3-b", "suite-2026-11-28-s6-final", "suite-2026-11-28-s6-final2",
                           "suite-2026-11-28-s6-final3", "suite-2026-11-28-s6-final4", "suite-2026-11-28-s7-n4",
-                          "suite-2026-11-28-s7-final", "suite-2026-11-28-s7-final2", "suite-2026-11-28-s8-a", "suite-2026-11-28-s8-final", "suite-2026-11-28-s8-final2", "suite-2026-11-28-s8-final3", "suite-2026-11-28-s8-final4", "suite-2026-11-28-s8-final5", "suite-2026-11-28-s9-a", "suite-2026-11-28-s9-final", "suite-2026-11-28-s9-final2", "suite-2026-11-29-s10-a", "suite-2026-11-29-s10-b", "suite-2026-11-29-s10-c", "suite-2026-11-29-s11-a", "suite-2026-11-29-s11-final", "suite-2026-11-29-s11-final2", "suite-2026-11-29-s12-a", "suite-2026-11-29-s12-b",
+                          "suite-2026-11-28-s7-final", "suite-2026-11-28-s7-final2", "suite-2026-11-28-s8-a", "suite-2026-11-28-s8-final", "suite-2026-11-28-s8-final2", "suite-2026-11-28-s8-final3", "suite-2026-11-28-s8-final4", "suite-2026-11-28-s8-final5", "suite-2026-11-28-s9-a", "suite-2026-11-28-s9-final", "suite-2026-11-28-s9-final2", "suite-2026-11-29-s10-a", "suite-2026-11-29-s10-b", "suite-2026-11-29-s10-c", "suite-2026-11-29-s11-a", "suite-2026-11-29-s11-final", "suite-2026-11-29-s11-final2", "suite-2026-11-29-s12-a", "suite-2026-11-29-s12-b", "suite-2026-11-29-s12-final", "suite-2026-11-29-s12-final2", "suite-2026-11-29-s12-final3",
                           "st2-wait-before", "st2-wait-after", "st2-ab-n2", "st2-ab-n3"])
     (BENCH / "RESULTS.md").write_text("\n".join(out))
     print((BENCH / "RESULTS.md").read_text())
