@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from flows.enpmr.form_checks import age_in_band
-from memsynth.quality.textrules.ages import band, restate_ages, stated_ages
+from memsynth.quality.textrules.ages import band, restate_ages, stated_ages, without_ages
 from schemas.enpmr import PersonaDescription
 
 READ = [
@@ -84,3 +84,16 @@ def test_reading_any_text_never_fails_and_gives_ordered_ranges(text):
 def test_restating_moves_every_age_into_the_new_one_s_decade(text, age):
     moved = stated_ages(restate_ages(text, age))
     assert moved and all(low // 10 == age // 10 or (low <= age <= high) for low, high in moved)
+
+
+def test_an_acceptable_description_without_its_ages_states_none():
+    """The `age_dropped` mutant (flows/enpmr/mutants.py) takes out every age a description states."""
+    for text in ("Claire Whitworth, 37, is a nurse in Leeds.", "A physio in her early thirties, she swims at dawn.",
+                 "周晓岚今年三十二岁，是成都的治疗师。", "她是成都的康复治疗师，三十出头，周末去游泳。"):
+        left = without_ages(text)
+        assert stated_ages(left) == [] and len(left) < len(text), (text, left)
+
+
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=200))
+def test_taking_ages_out_of_any_text_never_fails(text):
+    assert isinstance(without_ages(text), str)

@@ -38,6 +38,7 @@ from memsynth.quality.mutants import (
 from memsynth.quality.mutants.ages import AgeOutside
 from memsynth.quality.mutants.grouping import Grouped, Unbalanced
 from memsynth.quality.mutants.text import names_in, split_sentences
+from memsynth.quality.textrules.ages import without_ages
 from memsynth.quality.textrules.people import KIN_EN, KIN_ZH, kin_named
 
 MEMORIES = ("relationship", "power", "goal", "highlight")
@@ -139,6 +140,11 @@ def _without_region(answer: Any, v: Mapping[str, Any]) -> str:
     return PLACE_EN.sub(lambda m: m.group(0) if m.group(1).casefold() in MONTHS_AND_DAYS else "", text)
 
 
+def _without_age(answer: Any, v: Mapping[str, Any]) -> str:
+    """The description with every age it states taken out (persona-attributes: "roughly the age")."""
+    return without_ages(str(answer.get("description", "")))
+
+
 def _relative_again(answer: Any, v: Mapping[str, Any]) -> list[Any]:
     """The themes with one more about a relative another title already names: the same part of life twice."""
     themes = list(answer.get("themes", []))
@@ -223,6 +229,7 @@ AIMS = (
     Aim("relationship-fields", ("relationship",), Set("items", None, "who_not_name", from_answer=_who_not_name)),
     Aim("themes-spread", ("life_themes",), Set("themes", None, "relative_again", from_answer=_relative_again)),
     Aim("persona-attributes", ("persona",), Set("description", None, "region_dropped", from_answer=_without_region)),
+    Aim("persona-attributes", ("persona",), Set("description", None, "age_dropped", from_answer=_without_age)),
     Aim("memory-counts", ("power",), Grouped("items", "performance")),
     Aim("memory-counts", ("relationship",), Unbalanced("items", "relationship_quality")),
     Aim("distinct-memories", ("profile",), Duplicate("preferences")),

@@ -182,7 +182,8 @@ def _before_feedback(answer: Any, v: Mapping[str, Any]) -> list[tuple[Any, ...]]
 _PRESUMING = {
     "en": ("I know you like plans you can reuse every year.", "You've always hated paying for apps, so let's avoid that.",
            "Since you never enjoy group classes, I'll skip those."),
-    "zh": ("我知道你一向喜欢能反复用的办法。", "你平时就不太愿意花钱买课，这个我们先不考虑。", "我知道你不喜欢跟一群人一起练。"),
+    "zh": ("我知道你一向喜欢能反复用的办法。", "你平时就不太愿意花钱买课，这个我们先不考虑。", "我知道你不喜欢跟一群人一起练。",
+           "我知道你更信得过表格这种一目了然的东西。"),
 }
 _RETIRED = {"en": ("The user retired last year after thirty years as a bus driver. ",
                    "The user is a university student in her final year. "),
@@ -203,10 +204,13 @@ _ANYONE = {"pos": {"en": ("The user likes solutions that work well and are good 
 _PERSONALITY = {"en": ("Being highly conscientious and rather introverted, the user handles all of this quietly and "
                        "by the book.",),
                 "zh": ("用户尽责性高、性格内向，遇事总是一个人默默按部就班地处理。",)}
-# Who the user is, said in a month's events: a trait word, in two wordings a language.
+# Who the user is, said in a month's events: a trait word, or how the user goes about things or
+# with people, in three wordings a language.
 _CHARACTER = {"en": ("The user has always been a perfectionist and rarely asks anyone for help.",
-                     "By nature the user is a stubborn person who keeps worries to themselves."),
-              "zh": ("用户做事一向追求完美，很少开口求人帮忙。", "用户性格要强，遇到难处总想一个人扛。")}
+                     "By nature the user is a stubborn person who keeps worries to themselves.",
+                     "The user tends to be quiet in meetings and keeps to a careful plan."),
+              "zh": ("用户做事一向追求完美，很少开口求人帮忙。", "用户性格要强，遇到难处总想一个人扛。",
+                     "用户平时不善言辞，待人随和，做事讲究稳妥。")}
 _OFF_TOPIC = {"en": ("Find a phone case in a nicer colour", "Learn to bake sourdough bread at weekends"),
               "zh": ("给手机换一个颜色更好看的手机壳", "学会在周末烤酸面包")}
 

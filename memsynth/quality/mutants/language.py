@@ -16,7 +16,7 @@ _EN_SENTENCES = ("She has been working late all week and feels worn out.",
                  "He wants to feel that his effort is finally noticed by the people around him.",
                  "They agreed to meet again next weekend and talk it through calmly.")
 _EN_CLAUSES = (", which really matters to her right now", " because she needs some proper rest",
-               " and honestly she is quite tired of waiting")
+               " and honestly she is quite tired of waiting", "，这周的pace还算稳")  # one word is enough
 _ZH_SENTENCES = ("她这一周一直在加班，感觉非常疲惫。", "他希望自己的努力终于能被身边的人看见。",
                  "他们约好下周末再见面，心平气和地把事情谈清楚。")
 _ZH_CLAUSES = ("，这对她来说很重要", "，因为她真的需要好好休息", "，说实话她已经等得很累了")

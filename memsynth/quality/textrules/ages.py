@@ -113,3 +113,13 @@ def restate_ages(text: str, age: int) -> str:
     text = _ZH_ABOUT.sub(lambda m: zh_number(m, decade), text)
     text = _ZH_NEAR.sub(lambda m: zh_number(m, decade + 10), text)
     return _ZH_EXACT.sub(lambda m: zh_number(m, age), text)
+
+
+def without_ages(text: str) -> str:
+    """`text` with every age it states taken out: what a writer who forgot "roughly the age" leaves."""
+    for pattern in (_EN_DECADE, _EN_EXACT, _ZH_RANGE, _ZH_ABOUT, _ZH_NEAR, _ZH_EXACT):
+        text = pattern.sub(" ", text)
+    text = re.sub(r"\b(?:(?:in|at)(?:\s+(?:her|his|their))?|aged?)\s+(?=[,.;])", "", text)  # words whose age went
+    text = re.sub(r"\s*,\s*(?=[,.;])|\s+(?=[,.;])", "", text)
+    text = re.sub(r"[，,]\s*(?=[，。；])", "", text)
+    return re.sub(r"\s{2,}", " ", text).strip()
