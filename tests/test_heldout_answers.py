@@ -162,6 +162,10 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # one-word language bound rejects two more of it. A persona description that never says how old
 # the person is (persona.age_in_band now asks for an age, as the prompt does: every acceptable
 # description of the corpus and r1-r16 states one) one more of r13, r14 and r16.
+# Read from r16 after: a memory_turn counted among the AI's turns alone, pointing at an AI turn
+# that shares only the user's name with the memory (memory_turn_recalls_target now asks for what
+# only the target holds, as the leak checks read it: every acceptable memory turn of the corpus and
+# r1-r16 holds it) one more.
 FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r4": {"checked": 85, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r5": {"checked": 78, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
@@ -175,7 +179,7 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
            "r13": {"checked": 94, "caught": 131, "violations": 134, "acceptable_audited": 65, "wrongly": 6},
            "r14": {"checked": 88, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r15": {"checked": 83, "caught": 130, "violations": 134, "acceptable_audited": 65, "wrongly": 3},
-           "r16": {"checked": 85, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 2}}
+           "r16": {"checked": 86, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 2}}
 
 
 # Of each round's mistakes whose label quotes a prompt line whose rules only checks enforce:
@@ -187,7 +191,7 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
 # persona-specific, highlight-moment, merge-faithful, …), so fewer mistakes count as claimed by
 # checks alone (r3 73 → 41 … r10 61 → 32); the checks above reject more of what is left.
 CLAIMED = {"r3": (39, 37), "r4": (35, 35), "r5": (32, 31), "r6": (26, 25), "r7": (35, 33), "r8": (33, 32), "r9": (29, 27),
-           "r10": (31, 31), "r11": (36, 35), "r12": (36, 34), "r13": (38, 37), "r14": (35, 34), "r15": (36, 34), "r16": (39, 34)}
+           "r10": (31, 31), "r11": (36, 35), "r12": (36, 34), "r13": (38, 37), "r14": (35, 34), "r15": (36, 34), "r16": (39, 35)}
 
 
 @pytest.mark.parametrize("round_", sorted(FIGURES))

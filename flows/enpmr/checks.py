@@ -206,6 +206,16 @@ def _memory_turn(out: SupportDialogue) -> Any | None:
     return None
 
 
+def _recalls(text: str, v: Mapping[str, Any]) -> bool:
+    """Does the turn draw on what only the target holds? Words the scene or profile share with it
+    (the user's own name is in most memories) show nothing: an AI turn that only says "Oh Megan"
+    recalls no memory, and a memory_turn counted among the AI's turns alone points at one."""
+    giveaway = target_giveaway(v)
+    if giveaway.recognisable():
+        return bool(giveaway.in_text(text))
+    return refers_to(text, v["target"]["details"])  # too little of the target is its own to ask for
+
+
 @check("memory_turn_recalls_target")
 def memory_turn_recalls_target(out: SupportDialogue, v: Mapping[str, Any]) -> Iterator[str]:
     turn = _memory_turn(out)
@@ -215,7 +225,7 @@ def memory_turn_recalls_target(out: SupportDialogue, v: Mapping[str, Any]) -> It
     elif turn.role != "ai":
         yield say(v, f"memory_turn {out.memory_turn} is a {turn.role} turn; it must be the AI's",
                   f"memory_turn {out.memory_turn} 是 {turn.role} 的发言；它必须是 ai 的发言")
-    elif not refers_to(turn.content, v["target"]["details"]):
+    elif not _recalls(turn.content, v):
         yield say(v, f"the AI turn at memory_turn {out.memory_turn} does not draw on the target memory's details",
                   f"memory_turn {out.memory_turn} 这一轮 AI 发言没有用到目标记忆的具体细节")
 

@@ -127,6 +127,10 @@ class Giveaway:
         details = {t for t in tokens(text) if not _found(t, rest_normal, rest_tokens)} - people
         return cls(frozenset(people), frozenset(details))
 
+    def recognisable(self) -> bool:
+        """Can a text give the memory away at all (a person, or enough details only it holds)?"""
+        return bool(self.people) or len(self.details) >= GIVEAWAY_DETAILS
+
     def in_text(self, text: str) -> list[str]:
         """What of the memory `text` holds, when it is enough to give the memory away; else []."""
         normal = normal_text(text)

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from flows.enpmr.checks import target_giveaway
+from flows.enpmr.leaks import GIVEAWAY_DETAILS
 from flows.enpmr.options import REPLY_LIMIT
 from memsynth.core.textmatch import mentions_exactly
 from memsynth.quality.textrules.bigfive import NAMES
@@ -242,6 +243,10 @@ def support_dialogue(draft: Answer, v: Variables, text: TextMaker) -> Answer:
     details = v["target"]["details"]
     recall = (f"还记得{details[:40]}吗？" if text.language == "zh"
               else f"Remember {' '.join(details.split()[:25])}?")
+    if giveaway.recognisable() and not giveaway.in_text(recall):  # its opening words may all be the scene's
+        own = sorted(giveaway.people)[:1] + sorted(giveaway.details)[:GIVEAWAY_DETAILS]
+        recall = (f"还记得{'、'.join(p.removeprefix('kin:') for p in own)}那件事吗？" if text.language == "zh"
+                  else f"Remember {', '.join(p.removeprefix('kin:') for p in own)}?")
     if mentions_exactly(recall, name):  # recalled in the AI's words, the title not quoted whole
         recall = recall.replace(name, _broken(name, text.language))
     turns[memory_turn - 1]["content"] = recall
