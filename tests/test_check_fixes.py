@@ -304,6 +304,12 @@ def test_a_rejection_is_direct_and_its_response_proposes_nothing_new():
     assert list(pal.response_offers_nothing_new(_pal_dialogue("不行。", "抱歉。那你可以试试每天做瑜伽。"), v))
     assert not list(pal.response_offers_nothing_new(_pal_dialogue("不行。", "抱歉，这个建议不合适。"), v))
     assert not list(pal.response_offers_nothing_new(_pal_dialogue("不行。", "明白了，有需要你可以随时告诉我。"), v))
+    # a new plan put as a question for approval (held-out r17), beside the question that only moves on
+    assert list(pal.response_offers_nothing_new(_pal_dialogue("不去。", "抱歉。那平时每坐一小时起来走走，你看行吗？"), v))
+    assert not list(pal.response_offers_nothing_new(_pal_dialogue("不去。", "好的，抱歉这个不太适合你。还有别的想问的吗？"), v))
+    assert list(pal.response_offers_nothing_new(_pal_dialogue(
+        "No.", "Sorry. A ten-minute walk after lunch instead, would that work?", "solution_feedback",
+        "feedback_response"), {**EN, "framework": FRAMEWORK}))
     assert list(pal.direct_rejection(_pal_dialogue("That sounds good, but I'd rather not.", "Sorry.",
                                                     "solution_feedback", "feedback_response"), {**EN, "framework": FRAMEWORK}))
 

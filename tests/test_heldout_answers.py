@@ -166,6 +166,8 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # that shares only the user's name with the memory (memory_turn_recalls_target now asks for what
 # only the target holds, as the leak checks read it: every acceptable memory turn of the corpus and
 # r1-r16 holds it) one more.
+# Read from r17 after (below): a requirement type naming an occasion that comes once, with
+# before or after it ("处理年会后脚趾红肿": lasting_requirement_types) one more of r15.
 FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r4": {"checked": 85, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r5": {"checked": 78, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
@@ -178,7 +180,7 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
            "r12": {"checked": 93, "caught": 129, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r13": {"checked": 94, "caught": 131, "violations": 134, "acceptable_audited": 65, "wrongly": 6},
            "r14": {"checked": 88, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
-           "r15": {"checked": 83, "caught": 130, "violations": 134, "acceptable_audited": 65, "wrongly": 3},
+           "r15": {"checked": 84, "caught": 130, "violations": 134, "acceptable_audited": 65, "wrongly": 3},
            "r16": {"checked": 86, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 2}}
 
 
@@ -191,7 +193,7 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
 # persona-specific, highlight-moment, merge-faithful, …), so fewer mistakes count as claimed by
 # checks alone (r3 73 → 41 … r10 61 → 32); the checks above reject more of what is left.
 CLAIMED = {"r3": (39, 37), "r4": (35, 35), "r5": (32, 31), "r6": (26, 25), "r7": (35, 33), "r8": (33, 32), "r9": (29, 27),
-           "r10": (31, 31), "r11": (36, 35), "r12": (36, 34), "r13": (38, 37), "r14": (35, 34), "r15": (36, 34), "r16": (39, 35)}
+           "r10": (31, 31), "r11": (36, 35), "r12": (36, 34), "r13": (38, 37), "r14": (35, 34), "r15": (36, 35), "r16": (39, 35)}
 
 
 @pytest.mark.parametrize("round_", sorted(FIGURES))

@@ -98,12 +98,16 @@ def discussion_takes_no_side(out: Dialogue, v: Mapping[str, Any]) -> Iterator[st
                       "这一轮只就方案提问或争论，接受与否留到方案反馈")
 
 
-# A feedback response after a rejection apologises or moves on; it proposes nothing new.
+# A feedback response after a rejection apologises or moves on; it proposes nothing new. None of
+# PAL-Set's 343 feedback responses after a rejection asks whether a new plan will do.
 _PROPOSES = re.compile(r"可以试试|不妨|建议你|你(?:也|还|其实|倒是|同样)?可以(?!随时|再来|再找|告诉|跟我|和我)|要不要试|推荐你|或者试|可以考虑"
                        r"|(?<![有么])可以(?:在|用|把|试着|买|换成?|垫|戴|穿|做|去|改|先|每天|尝试)"
                        r"|那[^。！？]{2,30}?也(?:行|不错|好|可以(?!随时|再|告诉|跟我|和我|找我))"
                        r"|那不如|倒不如|不如试试|不如改成|那要不(?!然)|要不(?:每天|试试|先|就|换)|\bwhat about\b|\binstead,? (?:you|we) (?:could|can)\b"
                        r"|\byou (could|can|might|should) (try|consider|also)|\bwhy not\b|\bhow about\b|\btry\b"
+                       # or one put as a question for approval ("…做几组小燕飞，你看行吗？")
+                       r"|你看(?:行|可以|怎么样|如何)|(?:这样|这个|那样)(?:行|可以|好)(?:吗|不)|怎么样[？?]"
+                       r"|\bwould that work\b|\bdoes that (?:sound|work)\b|\bhow does that sound\b"
                        r"|\bI'?d (suggest|recommend)|\bI (suggest|recommend)", re.IGNORECASE)
 
 
