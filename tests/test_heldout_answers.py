@@ -24,7 +24,8 @@ HELDOUT = Path(__file__).resolve().parent / "data" / "heldout"
 DISPUTED = {"r15": ["pal/zh/candidates/candidates-zh-a1"]}
 
 
-@pytest.mark.parametrize("round_", ["r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "r16"])
+@pytest.mark.parametrize("round_", ["r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "r16",
+                                    "r17"])
 def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
     verdicts = check_paths([HELDOUT / round_])
     acceptable = [v for v in verdicts if v.label == "acceptable"]
@@ -166,8 +167,14 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # that shares only the user's name with the memory (memory_turn_recalls_target now asks for what
 # only the target holds, as the leak checks read it: every acceptable memory turn of the corpus and
 # r1-r16 holds it) one more.
-# Read from r17 after (below): a requirement type naming an occasion that comes once, with
-# before or after it ("处理年会后脚趾红肿": lasting_requirement_types) one more of r15.
+# r17 (four fresh writers at the same prompts, the files split differently again; four fresh
+# judges) was measured fresh at `39c87cd`, after the memory_turn check above: the checks rejected
+# 88 (66 %) of its mistakes and none of its 67 acceptable answers; of its mistakes claimed by
+# checks alone 31 of 36. Its judges flagged 2 of 65 acceptable answers (3.1 %); with the checks,
+# 132 of 134 mistakes are rejected or flagged. Read from it after: a new plan put to the user as
+# a question after a rejection ("…做几组小燕飞，你看行吗？": response_offers_nothing_new) one more;
+# a requirement type naming an occasion that comes once, with before or after it ("处理年会后脚趾
+# 红肿": lasting_requirement_types) one more, and one of r15.
 FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r4": {"checked": 85, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r5": {"checked": 78, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
@@ -181,7 +188,8 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
            "r13": {"checked": 94, "caught": 131, "violations": 134, "acceptable_audited": 65, "wrongly": 6},
            "r14": {"checked": 88, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r15": {"checked": 84, "caught": 130, "violations": 134, "acceptable_audited": 65, "wrongly": 3},
-           "r16": {"checked": 86, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 2}}
+           "r16": {"checked": 86, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
+           "r17": {"checked": 90, "caught": 132, "violations": 134, "acceptable_audited": 65, "wrongly": 2}}
 
 
 # Of each round's mistakes whose label quotes a prompt line whose rules only checks enforce:
@@ -193,7 +201,8 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
 # persona-specific, highlight-moment, merge-faithful, …), so fewer mistakes count as claimed by
 # checks alone (r3 73 → 41 … r10 61 → 32); the checks above reject more of what is left.
 CLAIMED = {"r3": (39, 37), "r4": (35, 35), "r5": (32, 31), "r6": (26, 25), "r7": (35, 33), "r8": (33, 32), "r9": (29, 27),
-           "r10": (31, 31), "r11": (36, 35), "r12": (36, 34), "r13": (38, 37), "r14": (35, 34), "r15": (36, 35), "r16": (39, 35)}
+           "r10": (31, 31), "r11": (36, 35), "r12": (36, 34), "r13": (38, 37), "r14": (35, 34), "r15": (36, 35), "r16": (39, 35),
+           "r17": (36, 33)}
 
 
 @pytest.mark.parametrize("round_", sorted(FIGURES))
