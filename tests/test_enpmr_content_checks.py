@@ -143,6 +143,16 @@ def test_a_memory_told_as_years_gone_is_rejected(language, line):
 
 
 @pytest.mark.parametrize(("language", "line"), [
+    ("zh", "现在隔了快两年再看到这面锦旗，心情有什么不一样吗？"),  # held-out r17
+    ("en", "Nearly two years on, how does it feel to see that card again?"),
+])
+def test_the_ai_placing_the_memory_years_back_is_rejected_too(language, line):
+    turns = _session("Okay.")["turns"]
+    turns[3]["content"] = line  # an AI turn
+    assert _problems(m.told_near_its_date, MemorySession, {"turns": turns}, {"language": language})
+
+
+@pytest.mark.parametrize(("language", "line"), [
     ("en", "A patient's daughter sent a card to the unit today with my name in it."),
     ("zh", "今天陈大爷的女儿送来一面锦旗，上面点名写了我。"),
 ])
