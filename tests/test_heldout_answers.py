@@ -176,6 +176,9 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # a requirement type naming an occasion that comes once, with before or after it ("处理年会后脚趾
 # 红肿": lasting_requirement_types) one more, and one of r15; an AI turn placing the memory years
 # back ("隔了快两年再看到这面锦旗": told_near_its_date reads both speakers) one more.
+# A highlight's "why it mattered to the user" had no rule (its line named highlight-fields alone,
+# whose checks read the fields and the title's length): it is highlight-moment's, which the audit
+# judge reads, so r17's description that says only what happened is no longer claimed by checks.
 FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r4": {"checked": 85, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r5": {"checked": 78, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
@@ -203,7 +206,7 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
 # checks alone (r3 73 → 41 … r10 61 → 32); the checks above reject more of what is left.
 CLAIMED = {"r3": (39, 37), "r4": (35, 35), "r5": (32, 31), "r6": (26, 25), "r7": (35, 33), "r8": (33, 32), "r9": (29, 27),
            "r10": (31, 31), "r11": (36, 35), "r12": (36, 34), "r13": (38, 37), "r14": (35, 34), "r15": (36, 35), "r16": (39, 35),
-           "r17": (36, 34)}
+           "r17": (35, 34)}
 
 
 @pytest.mark.parametrize("round_", sorted(FIGURES))

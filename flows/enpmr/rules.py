@@ -90,7 +90,8 @@ RULES = (
     Rule("highlight-moment", "every highlight is a moment the user was recognised or broke through a difficulty, "
          "not an ordinary event (a first or last day) or a setback; recognized_by is who noticed or acknowledged it, "
          "then or afterwards (a lead who heard of it later counts), and not someone other than the one the "
-         "description credits", "seed 000 Fig. 10", prompt_only=AUDITED),
+         "description credits; the description says why the moment mattered to the user, not only what happened",
+         "seed 000 Fig. 10", prompt_only=AUDITED),
     Rule("powers-progress", "a theme's powers, read in date order, show the user growing more capable (later "
          "ones harder, broader or built on earlier ones); a list of unrelated skills with no growth breaks it", "seed 000 Fig. 8", prompt_only=BANK),
     Rule("goals-build", "a theme's goals, read in date order, build on one another: each later goal follows from or "
