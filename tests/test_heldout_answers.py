@@ -179,6 +179,11 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # A highlight's "why it mattered to the user" had no rule (its line named highlight-fields alone,
 # whose checks read the fields and the title's length): it is highlight-moment's, which the audit
 # judge reads, so r17's description that says only what happened is no longer claimed by checks.
+# "No repeats" of requirement types is a line of its own (requirement_types[.zh].j2) naming
+# requirement-types-apart beside the check: a type said again in few shared words ("避免伏案久坐伤腰"
+# beside "减少久坐久站的伤害") is a reading, which the audit judge now reads. Labels that quote that
+# line alone (one each of r3, r5, r6, r8, r14) are no longer claimed by checks; those quoting the
+# whole paragraph still are (r16's and r17's, let through).
 FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r4": {"checked": 85, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r5": {"checked": 78, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
@@ -204,8 +209,8 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
 # judge reads (eval replies' grounding, candidates-fit, situations-from-month, log-one-operation,
 # persona-specific, highlight-moment, merge-faithful, …), so fewer mistakes count as claimed by
 # checks alone (r3 73 → 41 … r10 61 → 32); the checks above reject more of what is left.
-CLAIMED = {"r3": (39, 37), "r4": (35, 35), "r5": (32, 31), "r6": (26, 25), "r7": (35, 33), "r8": (33, 32), "r9": (29, 27),
-           "r10": (31, 31), "r11": (36, 35), "r12": (36, 34), "r13": (38, 37), "r14": (35, 34), "r15": (36, 35), "r16": (39, 35),
+CLAIMED = {"r3": (38, 37), "r4": (35, 35), "r5": (31, 31), "r6": (25, 25), "r7": (35, 33), "r8": (32, 32), "r9": (29, 27),
+           "r10": (31, 31), "r11": (36, 35), "r12": (36, 34), "r13": (38, 37), "r14": (34, 34), "r15": (36, 35), "r16": (39, 35),
            "r17": (35, 34)}
 
 

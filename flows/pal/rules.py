@@ -36,6 +36,11 @@ RULES = (
          checks=("requirement_types.schema", "requirement_types.distinct_requirement_types",
                  "requirement_types.lasting_requirement_types", "requirement_types.short_requirement_types")),
     # distinct_requirement_types also rejects a type said again in other words (textrules.meaning).
+    Rule("requirement-types-apart", "no requirement type is another said in other words, in its aspect or another "
+         "(\"合理安排加班与休息\" beside \"平衡工作与休息\", \"避免伏案久坐伤腰\" beside \"减少久坐久站的伤害\")",
+         "seed 004 Step 2-2", checks=("requirement_types.distinct_requirement_types",),
+         prompt_only="the check sees types that share their words; two that say one need in few shared words (PAL-Set's "
+                     "own distinct types share up to half of theirs) are a reading: the audit judge reads a sample"),
     Rule("preference-form", "one pos/neg entry per requirement type, 3-5 statements each (sentences or ；-joined "
          "clauses)", "seed 004 Step 2-3",
          checks=("preferences.covers_requirement_types", "preferences.preference_sentences"),
