@@ -122,3 +122,14 @@ _THIRD = ["She", "he", "her", "his", "them", "works", "in", "Leeds", "US", "as",
 @given(st.lists(st.sampled_from(_THIRD), min_size=1, max_size=20))
 def test_third_person_words_and_quoted_speech_are_never_the_first_person(words):
     assert first_person(" ".join(words)) is None
+
+
+@pytest.mark.parametrize("language, name, rejected", [
+    ("zh", "早上一定要喝一杯热豆浆，不然一上午都没精神", True),  # held-out r16
+    ("en", "hot soy milk every morning, otherwise she flags by ten", True),
+    ("zh", "无辣不欢，拿手回锅肉", False), ("en", "Spicy food, especially mapo tofu", False),
+])
+def test_a_preference_name_that_gives_its_reason_is_a_sentence(language, name, rejected):
+    answer, v = corpus("preferences", language)
+    answer["items"][0]["name"] = name
+    assert ("short_names" in tags("preferences", answer, v)) is rejected

@@ -184,6 +184,8 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # beside "减少久坐久站的伤害") is a reading, which the audit judge now reads. Labels that quote that
 # line alone (one each of r3, r5, r6, r8, r14) are no longer claimed by checks; those quoting the
 # whole paragraph still are (r16's and r17's, let through).
+# A preference name that gives its reason ("早上一定要喝一杯热豆浆，不然一上午都没精神":
+# short_names) one more of r16.
 FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r4": {"checked": 85, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r5": {"checked": 78, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
@@ -197,7 +199,7 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
            "r13": {"checked": 94, "caught": 131, "violations": 134, "acceptable_audited": 65, "wrongly": 6},
            "r14": {"checked": 88, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r15": {"checked": 84, "caught": 130, "violations": 134, "acceptable_audited": 65, "wrongly": 3},
-           "r16": {"checked": 86, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
+           "r16": {"checked": 87, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r17": {"checked": 91, "caught": 132, "violations": 134, "acceptable_audited": 65, "wrongly": 2}}
 
 
@@ -210,7 +212,7 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
 # persona-specific, highlight-moment, merge-faithful, …), so fewer mistakes count as claimed by
 # checks alone (r3 73 → 41 … r10 61 → 32); the checks above reject more of what is left.
 CLAIMED = {"r3": (38, 37), "r4": (35, 35), "r5": (31, 31), "r6": (25, 25), "r7": (35, 33), "r8": (32, 32), "r9": (29, 27),
-           "r10": (31, 31), "r11": (36, 35), "r12": (36, 34), "r13": (38, 37), "r14": (34, 34), "r15": (36, 35), "r16": (39, 35),
+           "r10": (31, 31), "r11": (36, 35), "r12": (36, 34), "r13": (38, 37), "r14": (34, 34), "r15": (36, 35), "r16": (39, 36),
            "r17": (35, 34)}
 
 

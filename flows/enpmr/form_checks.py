@@ -197,6 +197,12 @@ def quality_balanced(out: Relationships, v: Mapping[str, Any]) -> Iterator[str]:
 
 
 
+# A label that gives its reason or condition ("…热豆浆，不然一上午都没精神") is a sentence: no name of
+# the shared corpus or the held-out rounds carries one; "spicy food, especially mapo tofu" is a label.
+_NAME_CLAUSE = re.compile(r"[，,;；]\s*(?:不然|否则|因为|所以|要不然?)|\b(?:otherwise|because|or else|so that)\b",
+                          re.IGNORECASE)
+
+
 @check("short_names")
 def short_names(out: Highlights | Preferences, v: Mapping[str, Any]) -> Iterator[str]:
     limit = NAME_LIMIT["zh" if v.get("language") == "zh" else "en"]
@@ -205,6 +211,11 @@ def short_names(out: Highlights | Preferences, v: Mapping[str, Any]) -> Iterator
             yield say(v, f"items[{i}].name has {n} words; a name is a short title of at most {limit} words, and the "
                          "description tells the rest",
                       f"items[{i}].name 有 {n} 个字；name 是不超过 {limit} 个字的简短标题，细节写进 description")
+        elif m := _NAME_CLAUSE.search(item.name):
+            yield say(v, f"items[{i}].name gives a reason or condition ({m.group(0).strip(' ,;')!r}); a name is a short "
+                         "label, and the description tells why",
+                      f"items[{i}].name 带了原因或条件（“{m.group(0).strip('，,;； ')}”），成了一句话；name 是简短的标签，"
+                      "原因写进 description")
 
 
 def repeated_across_fields(profile: Profile) -> list[tuple[str, str, str, str]]:
