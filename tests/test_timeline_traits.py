@@ -56,6 +56,10 @@ def test_traits_read_character_not_events_nor_quotes():
     assert traits("用户待人随和，办事也利落。") == ["待人随和", "办事也利落"]
     assert traits("The user tends to be cautious with new suppliers.") == ["tends to be"]
     assert traits("用户周末回老家帮父母做事，又申请了个性化的康复方案。") == []  # 做事 with no manner; 个性化
+    # held-out r18: a liking held all along; a liking of this month's is an event
+    assert traits("用户本就不喜欢人多热闹的场合，聚餐时大多坐在角落里。") == ["本就不喜欢"]
+    assert traits("The user had never liked crowded parties.") == ["had never liked"]
+    assert traits("女儿这个月喜欢上了合唱，用户陪她去了两次排练。") == []
 
 
 _PIECE = st.text(alphabet=st.characters(codec="utf-8"), max_size=6) | st.sampled_from(

@@ -140,7 +140,7 @@ def enumerated(text: str) -> list[str]:
 # been"), naming a personality or temper, "by nature"; how someone goes about things or with
 # people (做事谨慎, 待人随和, 不善言辞), "tends to be". Every held-out timeline labelled with
 # "不要写用户的性格" holds one (向来 ×3, 一向 ×2, 性格 ×2, 不善言辞); no acceptable timeline,
-# situation or experience of the shared corpus and fourteen held-out rounds does. Quoted speech
+# situation or experience of the shared corpus and the held-out rounds does. Quoted speech
 # is left out: a colleague may say anything.
 _TRAIT = re.compile(
     r"向来|一向|一贯|素来|历来|生性|天生|性格|脾气|为人[^，。；]{0,4}(?:谨慎|随和|要强|内向|外向|低调|热情|老实)|骨子里"
@@ -148,6 +148,8 @@ _TRAIT = re.compile(
     r"|拖沓|马虎|急躁|追求|讲究|较真|低调|温和|热情|随和|强势|周到|利落)"
     r"|不善(?:言辞|言谈|交际|表达|社交|应酬|沟通)|性子|性情|秉性|本性|天性|内敛|腼腆|好胜"
     r"|一丝不苟|容易紧张|完美主义|急性子|慢性子|好强|(?<![对朝向])内向|(?<![对朝向])外向"
+    # a liking held all along is who someone is too ("本就不喜欢人多热闹的场合")
+    r"|本来?就不?(?:喜欢|爱|讨厌|怕|习惯)|\b(?:had|has) never (?:liked|enjoyed|cared for)\b"
     r"|\btends? to be\b|\bnot the (?:type|kind) (?:of person )?to\b"
     r"|\bperfectionist\b|\bintrovert(?:ed)?\b|\bextrovert(?:ed)?\b|\beasily (?:stressed|flustered|anxious)\b"
     r"|\b(?:has|had) always been\b|\bby nature\b|\b(?:is|was) (?:the|a) (?:kind|sort|type) of (?:person|man|woman)\b"
