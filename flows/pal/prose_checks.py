@@ -173,7 +173,7 @@ _MONTH = re.compile(r"(?<![个每])(?:\d{1,2}|[一二三四五六七八九十]{1
 _ONE_OFF = re.compile(r"本次|这次|这一次|此次|那次|今年|明年|年终|年底|年初|月底|本月|本周|这周|下周|下个月|截止|按期|"
                       # an occasion that comes once, named with before or after it ("年会后脚趾红肿"); a
                       # recurring one ("聚餐后控制尿酸", "出差期间") is a lasting need
-                      r"(?:年会|婚礼|毕业典礼|答辩|发布会|展会)(?:之?后|以后|之?前|上)|"
+                      r"(?:年会|婚礼|毕业典礼|答辩|发布会|展会)[^，。；]{0,4}?(?:之?后|以后|之?前|上)|"
                       r"\b(?:this|next) (?:week|month|year|quarter|time)\b|\bthis (?:audit|report|project|deadline)\b|"
                       r"\byear-end\b|\bend[- ]of[- ](?:the[- ])?(?:year|month)\b|\bdeadline\b|\bupcoming\b",
                       re.IGNORECASE)
