@@ -25,7 +25,7 @@ DISPUTED = {"r15": ["pal/zh/candidates/candidates-zh-a1"]}
 
 
 @pytest.mark.parametrize("round_", ["r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "r16",
-                                    "r17"])
+                                    "r17", "r18"])
 def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
     verdicts = check_paths([HELDOUT / round_])
     acceptable = [v for v in verdicts if v.label == "acceptable"]
@@ -186,6 +186,18 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # whole paragraph still are (r16's and r17's, let through).
 # A preference name that gives its reason ("早上一定要喝一杯热豆浆，不然一上午都没精神":
 # short_names) one more of r16.
+# r18 (four fresh writers at the prompts of `f77a599`, whose requirement types' "no repeats" is a
+# line of its own; four fresh judges) was measured fresh at `5eb9884`: the checks rejected 83
+# (62 %) of its mistakes and none of its 67 acceptable answers; of its mistakes claimed by checks
+# alone 33 of 37. Its judges flagged 8 of 65 acceptable answers (12 %): two logs that save and
+# then shut down (two operations, as every round's judges read it), two profiles whose "lives
+# alone" contradicts a persona who looks after her father at home, a proposal of three measures,
+# an analysis that names the user, a memory counted as used on a detail the question gives, and
+# a highlight whose description says what happened and not why it mattered (the clause added to
+# highlight-moment above; another judge of the same round passed its twin). With the checks, 126
+# of 134 mistakes are rejected or flagged. Read from it after: a liking held all along in a
+# timeline ("本就不喜欢人多热闹的场合": no_traits) and an occasion that comes once a few characters
+# before its "after" ("处理年会饮酒后的脚趾红肿": lasting_requirement_types), two more.
 FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r4": {"checked": 85, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r5": {"checked": 78, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
@@ -200,7 +212,8 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
            "r14": {"checked": 88, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r15": {"checked": 84, "caught": 130, "violations": 134, "acceptable_audited": 65, "wrongly": 3},
            "r16": {"checked": 87, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
-           "r17": {"checked": 91, "caught": 132, "violations": 134, "acceptable_audited": 65, "wrongly": 2}}
+           "r17": {"checked": 91, "caught": 132, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
+           "r18": {"checked": 85, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 8}}
 
 
 # Of each round's mistakes whose label quotes a prompt line whose rules only checks enforce:
@@ -213,7 +226,7 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
 # checks alone (r3 73 → 41 … r10 61 → 32); the checks above reject more of what is left.
 CLAIMED = {"r3": (38, 37), "r4": (35, 35), "r5": (31, 31), "r6": (25, 25), "r7": (35, 33), "r8": (32, 32), "r9": (29, 27),
            "r10": (31, 31), "r11": (36, 35), "r12": (36, 34), "r13": (38, 37), "r14": (34, 34), "r15": (36, 35), "r16": (39, 36),
-           "r17": (35, 34)}
+           "r17": (35, 34), "r18": (37, 35)}
 
 
 @pytest.mark.parametrize("round_", sorted(FIGURES))
