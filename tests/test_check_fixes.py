@@ -307,6 +307,8 @@ def test_a_rejection_is_direct_and_its_response_proposes_nothing_new():
     # a new plan put as a question for approval (held-out r17), beside the question that only moves on
     assert list(pal.response_offers_nothing_new(_pal_dialogue("不去。", "抱歉。那平时每坐一小时起来走走，你看行吗？"), v))
     assert not list(pal.response_offers_nothing_new(_pal_dialogue("不去。", "好的，抱歉这个不太适合你。还有别的想问的吗？"), v))
+    assert list(pal.response_offers_nothing_new(_pal_dialogue(  # held-out r18: a routine, told
+        "不去。", "好的，那就不报班了。其实每天睡前在床上做几组小燕飞，十来分钟就够。"), v))
     assert list(pal.response_offers_nothing_new(_pal_dialogue(
         "No.", "Sorry. A ten-minute walk after lunch instead, would that work?", "solution_feedback",
         "feedback_response"), {**EN, "framework": FRAMEWORK}))

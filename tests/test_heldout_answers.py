@@ -197,7 +197,9 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # highlight-moment above; another judge of the same round passed its twin). With the checks, 126
 # of 134 mistakes are rejected or flagged. Read from it after: a liking held all along in a
 # timeline ("本就不喜欢人多热闹的场合": no_traits) and an occasion that comes once a few characters
-# before its "after" ("处理年会饮酒后的脚趾红肿": lasting_requirement_types), two more.
+# before its "after" ("处理年会饮酒后的脚趾红肿": lasting_requirement_types), two more; a new plan
+# told as a routine after a rejection ("其实每天睡前在床上做几组小燕飞": response_offers_nothing_new)
+# one more.
 FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r4": {"checked": 85, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r5": {"checked": 78, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
@@ -213,7 +215,7 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
            "r15": {"checked": 84, "caught": 130, "violations": 134, "acceptable_audited": 65, "wrongly": 3},
            "r16": {"checked": 87, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r17": {"checked": 91, "caught": 132, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
-           "r18": {"checked": 85, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 8}}
+           "r18": {"checked": 86, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 8}}
 
 
 # Of each round's mistakes whose label quotes a prompt line whose rules only checks enforce:
@@ -226,7 +228,7 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
 # checks alone (r3 73 → 41 … r10 61 → 32); the checks above reject more of what is left.
 CLAIMED = {"r3": (38, 37), "r4": (35, 35), "r5": (31, 31), "r6": (25, 25), "r7": (35, 33), "r8": (32, 32), "r9": (29, 27),
            "r10": (31, 31), "r11": (36, 35), "r12": (36, 34), "r13": (38, 37), "r14": (34, 34), "r15": (36, 35), "r16": (39, 36),
-           "r17": (35, 34), "r18": (37, 35)}
+           "r17": (35, 34), "r18": (37, 36)}
 
 
 @pytest.mark.parametrize("round_", sorted(FIGURES))

@@ -99,7 +99,8 @@ def discussion_takes_no_side(out: Dialogue, v: Mapping[str, Any]) -> Iterator[st
 
 
 # A feedback response after a rejection apologises or moves on; it proposes nothing new. None of
-# PAL-Set's 343 feedback responses after a rejection asks whether a new plan will do.
+# PAL-Set's 343 feedback responses after a rejection asks whether a new plan will do or tells a
+# routine, nor does any acceptable dialogue of the corpus or the held-out rounds.
 _PROPOSES = re.compile(r"可以试试|不妨|建议你|你(?:也|还|其实|倒是|同样)?可以(?!随时|再来|再找|告诉|跟我|和我)|要不要试|推荐你|或者试|可以考虑"
                        r"|(?<![有么])可以(?:在|用|把|试着|买|换成?|垫|戴|穿|做|去|改|先|每天|尝试)"
                        r"|那[^。！？]{2,30}?也(?:行|不错|好|可以(?!随时|再|告诉|跟我|和我|找我))"
@@ -108,6 +109,9 @@ _PROPOSES = re.compile(r"可以试试|不妨|建议你|你(?:也|还|其实|倒�
                        # or one put as a question for approval ("…做几组小燕飞，你看行吗？")
                        r"|你看(?:行|可以|怎么样|如何)|(?:这样|这个|那样)(?:行|可以|好)(?:吗|不)|怎么样[？?]"
                        r"|\bwould that work\b|\bdoes that (?:sound|work)\b|\bhow does that sound\b"
+                       # or one told as a routine ("其实每天睡前在床上做几组小燕飞，十来分钟就够")
+                       r"|(?:每天|每晚|每周|睡前|每隔|每次|每坐)[^。！？]{0,12}?(?:做|练|走|吃|喝|用|去|泡|拉伸|活动)"
+                       r"|\b(?:each|every) (?:day|night|morning|evening|hour)\b[^.!?]{0,30}\b(?:do|try|take|walk|stretch)\b"
                        r"|\bI'?d (suggest|recommend)|\bI (suggest|recommend)", re.IGNORECASE)
 
 
