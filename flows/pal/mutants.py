@@ -185,6 +185,15 @@ _PRESUMING = {
     "zh": ("我知道你一向喜欢能反复用的办法。", "你平时就不太愿意花钱买课，这个我们先不考虑。", "我知道你不喜欢跟一群人一起练。",
            "我知道你更信得过表格这种一目了然的东西。"),
 }
+# A new plan after a rejection, put as a question for approval or told as a routine (held-out
+# r17, r18), in words the held-out rounds did not use.
+_NEW_PLAN = {
+    "en": ("A short walk after lunch might suit you better, would that work?",
+           "Every evening you could do ten minutes of gentle stretching at home instead.",
+           "How does a standing desk sound?"),
+    "zh": ("那午饭后出去散步十分钟，你看可以吗？", "其实每晚泡个脚再拉伸一会儿，也能放松不少。",
+           "那换成在家跟着视频练二十分钟，这样行不行？"),
+}
 _RETIRED = {"en": ("The user retired last year after thirty years as a bus driver. ",
                    "The user is a university student in her final year. "),
             "zh": ("用户去年从公交公司退休，之前开了三十年车。", "用户是一名在读的大学本科生。")}
@@ -267,8 +276,8 @@ AIMS = (
     Aim("timeline", ("timeline",), Set("months", None, "work_only", from_answer=_work_only)),
     Aim("timeline", ("timeline",), Count("months", low=lambda v: len(v["months"]), high=lambda v: len(v["months"]))),
     *(Aim("requirement-types", ("requirement_types",), Count(aspect, low=4, high=5)) for aspect in ASPECTS[:2]),
-    Aim("requirement-types", ("requirement_types",), Duplicate(lambda a, v: [(x,) for x in ASPECTS if x in a],
-                                                               times=1)),
+    Aim("requirement-types-apart", ("requirement_types",), Duplicate(lambda a, v: [(x,) for x in ASPECTS if x in a],
+                                                                    times=1)),
     # the statements the check accepts (3-5; the seed's 4-5 is wider than released PAL-Set: rules.py)
     *(Aim("preference-form", ("preferences",), Sentences(f"items[*].{side}", low=PREFERENCE_SENTENCES[0],
                                                          high=PREFERENCE_SENTENCES[1], clauses=True))
@@ -330,6 +339,8 @@ AIMS = (
     Aim("dialogue-skeleton", ("dialogue",), InsertText(_said("solution_discussion"), lambda v, lang: _SIDE_TAKEN[lang],
                                                        "verdict_in_discussion")),
     Aim("response-adds-nothing", ("dialogue",), Join(_said("feedback_response", "neg", "assistant"))),
+    Aim("response-adds-nothing", ("dialogue",), InsertText(_said("feedback_response", "neg", "assistant"),
+                                                           lambda v, lang: _NEW_PLAN[lang], "new_plan")),
     Aim("preferences-hidden", ("dialogue",), InsertText(_before_feedback, lambda v, lang: _PRESUMING[lang],
                                                         "presume_preference")),
     Aim("eval-restatement", ("eval_restate",), Sentences("requirement", high=1)),
