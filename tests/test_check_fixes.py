@@ -301,6 +301,7 @@ def test_a_rejection_is_direct_and_its_response_proposes_nothing_new():
     v = {**ZH, "framework": FRAMEWORK}
     assert list(pal.direct_rejection(_pal_dialogue("听起来不错，但是我还是有点顾虑。", "抱歉。"), v))
     assert not list(pal.direct_rejection(_pal_dialogue("不行，我不想去求人。", "抱歉。"), v))
+    assert list(pal.direct_rejection(_pal_dialogue("这法子倒也不是不行，就是我宁可自己多熬一晚。", "抱歉。"), v))  # r19
     assert list(pal.response_offers_nothing_new(_pal_dialogue("不行。", "抱歉。那你可以试试每天做瑜伽。"), v))
     assert not list(pal.response_offers_nothing_new(_pal_dialogue("不行。", "抱歉，这个建议不合适。"), v))
     assert not list(pal.response_offers_nothing_new(_pal_dialogue("不行。", "明白了，有需要你可以随时告诉我。"), v))
@@ -365,6 +366,8 @@ def test_the_assistant_does_not_presume_the_users_preferences():
     ("好。", "我知道你做事习惯按条款一条条对照，那不如做张表。", True),
     ("好。", "你不愿意为了护腰打乱工作习惯，那就在椅子上加个腰靠。", True),
     ("Sure.", "Since you prefer quick fixes, try a lumbar cushion.", True),
+    ("好。", "你肯定不想为了腰专门改变干活的习惯，那就加个腰靠。", True),  # r19: as a certainty
+    ("好。", "你肯定不想再熬夜了吧？", False),  # asked, not presumed
     # background the assistant knows, a question, an apology, what the user just said
     ("好。", "考虑到你经常出差和加班，可以先从十分钟的拉伸开始。", False),
     ("好。", "你不想吃药的话，有没有试过热敷？", False),

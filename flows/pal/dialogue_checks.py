@@ -53,6 +53,8 @@ _SOFTENED = re.compile(
     r"[，,、…\s]*(但是?|不过|可是|只是))"
     rf"|^\W*{_NO_NEGATION}[^，,。！？!?]{{0,10}}(有道理|说得对|说的对|没错)[的啊呀吧]?[，,…\s]*(但是?|不过|可是|只是|就是)"
     rf"|^\W*{_NO_NEGATION}[^，,。！？!?]{{0,10}}(不错|挺好|很好|合理|可以|有意思)[的啊呀吧]?[，,…\s]*(只是|就是)"
+    # the grudging "not that it won't do, it's just…" (这法子倒也不是不行，就是……): held-out r19
+    r"|^\W*[^，,。！？!?]{0,10}?不是不行[的啊呀吧]?[，,…\s]*(但是?|不过|可是|只是|就是)"
     r"|^\W*((that |it |this )?(sounds|seems|looks) (good|great|nice|reasonable|interesting|like a good idea)"
     r"|(good|great|nice|interesting) (idea|point|suggestion))[^.?!]{0,40}\bbut\b", re.IGNORECASE)
 
@@ -137,6 +139,9 @@ _PRESUMES = re.compile(rf"我知道你.{{0,8}}?({_LIKES_ZH})"
                        r"|你(做事|平时|一般|本身|向来|一向|一直|总是|平时就|本来就)+[^。！？，]{0,6}?不?太?"
                        r"(喜欢|爱|讨厌|愿意|想|习惯|讲究|在意|信得过|偏好|看重)"
                        r"|(?<!问)你并?不太?(愿意|想|喜欢)(?![^。！？?]*[？?])"
+                       # said as a certainty (你肯定不想……: held-out r19)
+                       r"|你(?:肯定|一定|应该|估计|多半)不?太?(?:喜欢|想|愿意|习惯|讨厌|在意)(?![^。！？?]*[？?])"
+                       r"|\byou (?:probably|surely|must) (?:don't|do not) (?:want|like)\b"
                        r"|\bI know you (don't |do not |really )?(like|love|enjoy|hate|prefer|trust|value|favou?r|rely on)"
                        r"|\byou('ve)? (always|never) (like|liked|enjoy|enjoyed|hate|hated)"
                        r"|\b(since|as|knowing|given that) you (prefer|like|don't like|dislike|hate|enjoy|would rather"
