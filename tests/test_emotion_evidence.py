@@ -55,6 +55,9 @@ def test_the_other_speaker_s_words_are_named_in_the_build_s_language_and_own_wor
     assert len(found) == 1 and "哇，太棒了" in found[0] and "只按陈静自己表达" in found[0], found
     assert others_words(_memory("en"), 'She calls it "so powerful".') == []
     assert others_words(_memory("en"), 'Her "Wow, that\'s cool!" is surprise.') == ["wow, that's cool"]
+    # a straight-quoted span with an apostrophe inside (held-out r19)
+    assert others_words(_memory("en"), "Her words, echoed by Melanie's 'Wow, that's cool', show joy.") == [
+        "wow, that's cool"]
     # The other's words as what the speaker takes in or answers are her own reaction (held-out
     # r12's acceptable "领了许磊“先养好”的好意"); offered as the feeling itself, they are not.
     assert others_words(zh, "她领了许磊“哇，太棒了”的好意，心里踏实。") == []

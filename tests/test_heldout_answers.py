@@ -25,7 +25,7 @@ DISPUTED = {"r15": ["pal/zh/candidates/candidates-zh-a1"]}
 
 
 @pytest.mark.parametrize("round_", ["r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "r16",
-                                    "r17", "r18"])
+                                    "r17", "r18", "r19"])
 def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
     verdicts = check_paths([HELDOUT / round_])
     acceptable = [v for v in verdicts if v.label == "acceptable"]
@@ -200,6 +200,15 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # before its "after" ("处理年会饮酒后的脚趾红肿": lasting_requirement_types), two more; a new plan
 # told as a routine after a rejection ("其实每天睡前在床上做几组小燕飞": response_offers_nothing_new)
 # one more.
+# r19 (four fresh writers at the prompts of `0e8cbd3`, whose logs line says that saving and then
+# shutting down are two operations; four fresh judges) was measured fresh at `bd77b07`: the checks
+# rejected 92 (69 %) of its mistakes and none of its 67 acceptable answers; of its mistakes
+# claimed by checks alone 33 of 35. Its judges flagged 4 of 65 acceptable answers (6.2 %); with
+# the checks, 131 of 134 mistakes are rejected or flagged. Read from it after: a grudging
+# rejection ("这法子倒也不是不行，就是……": direct_rejection) and a preference presumed as a
+# certainty ("你肯定不想……": preferences_not_presumed), two more; an emotion analysis that quotes
+# the other speaker with an apostrophe inside the quote ("Melanie's 'you've got guts'":
+# score.speaker_own_words) one more, which the judge had let through.
 FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r4": {"checked": 85, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r5": {"checked": 78, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
@@ -215,7 +224,8 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
            "r15": {"checked": 84, "caught": 130, "violations": 134, "acceptable_audited": 65, "wrongly": 3},
            "r16": {"checked": 87, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r17": {"checked": 91, "caught": 132, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
-           "r18": {"checked": 86, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 8}}
+           "r18": {"checked": 86, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 8},
+           "r19": {"checked": 95, "caught": 132, "violations": 134, "acceptable_audited": 65, "wrongly": 4}}
 
 
 # Of each round's mistakes whose label quotes a prompt line whose rules only checks enforce:
@@ -228,7 +238,7 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
 # checks alone (r3 73 → 41 … r10 61 → 32); the checks above reject more of what is left.
 CLAIMED = {"r3": (38, 37), "r4": (35, 35), "r5": (31, 31), "r6": (25, 25), "r7": (35, 33), "r8": (32, 32), "r9": (29, 27),
            "r10": (31, 31), "r11": (36, 35), "r12": (36, 34), "r13": (38, 37), "r14": (34, 34), "r15": (36, 35), "r16": (39, 36),
-           "r17": (35, 34), "r18": (37, 36)}
+           "r17": (35, 34), "r18": (37, 36), "r19": (35, 35)}
 
 
 @pytest.mark.parametrize("round_", sorted(FIGURES))

@@ -47,8 +47,10 @@ def every_emotion_once(out: EmotionScores, v: Mapping[str, Any]) -> Iterator[str
 
 _TURN = re.compile(r"^\s*([^:：\n]{1,40}?)\s*[:：]\s*(.*)$")
 # Straight single quotes too ('Wow' reactions), where no letter touches them from outside (an
-# apostrophe in "Melanie's" opens nothing).
-_QUOTED = re.compile(r"“([^”]*)”|\"([^\"]*)\"|「([^」]*)」|『([^』]*)』|‘([^’]*)’|(?<![A-Za-z])'([^'\n]{2,60}?)'(?![A-Za-z])")
+# apostrophe in "Melanie's" opens nothing, and one between letters inside, 'you've got guts',
+# closes nothing).
+_QUOTED = re.compile(r"“([^”]*)”|\"([^\"]*)\"|「([^」]*)」|『([^』]*)』|‘([^’]*)’"
+                     r"|(?<![A-Za-z])'((?:[^'\n]|(?<=[A-Za-z])'(?=[A-Za-z])){2,60}?)'(?![A-Za-z])")
 
 
 def _said(text: str) -> str:
