@@ -243,12 +243,14 @@ def support_dialogue(draft: Answer, v: Variables, text: TextMaker) -> Answer:
     details = v["target"]["details"]
     recall = (f"还记得{details[:40]}吗？" if text.language == "zh"
               else f"Remember {' '.join(details.split()[:25])}?")
+    # Recalled in the AI's words, the title not quoted whole; a relationship's title is the
+    # person's name, which anyone says as it is.
+    if v.get("category") != "relationship" and mentions_exactly(recall, name):
+        recall = recall.replace(name, _broken(name, text.language))
     if giveaway.recognisable() and not giveaway.in_text(recall):  # its opening words may all be the scene's
-        own = sorted(giveaway.people)[:1] + sorted(giveaway.details)[:GIVEAWAY_DETAILS]
+        own = [p for p in sorted(giveaway.people) if p != name][:1] + sorted(giveaway.details)[:GIVEAWAY_DETAILS]
         recall = (f"还记得{'、'.join(p.removeprefix('kin:') for p in own)}那件事吗？" if text.language == "zh"
                   else f"Remember {', '.join(p.removeprefix('kin:') for p in own)}?")
-    if mentions_exactly(recall, name):  # recalled in the AI's words, the title not quoted whole
-        recall = recall.replace(name, _broken(name, text.language))
     turns[memory_turn - 1]["content"] = recall
     draft.update(turns=turns, memory_turn=memory_turn)
     return draft
