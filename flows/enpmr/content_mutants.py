@@ -37,6 +37,15 @@ def _user_turns(answer: Any, v: Mapping[str, Any]) -> list[tuple[Any, ...]]:
     return [("turns", i, "content") for i, t in enumerate(answer.get("turns", [])) if t.get("role") == "user"]
 
 
+def _ai_turns(answer: Any, v: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+    return [("turns", i, "content") for i, t in enumerate(answer.get("turns", [])) if t.get("role") == "ai"]
+
+
+# The AI placing the memory years back (held-out r17's "隔了快两年"), in other words.
+_AI_YEARS_BACK = {"en": ("Almost three years on, how do you feel about it?",),
+                  "zh": ("隔了差不多三年再想起来，你现在怎么看？",)}
+
+
 def _liked_dislikes(v: Mapping[str, Any], language: str) -> list[str]:
     """What the profile avoids, named as a liking: "coffee every morning", 每天都要来点咖啡."""
     prefs = [str(p) for p in (v.get("profile") or {}).get("preferences", [])]
@@ -168,6 +177,8 @@ AIMS = (
     Aim("preferences-as-profile", ("preferences",), Rewrite(_first_name, _liked_dislikes, "dislike_as_liking")),
     Aim("session-at-memory-date", ("memory_session",), InsertText(_user_turns, lambda v, lang: _YEARS_BACK[lang],
                                                                   "years_back")),
+    Aim("session-at-memory-date", ("memory_session",), InsertText(_ai_turns, lambda v, lang: _AI_YEARS_BACK[lang],
+                                                                  "ai_years_back")),
     # Judge work (no check reads these; the audit judge does).
     Aim("persona-specific", ("persona",), Rewrite("description", _attributes_restated, "attributes_restated")),
     Aim("power-specific", ("power",), Rewrite(_second_name, lambda v, lang: _BROAD_SKILLS[lang], "broad_field")),

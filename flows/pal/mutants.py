@@ -219,7 +219,7 @@ _CHARACTER = {"en": ("The user has always been a perfectionist and rarely asks a
                      "By nature the user is a stubborn person who keeps worries to themselves.",
                      "The user tends to be quiet in meetings and keeps to a careful plan."),
               "zh": ("用户做事一向追求完美，很少开口求人帮忙。", "用户性格要强，遇到难处总想一个人扛。",
-                     "用户平时不善言辞，待人随和，做事讲究稳妥。")}
+                     "用户平时不善言辞，待人随和，做事讲究稳妥。", "用户本来就讨厌排队，这个月去银行都是挑人少的时候。")}
 _OFF_TOPIC = {"en": ("Find a phone case in a nicer colour", "Learn to bake sourdough bread at weekends"),
               "zh": ("给手机换一个颜色更好看的手机壳", "学会在周末烤酸面包")}
 
@@ -308,7 +308,7 @@ AIMS = (
     Aim("experience-calendar", ("experience",), WrongWeekday("experience", lambda v: str(v.get("span_start") or v["time_span"]))),
     # one occasion named without a date (held-out rounds: "准备年终质量数据汇报", "按期提交本次审核的整改报告")
     Aim("requirement-types", ("requirement_types",), Replace("family[*]", {"zh": r"^", "en": r"^"},
-                                                              {"zh": ("本次",), "en": ("This year's ",)}, "one_off")),
+                                                              {"zh": ("本次", "婚礼前"), "en": ("This year's ",)}, "one_off")),
     Aim("requirement-types", ("requirement_types",),
         Longer("health[*]", lambda v: TYPE_LIMIT["zh" if v.get("language") == "zh" else "en"])),
     Aim("candidates", ("candidates",), Count("topics[*].solutions", low=8, high=8)),

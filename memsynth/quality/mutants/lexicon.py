@@ -45,7 +45,7 @@ SOFTENERS = {
     "en": ("I see the logic, but ", "That sounds good in theory, but ", "I can see why you'd suggest that, but ",
            "Fair point, and I appreciate it, but ", "It's a nice idea, though "),
     "zh": ("我理解你的想法，不过", "这个主意听起来挺好的，只是", "你说的有道理，可是", "我明白你的好意，但是",
-           "这个建议其实不错，就是"),
+           "这个建议其实不错，就是", "这样倒也不是不行，只是"),
 }
 
 # Two solutions offered as one.
