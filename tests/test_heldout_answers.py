@@ -25,7 +25,7 @@ DISPUTED = {"r15": ["pal/zh/candidates/candidates-zh-a1"]}
 
 
 @pytest.mark.parametrize("round_", ["r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "r16",
-                                    "r17", "r18", "r19"])
+                                    "r17", "r18", "r19", "r20"])
 def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
     verdicts = check_paths([HELDOUT / round_])
     acceptable = [v for v in verdicts if v.label == "acceptable"]
@@ -209,6 +209,22 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # certainty ("你肯定不想……": preferences_not_presumed), two more; an emotion analysis that quotes
 # the other speaker with an apostrophe inside the quote ("Melanie's 'you've got guts'":
 # score.speaker_own_words) one more, which the judge had let through.
+# r20 (four fresh writers at the same prompts, split as r19's; four fresh judges) was measured
+# fresh at `79a07eb`: the checks rejected 90 (67 %) of its mistakes and 1 of its 67 acceptable
+# answers (a requirement type "按期完成客户审核整改", a lasting need of a user whose clients audit
+# often, read as a deadline by 按期: lasting_requirement_types now reads 按期 only with a hand-in,
+# "按期提交", and two mistakes rejected only for that reading are let through); of its mistakes
+# claimed by checks alone 33 of 36. Its judges flagged 8 of 65 acceptable answers (12 %): two logs
+# that unlock or sign in and then open (the logs line now names both as two operations), two
+# memories counted as used on a detail the question gives, a merge of two facts, a persona domain
+# taken from the other speaker, a restatement naming an illness the records do not, a highlight
+# that says what happened and not why it mattered. With the checks, 128 of 134 mistakes were
+# rejected or flagged. Read from it after: a query put in words another memory shares and its
+# targets do not ("carve out time for yourself each day" aimed at the charity race:
+# aims_at_its_targets) and a rejection that first grants the plan as a way ("听起来也算个办法，
+# 不过……": direct_rejection), two more. The vague-query rule says the rest of a query's background
+# is the judge's: labels that quote its line are no longer claimed by checks (one each of r3-r5,
+# r7, r8, r10-r19; r20's "被经理退回了，要补验证数据" among them).
 FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r4": {"checked": 85, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r5": {"checked": 78, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
@@ -225,7 +241,8 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
            "r16": {"checked": 87, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r17": {"checked": 91, "caught": 132, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r18": {"checked": 86, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 8},
-           "r19": {"checked": 95, "caught": 132, "violations": 134, "acceptable_audited": 65, "wrongly": 4}}
+           "r19": {"checked": 95, "caught": 132, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
+           "r20": {"checked": 90, "caught": 127, "violations": 134, "acceptable_audited": 65, "wrongly": 8}}
 
 
 # Of each round's mistakes whose label quotes a prompt line whose rules only checks enforce:
@@ -236,9 +253,9 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
 # judge reads (eval replies' grounding, candidates-fit, situations-from-month, log-one-operation,
 # persona-specific, highlight-moment, merge-faithful, …), so fewer mistakes count as claimed by
 # checks alone (r3 73 → 41 … r10 61 → 32); the checks above reject more of what is left.
-CLAIMED = {"r3": (38, 37), "r4": (35, 35), "r5": (31, 31), "r6": (25, 25), "r7": (35, 33), "r8": (32, 32), "r9": (29, 27),
-           "r10": (31, 31), "r11": (36, 35), "r12": (36, 34), "r13": (38, 37), "r14": (34, 34), "r15": (36, 35), "r16": (39, 36),
-           "r17": (35, 34), "r18": (37, 36), "r19": (35, 35)}
+CLAIMED = {"r3": (37, 36), "r4": (34, 34), "r5": (30, 30), "r6": (25, 25), "r7": (34, 33), "r8": (31, 31), "r9": (29, 27),
+           "r10": (30, 30), "r11": (35, 34), "r12": (35, 33), "r13": (37, 36), "r14": (33, 33), "r15": (35, 34), "r16": (38, 35),
+           "r17": (34, 33), "r18": (36, 35), "r19": (34, 34), "r20": (35, 34)}
 
 
 @pytest.mark.parametrize("round_", sorted(FIGURES))

@@ -4,6 +4,8 @@ says nothing of, in English and Chinese."""
 
 from __future__ import annotations
 
+import re
+
 from flows.stratmem.pool_checks import aims_at_its_targets, same_facts_joined, states_only_candidate_numbers
 from schemas.stratmem import MergedMemories, UserQuery
 
@@ -75,3 +77,18 @@ def test_targets_name_the_memories_the_query_is_about():
     assert list(aims_at_its_targets(UserQuery(query=food, targets=[2]), QUERY_ZH)) == []
     assert "第 2 条" in next(iter(aims_at_its_targets(UserQuery(query=food, targets=[1]), {**QUERY_ZH,
                                                                                             "language": "zh"})))
+
+
+def test_a_query_that_shares_two_words_with_another_memory_and_none_with_its_targets_is_off():
+    """Words two memories share are no memory's own: a query put in such words still points at
+    the memories it shares them with when its targets share none."""
+    pool = {**QUERY_EN, "memories": [
+        {"number": 1, "fact": "Melanie painted a lake sunrise last year, and it is special to her."},
+        {"number": 2, "fact": "Melanie walks the dog every morning before the kids wake up."},
+        {"number": 3, "fact": "Melanie's dog chases a ball in the park every morning."}]}
+    dog = "Does the dog still get you out of the house every morning?"
+    assert list(aims_at_its_targets(UserQuery(query=dog, targets=[2]), pool)) == []
+    assert re.search(r"memory [23]\b", next(iter(aims_at_its_targets(UserQuery(query=dog, targets=[1]), pool))))
+    # One word in common with other memories is not enough to say where the query points.
+    vague = "How is the dog these days?"
+    assert list(aims_at_its_targets(UserQuery(query=vague, targets=[1]), pool)) == []

@@ -55,6 +55,11 @@ _SOFTENED = re.compile(
     rf"|^\W*{_NO_NEGATION}[^，,。！？!?]{{0,10}}(不错|挺好|很好|合理|可以|有意思)[的啊呀吧]?[，,…\s]*(只是|就是)"
     # the grudging "not that it won't do, it's just…" (这法子倒也不是不行，就是……): held-out r19
     r"|^\W*[^，,。！？!?]{0,10}?不是不行[的啊呀吧]?[，,…\s]*(但是?|不过|可是|只是|就是)"
+    # granted as a way first, then turned down ("听起来也算个办法，不过……"): held-out r20
+    r"|^\W*[^，,。！？!?]{0,10}?(也算是|也算|也是|算是|倒是|倒也是)(一种|一个|个)?(办法|法子|主意|思路|选择|路子)"
+    r"[的啊呀吧]?[，,…\s]*(但是?|不过|可是|只是|就是)"
+    r"|^\W*((i suppose|i guess) (that|it) (could|might|would) work|(that's|it's|that is|it is) "
+    r"(one way|an option|a way|one option))[^.?!]{0,40}\bbut\b"
     r"|^\W*((that |it |this )?(sounds|seems|looks) (good|great|nice|reasonable|interesting|like a good idea)"
     r"|(good|great|nice|interesting) (idea|point|suggestion))[^.?!]{0,40}\bbut\b", re.IGNORECASE)
 

@@ -122,7 +122,10 @@ RULES = (
     Rule("vague-query", "the opening query is brief and vague, without background details: what code sees of them is "
          "a day or date in any form (a deadline's too: 周三前, by Friday), a figure in digits, a person by surname and "
          "title (王经理, Dr Patel); the rest is the audit judge's", "seed 004 Step 5-1",
-         checks=("requirements.brief_query", "requirements.query_without_details")),
+         checks=("requirements.brief_query", "requirements.query_without_details"),
+         prompt_only="other background details (what happened, who asked what: '被经理退回了，要补验证数据') are a "
+                     "reading: PAL-Set's released queries name people and doings freely ('让客户减少对设计方案的反复修改'); "
+                     "the audit judge reads a sample"),
     Rule("needs-on-topic", "both implicit needs revolve around the topic's requirement type", "seed 004 Step 5-1",
          judges=("requirements_review.topics.needs_on_topic",)),
     Rule("candidates", "8 different candidate solutions per topic (none the same in other words), each one sentence "

@@ -244,7 +244,7 @@ def _off_target(answer: Any, v: Mapping[str, Any]) -> list[int] | None:
     """The query's targets moved one number along (a neighbour it says nothing of), where it holds
     its targets' own words: targets no longer name what it is about."""
     numbers = [int(m["number"]) for m in v.get("memories", [])]
-    on_target, _ = _aimed(UserQuery(**answer), v) if answer.get("query") else (0, None)
+    on_target = _aimed(UserQuery(**answer), v)[0] if answer.get("query") else 0
     if not on_target:
         return None
     for step in (1, -1, 2, -2):

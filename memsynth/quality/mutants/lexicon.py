@@ -43,9 +43,11 @@ RESTATE_PREFIX = {"en": ("In other words, ", "Basically, ", "Put simply, "),
 # A rejection softened into agreement first ("I see the logic, but"): what the seed forbids.
 SOFTENERS = {
     "en": ("I see the logic, but ", "That sounds good in theory, but ", "I can see why you'd suggest that, but ",
-           "Fair point, and I appreciate it, but ", "It's a nice idea, though "),
+           "Fair point, and I appreciate it, but ", "It's a nice idea, though ",
+           "I guess that would work for some people, but "),
     "zh": ("我理解你的想法，不过", "这个主意听起来挺好的，只是", "你说的有道理，可是", "我明白你的好意，但是",
-           "这个建议其实不错，就是", "这样倒也不是不行，只是"),
+           "这个建议其实不错，就是", "这样倒也不是不行，只是",
+           "这倒也算是一种思路吧，可是"),
 }
 
 # Two solutions offered as one.

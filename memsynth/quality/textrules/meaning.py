@@ -249,7 +249,7 @@ def merged_sources(sources: Sequence[str], items: Sequence[str], share: float = 
 
 
 @lru_cache(maxsize=1)
-def _telling_and_opinion() -> frozenset[str]:
+def telling_and_opinion() -> frozenset[str]:
     """Verbs of telling and of opinion, which any account or question uses: no source's own
     words (a scene where the consultant "said they would review the plan" is not the memory where
     a consultant said "that's what understanding a patient looks like"; "do you think I can…" is
@@ -265,6 +265,6 @@ def own_units_held(sources: Sequence[str], text: str, known: str = "") -> list[i
     `known` (what the text answers, say) lacks. A text that draws on a source repeats some of its
     own words; one that only shares the topic holds few or none."""
     units = [meaning_units(s) for s in sources]
-    held = meaning_units(text) - meaning_units(known) - _telling_and_opinion()
+    held = meaning_units(text) - meaning_units(known) - telling_and_opinion()
     counts = Counter(u for us in units for u in us)
     return [len({u for u in us if counts[u] == 1} & held) for us in units]
