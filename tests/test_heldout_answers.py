@@ -25,7 +25,7 @@ DISPUTED = {"r15": ["pal/zh/candidates/candidates-zh-a1"]}
 
 
 @pytest.mark.parametrize("round_", ["r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "r16",
-                                    "r17", "r18", "r19", "r20"])
+                                    "r17", "r18", "r19", "r20", "r21"])
 def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
     verdicts = check_paths([HELDOUT / round_])
     acceptable = [v for v in verdicts if v.label == "acceptable"]
@@ -225,6 +225,17 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # 不过……": direct_rejection), two more. The vague-query rule says the rest of a query's background
 # is the judge's: labels that quote its line are no longer claimed by checks (one each of r3-r5,
 # r7, r8, r10-r19; r20's "被经理退回了，要补验证数据" among them).
+# r21 (four fresh writers at the prompts of `caddac6`, whose logs line names unlocking and then
+# opening as two operations and whose eval_detect and stratmem persona lines say what is not use
+# and not the character's; four fresh judges) was measured fresh at `caddac6`: the checks
+# rejected 87 (65 %) of its mistakes and 1 of its 67 acceptable answers (a log naming the
+# account "sunliwei", read as an English word: an account's name is now a name); of its
+# mistakes claimed by checks alone 31 of 32. Its judges flagged 5 of 65 acceptable answers
+# (7.7 %): a highlight that says what happened and not why it mattered, a proposal of several
+# measures, a restatement naming an illness the records do not, a used memory marked unused, a
+# merge of two facts. With the checks, 128 of 134 mistakes were rejected or flagged. Read from
+# it after: a requirement type with a deadline as a span ("两周内提交审核整改报告":
+# lasting_requirement_types) one more; one rejected only for the account's name is let through.
 FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r4": {"checked": 85, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r5": {"checked": 78, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
@@ -242,7 +253,8 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
            "r17": {"checked": 91, "caught": 132, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r18": {"checked": 86, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 8},
            "r19": {"checked": 95, "caught": 132, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
-           "r20": {"checked": 90, "caught": 127, "violations": 134, "acceptable_audited": 65, "wrongly": 8}}
+           "r20": {"checked": 90, "caught": 127, "violations": 134, "acceptable_audited": 65, "wrongly": 8},
+           "r21": {"checked": 87, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5}}
 
 
 # Of each round's mistakes whose label quotes a prompt line whose rules only checks enforce:
@@ -255,7 +267,8 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
 # checks alone (r3 73 → 41 … r10 61 → 32); the checks above reject more of what is left.
 CLAIMED = {"r3": (37, 36), "r4": (34, 34), "r5": (30, 30), "r6": (25, 25), "r7": (34, 33), "r8": (31, 31), "r9": (29, 27),
            "r10": (30, 30), "r11": (35, 34), "r12": (35, 33), "r13": (37, 36), "r14": (33, 33), "r15": (35, 34), "r16": (38, 35),
-           "r17": (34, 33), "r18": (36, 35), "r19": (34, 34), "r20": (35, 34)}
+           "r17": (34, 33), "r18": (36, 35), "r19": (34, 34), "r20": (35, 34),
+           "r21": (32, 32)}
 
 
 @pytest.mark.parametrize("round_", sorted(FIGURES))
