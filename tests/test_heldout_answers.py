@@ -25,7 +25,7 @@ DISPUTED = {"r15": ["pal/zh/candidates/candidates-zh-a1"]}
 
 
 @pytest.mark.parametrize("round_", ["r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "r16",
-                                    "r17", "r18", "r19", "r20", "r21"])
+                                    "r17", "r18", "r19", "r20", "r21", "r22"])
 def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
     verdicts = check_paths([HELDOUT / round_])
     acceptable = [v for v in verdicts if v.label == "acceptable"]
@@ -236,6 +236,19 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # merge of two facts. With the checks, 128 of 134 mistakes were rejected or flagged. Read from
 # it after: a requirement type with a deadline as a span ("两周内提交审核整改报告":
 # lasting_requirement_types) one more; one rejected only for the account's name is let through.
+# r22 (four fresh writers at the same prompts; four fresh judges) was measured fresh at
+# `502af3b`: the checks rejected 90 (67 %) of its mistakes and none of its 67 acceptable answers;
+# of its mistakes claimed by checks alone 32 of 34. Its judges flagged 4 of 65 acceptable answers
+# (6.2 %): a candidate that moves the need to another occasion, two evaluation answers stating
+# what only the profile says (a diagnosis, "内向、不爱尝新": the writers saw that persona's other
+# prompts, the model under evaluation never does), a persona domain taken from the other
+# speaker. With the checks, 130 of 134 mistakes were rejected or flagged. Read from it after: a
+# requirement type that opens with a deliverable to be done ("完成卡钳异响问题的8D分析", as r16 and
+# r20 wrote too: lasting_requirement_types) one more, and one of r20. query-no-quote says what the
+# check sees (a memory copied for eight words, or nearly whole) and leaves a shorter clause to
+# the audit judge: 32 of the 657 released queries share four content words in a row with a
+# memory, naming what it is about; labels that quote its line are no longer claimed by checks
+# (r22's "an agency that helps LGBTQ+ people adopt" among them).
 FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r4": {"checked": 85, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r5": {"checked": 78, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
@@ -253,8 +266,9 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
            "r17": {"checked": 91, "caught": 132, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r18": {"checked": 86, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 8},
            "r19": {"checked": 95, "caught": 132, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
-           "r20": {"checked": 90, "caught": 127, "violations": 134, "acceptable_audited": 65, "wrongly": 8},
-           "r21": {"checked": 87, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5}}
+           "r20": {"checked": 91, "caught": 127, "violations": 134, "acceptable_audited": 65, "wrongly": 8},
+           "r21": {"checked": 87, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
+           "r22": {"checked": 91, "caught": 130, "violations": 134, "acceptable_audited": 65, "wrongly": 4}}
 
 
 # Of each round's mistakes whose label quotes a prompt line whose rules only checks enforce:
@@ -265,10 +279,9 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
 # judge reads (eval replies' grounding, candidates-fit, situations-from-month, log-one-operation,
 # persona-specific, highlight-moment, merge-faithful, …), so fewer mistakes count as claimed by
 # checks alone (r3 73 → 41 … r10 61 → 32); the checks above reject more of what is left.
-CLAIMED = {"r3": (37, 36), "r4": (34, 34), "r5": (30, 30), "r6": (25, 25), "r7": (34, 33), "r8": (31, 31), "r9": (29, 27),
-           "r10": (30, 30), "r11": (35, 34), "r12": (35, 33), "r13": (37, 36), "r14": (33, 33), "r15": (35, 34), "r16": (38, 35),
-           "r17": (34, 33), "r18": (36, 35), "r19": (34, 34), "r20": (35, 34),
-           "r21": (32, 32)}
+CLAIMED = {"r3": (35, 34), "r4": (32, 32), "r5": (29, 29), "r6": (23, 23), "r7": (32, 31), "r8": (30, 30), "r9": (27, 26),
+           "r10": (28, 28), "r11": (33, 32), "r12": (33, 31), "r13": (35, 34), "r14": (31, 31), "r15": (33, 33), "r16": (35, 33),
+           "r17": (32, 31), "r18": (34, 34), "r19": (31, 31), "r20": (32, 32), "r21": (30, 30), "r22": (32, 32)}
 
 
 @pytest.mark.parametrize("round_", sorted(FIGURES))

@@ -308,7 +308,8 @@ AIMS = (
     Aim("experience-calendar", ("experience",), WrongWeekday("experience", lambda v: str(v.get("span_start") or v["time_span"]))),
     # one occasion named without a date (held-out rounds: "准备年终质量数据汇报", "按期提交本次审核的整改报告")
     Aim("requirement-types", ("requirement_types",), Replace("family[*]", {"zh": r"^", "en": r"^"},
-                                                              {"zh": ("本次", "婚礼前", "三天内"), "en": ("This year's ", "Within two weeks, ")}, "one_off")),
+                                                              {"zh": ("本次", "婚礼前", "三天内", "交付"), "en": ("This year's ", "Within two weeks, ", "Deliver ")},
+                                                              "one_off")),
     Aim("requirement-types", ("requirement_types",),
         Longer("health[*]", lambda v: TYPE_LIMIT["zh" if v.get("language") == "zh" else "en"])),
     Aim("candidates", ("candidates",), Count("topics[*].solutions", low=8, high=8)),

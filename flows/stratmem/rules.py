@@ -56,7 +56,11 @@ RULES = (
          checks=("query.speaks_to_the_character", "query.said_by_the_speaker", "query.asks_the_character")),
     Rule("query-no-quote", "the query does not quote a memory: it copies no memory's sentence or clause, and does not "
          "state the details its answer needs; naming what a memory is about (an event, plan or person), as a "
-         "speaker would to ask about it, is how a query points at it, not a quote", "prompt", checks=("query.does_not_quote_memories",)),
+         "speaker would to ask about it, is how a query points at it, not a quote", "prompt", checks=("query.does_not_quote_memories",),
+         prompt_only="the check sees a memory copied for eight words in a row or nearly whole; a shorter clause is "
+                     "either the name of what the memory is about (32 of the 657 released queries share four content "
+                     "words in a row with a memory: 'that charity race for mental health') or the detail its answer "
+                     "needs ('an agency that helps LGBTQ+ people adopt'): a reading, which the audit judge reads"),
     Rule("query-given-type", "the query needs the memories its given type says (A must, B nice, C both)",
          "seed 002 §3.3", judges=("label.labels.role",)),
     Rule("roles", "every pool memory gets must, nice or irr by the majority of three labellers; a "
