@@ -25,7 +25,7 @@ DISPUTED = {"r15": ["pal/zh/candidates/candidates-zh-a1"]}
 
 
 @pytest.mark.parametrize("round_", ["r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "r16",
-                                    "r17", "r18", "r19", "r20", "r21", "r22"])
+                                    "r17", "r18", "r19", "r20", "r21", "r22", "r23"])
 def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
     verdicts = check_paths([HELDOUT / round_])
     acceptable = [v for v in verdicts if v.label == "acceptable"]
@@ -249,6 +249,17 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # the audit judge: 32 of the 657 released queries share four content words in a row with a
 # memory, naming what it is about; labels that quote its line are no longer claimed by checks
 # (r22's "an agency that helps LGBTQ+ people adopt" among them).
+# r23 (four fresh writers at the same prompts, the pal evaluation prompts all given to one writer
+# who saw no other prompt of that persona, as the model under evaluation sees none; four fresh
+# judges) was measured fresh at `6e43eaa`: the checks rejected 84 (63 %) of its mistakes and 1 of
+# its 67 acceptable answers ("livehouse" in a hobby, a loanword Chinese writing keeps in lower
+# case: generation.language now lets a few such pass); of its mistakes claimed by checks alone
+# 28 of 29. Its judges flagged 5 of 65 acceptable answers (7.7 %): two highlights whose items say
+# what happened and not why it mattered (the prompt now asks for it in every item), a log that
+# signs in and then selects, a situation adding what its month does not say, a merge of two
+# facts. With the checks, 129 of 134 mistakes were rejected or flagged. Read from it after: a
+# preference presumed with a hedge ("你应该也不想为这点事改变工作习惯": preferences_not_presumed)
+# one more; one rejected only for "livehouse" is let through.
 FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r4": {"checked": 85, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r5": {"checked": 78, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
@@ -268,7 +279,8 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
            "r19": {"checked": 95, "caught": 132, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
            "r20": {"checked": 91, "caught": 127, "violations": 134, "acceptable_audited": 65, "wrongly": 8},
            "r21": {"checked": 87, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
-           "r22": {"checked": 91, "caught": 130, "violations": 134, "acceptable_audited": 65, "wrongly": 4}}
+           "r22": {"checked": 91, "caught": 130, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
+           "r23": {"checked": 84, "caught": 129, "violations": 134, "acceptable_audited": 65, "wrongly": 5}}
 
 
 # Of each round's mistakes whose label quotes a prompt line whose rules only checks enforce:
@@ -281,7 +293,8 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
 # checks alone (r3 73 → 41 … r10 61 → 32); the checks above reject more of what is left.
 CLAIMED = {"r3": (35, 34), "r4": (32, 32), "r5": (29, 29), "r6": (23, 23), "r7": (32, 31), "r8": (30, 30), "r9": (27, 26),
            "r10": (28, 28), "r11": (33, 32), "r12": (33, 31), "r13": (35, 34), "r14": (31, 31), "r15": (33, 33), "r16": (35, 33),
-           "r17": (32, 31), "r18": (34, 34), "r19": (31, 31), "r20": (32, 32), "r21": (30, 30), "r22": (32, 32)}
+           "r17": (32, 31), "r18": (34, 34), "r19": (31, 31), "r20": (32, 32), "r21": (30, 30), "r22": (32, 32),
+           "r23": (29, 29)}
 
 
 @pytest.mark.parametrize("round_", sorted(FIGURES))

@@ -98,6 +98,8 @@ def test_an_english_value_in_chinese_is_rejected(reason, bad):
     ("理解提到他用户 ID: chenjing 收到了提醒，给 2 分。", False, ""),
     ("理解提到他想把报告发给liuhaoran看看，给 2 分。", True, "夹杂了英文单词"),
     ("理解说他总想avoid加班，给 1 分。", True, "夹杂了英文单词"),
+    # held-out r23: a loanword Chinese writing keeps in lower case is Chinese writing's own
+    ("理解提到他周末常拍vlog、去citywalk，抓住了需求，给 2 分。", False, ""),
 ])
 def test_a_chinese_value_in_english_or_traditional_characters_is_rejected(analysis, bad, says):
     found = problems("pal", "eval_judge_restatement", {"analysis": analysis, "score": 1}, language="zh")

@@ -28,11 +28,13 @@ RULE = ("Do not repeat the same fact across fields", "不同字段之间不要�
 # days named once and counted once, as in r7 (r16's, with "twice a week" in both, is rejected).
 # r18 (measured fresh, a miss of the same kind): "Swims at the local baths on Tuesday and Thursday
 # mornings before her shift" beside "Loves swimming at the local baths twice a week before work".
+# r23 (measured fresh, the same kind again): "Swims 40 lengths at the local baths at 6:45 on
+# Tuesday and Thursday mornings" beside "Swims at the local baths twice a week before work".
 # The writer's own words say the mistake is a repeat: a whole prompt line quoted holds other
 # instructions too (r12's paragraph-long goal quotes the line this rule shares).
 REPEATS = ("repeat", "again", "twice", "same fact", "重复", "又写", "再次")
 REWORDED = {"r2/profile-zh-v1", "r5/profile-en-v1", "r6/profile-zh-v1", "r7/profile-en-v1", "r11/profile-zh-v1",
-            "r11/profile-en-v1", "r15/profile-en-v1", "r18/profile-en-v1"}
+            "r11/profile-en-v1", "r15/profile-en-v1", "r18/profile-en-v1", "r23/profile-en-v1"}
 
 
 def _answers():

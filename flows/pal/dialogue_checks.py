@@ -151,6 +151,13 @@ _PRESUMES = re.compile(rf"我知道你.{{0,8}}?({_LIKES_ZH})"
                        r"|\byou('ve)? (always|never) (like|liked|enjoy|enjoyed|hate|hated)"
                        r"|\b(since|as|knowing|given that) you (prefer|like|don't like|dislike|hate|enjoy|would rather"
                        r"|'d rather|don't want)", re.IGNORECASE)
+# Hedged, in a turn that proposes or answers a solution ("你应该也不想为这点事改变工作习惯，那…":
+# held-out r23). A need inference guesses at needs by its nature ("我猜你也不想再来回改了" is how
+# r10's, r21's and r22's acceptable dialogues infer one): there they are the turn's job.
+_PRESUMES_HEDGED = re.compile(
+    r"你(?:应该|大概|估计|多半|想必)(?:也|都)(?:不?太?)(?:喜欢|想|愿意|习惯|讨厌|在意)(?![^。！？?]*[？?])"
+    r"|(?:我猜|想必)你(?:也|都)?不?太?(?:喜欢|想|愿意|习惯|讨厌|在意)(?![^。！？?]*[？?])"
+    r"|\bI'm sure you (?:don't|do not|wouldn't|would not) (?:want|like)\b", re.IGNORECASE)
 # What the user has said is theirs to recall: a match whose next words the user already said
 # ("既然你不想吃药" after "我不想靠吃药") is the assistant listening, not presuming.
 _WHAT = re.compile(r"[\u4e00-\u9fff]{2}|[a-z]{3,}", re.IGNORECASE)
@@ -159,9 +166,11 @@ _WHAT = re.compile(r"[\u4e00-\u9fff]{2}|[a-z]{3,}", re.IGNORECASE)
 @check("preferences_not_presumed")
 def preferences_not_presumed(out: Dialogue, v: Mapping[str, Any]) -> Iterator[str]:
     said_by_user = ""
+    inferring = _actions(v, "requirement_prediction")
     for i, turn in enumerate(out.turns, start=1):
         said_by_user += turn.user.content
-        for m in _PRESUMES.finditer(turn.assistant.content):
+        hedged = [] if turn.assistant.action in inferring else list(_PRESUMES_HEDGED.finditer(turn.assistant.content))
+        for m in [*_PRESUMES.finditer(turn.assistant.content), *hedged]:
             what = _WHAT.search(turn.assistant.content[m.end():m.end() + 12])
             if what and what.group(0).lower() in said_by_user.lower():
                 continue

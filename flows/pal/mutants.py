@@ -181,9 +181,9 @@ def _before_feedback(answer: Any, v: Mapping[str, Any]) -> list[tuple[Any, ...]]
 
 _PRESUMING = {
     "en": ("I know you like plans you can reuse every year.", "You've always hated paying for apps, so let's avoid that.",
-           "Since you never enjoy group classes, I'll skip those."),
+           "Since you never enjoy group classes, I'll skip those.", "I'm sure you don't want to spend evenings on this."),
     "zh": ("我知道你一向喜欢能反复用的办法。", "你平时就不太愿意花钱买课，这个我们先不考虑。", "我知道你不喜欢跟一群人一起练。",
-           "我知道你更信得过表格这种一目了然的东西。"),
+           "我知道你更信得过表格这种一目了然的东西。", "想必你也不愿意在这上面多花钱。"),
 }
 # A new plan after a rejection, put as a question for approval or told as a routine (held-out
 # r17, r18), in words the held-out rounds did not use.
