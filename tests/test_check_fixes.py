@@ -380,6 +380,33 @@ def test_a_presumed_preference_is_rejected_in_every_form(user, assistant, presum
     assert bool(found) is presumed, found
 
 
+def test_the_assistant_does_not_tell_the_users_reason_before_the_user_does():
+    """The framework's reason is the user's to give: said in the proposal before the feedback
+    (held-out r24), it is a preference presumed whatever the phrasing; said after, or only in the
+    words the framework's public text shares, it is not."""
+    framework = [{"label": "T1_S1", "kind": "solution", "text": "下班后去小区泳池游二十分钟。", "feedback": "neg",
+                  "reason": "泳池要排队换衣服，我嫌折腾，不想下班还往外跑。"}]
+    v = {**ZH, "framework": framework}
+
+    def dialogue(proposal: str, feedback: str = "不去，太麻烦。") -> Dialogue:
+        return Dialogue(turns=[
+            {"user": {"action": "需求确认", "reference": "T1_N1", "content": "对。"},
+             "assistant": {"action": "方案提议", "reference": "T1_S1", "content": proposal}},
+            {"user": {"action": "方案反馈", "reference": "T1_S1", "content": feedback},
+             "assistant": {"action": "反馈回应", "reference": "T1_S1", "content": "明白，抱歉。"}}])
+
+    told = dialogue("泳池那边虽然排队换衣服有点折腾，下班后去小区泳池游二十分钟也能放松。")
+    assert "理由" in next(iter(pal.preferences_not_presumed(told, v)))
+    assert not list(pal.preferences_not_presumed(dialogue("下班后可以去小区泳池游二十分钟，放松一下。"), v))
+    # once the user has said it, the assistant may say it back
+    said_first = Dialogue(turns=[
+        {"user": {"action": "需求确认", "reference": "T1_N1", "content": "对，可我嫌折腾，排队换衣服太麻烦。"},
+         "assistant": {"action": "方案提议", "reference": "T1_S1", "content": "不用排队换衣服折腾的话，下班后去小区泳池游二十分钟？"}},
+        {"user": {"action": "方案反馈", "reference": "T1_S1", "content": "不去。"},
+         "assistant": {"action": "反馈回应", "reference": "T1_S1", "content": "明白。"}}])
+    assert not list(pal.preferences_not_presumed(said_first, v))
+
+
 # --- stratmem ---------------------------------------------------------------------------------
 
 

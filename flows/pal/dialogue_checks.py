@@ -178,3 +178,39 @@ def preferences_not_presumed(out: Dialogue, v: Mapping[str, Any]) -> Iterator[st
                          "not know them until the user says so",
                       f"第 {i} 轮 assistant：预设了用户的喜好（“{m.group(0)}”）；用户说出之前，助手并不知道")
             break
+    for i, label, reason in _foretold(out, v):
+        yield say(v, f"turn {i} assistant: tells the user's own reason about {label} ({reason!r}) before the user "
+                     "gives it; the assistant does not know the user's preferences until the user says them",
+                  f"第 {i} 轮 assistant：用户还没说，助手就说出了用户对 {label} 的理由（“{reason}”）；"
+                  "用户说出之前，助手并不知道这些偏好")
+
+
+# The framework's reasons are the user's to reveal: an assistant turn before the feedback that
+# holds three of a reason's own units (none of the framework's public text, nothing the user has
+# said) tells the preference for them ("先从最省事、不用改变你工作习惯的办法入手" before "加个腰靠就
+# 能用，不用改变我的工作习惯": held-out r24). Eleven labelled presumptions of r2-r24 hold three; no
+# acceptable dialogue of the corpus or r1-r24 holds more than two. Words any turn uses are no unit.
+_FORETOLD_UNITS = 3
+_COMMON_ZH = frozenset("这个 那个 一个 可以 听起 起来 我们 你们 就是 还是 一下 一点 不是 没有 什么 怎么 这样 那样 "
+                       "自己 时候 我的 你的 的话 因为 所以 但是 不过 如果 真的 其实".split())
+
+
+def _foretold(out: Dialogue, v: Mapping[str, Any]) -> Iterator[tuple[int, str, str]]:
+    """(turn, solution label, the user's reason) for each assistant turn that tells a reason early."""
+    from memsynth.quality.textrules.meaning import meaning_units, telling_and_opinion
+
+    framework = list(v.get("framework") or [])
+    reasons = {f["label"]: str(f["reason"]) for f in framework if f.get("kind") == "solution" and f.get("reason")}
+    public = meaning_units(" ".join(" ".join([str(f.get("text", "")), *map(str, f.get("evidences") or [])])
+                                    for f in framework)) | telling_and_opinion() | _COMMON_ZH
+    feedback = _actions(v, "solution_feedback")
+    said = ""
+    for i, turn in enumerate(out.turns, start=1):
+        said += " " + turn.user.content
+        known = public | meaning_units(said)
+        for label, reason in reasons.items():
+            later = any(t.user.action in feedback and t.user.reference == label for t in out.turns[i:])
+            held = sorted((meaning_units(reason) - known) & meaning_units(turn.assistant.content))
+            if later and len(held) >= _FORETOLD_UNITS:
+                yield i, label, reason
+                break

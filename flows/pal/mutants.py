@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -179,6 +180,18 @@ def _before_feedback(answer: Any, v: Mapping[str, Any]) -> list[tuple[Any, ...]]
     return out[:-1] if len(out) > 1 else out
 
 
+def _first_reason_told(v: Mapping[str, Any], language: str) -> tuple[str, ...]:
+    """The reason the user gives for the first solution, said back by the assistant before the user
+    gives it (the user's "I" made "you")."""
+    reason = next((str(f["reason"]) for f in v.get("framework") or [] if f.get("kind") == "solution"
+                   and f.get("reason")), "")
+    if not reason:
+        return ()
+    if language == "zh":
+        return (reason.replace("我", "你"),)
+    return (re.sub(r"\b(I|me)\b", "you", re.sub(r"\bmy\b", "your", reason)),)
+
+
 _PRESUMING = {
     "en": ("I know you like plans you can reuse every year.", "You've always hated paying for apps, so let's avoid that.",
            "Since you never enjoy group classes, I'll skip those.", "I'm sure you don't want to spend evenings on this."),
@@ -344,6 +357,7 @@ AIMS = (
                                                            lambda v, lang: _NEW_PLAN[lang], "new_plan")),
     Aim("preferences-hidden", ("dialogue",), InsertText(_before_feedback, lambda v, lang: _PRESUMING[lang],
                                                         "presume_preference")),
+    Aim("preferences-hidden", ("dialogue",), InsertText(_before_feedback, _first_reason_told, "reason_told")),
     Aim("eval-restatement", ("eval_restate",), Sentences("requirement", high=1)),
     Aim("eval-proposal", ("eval_propose",), Join("solution")),
     Aim("eval-proposal", ("eval_propose",), Listed("solution")),
