@@ -25,7 +25,7 @@ DISPUTED = {"r15": ["pal/zh/candidates/candidates-zh-a1"]}
 
 
 @pytest.mark.parametrize("round_", ["r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "r16",
-                                    "r17", "r18", "r19", "r20", "r21", "r22", "r23"])
+                                    "r17", "r18", "r19", "r20", "r21", "r22", "r23", "r24"])
 def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
     verdicts = check_paths([HELDOUT / round_])
     acceptable = [v for v in verdicts if v.label == "acceptable"]
@@ -260,11 +260,22 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # facts. With the checks, 129 of 134 mistakes were rejected or flagged. Read from it after: a
 # preference presumed with a hedge ("你应该也不想为这点事改变工作习惯": preferences_not_presumed)
 # one more; one rejected only for "livehouse" is let through.
+# r24 (four fresh writers at the prompts of `739578b`, whose highlight line asks why it mattered
+# in every item; split as r23's; four fresh judges) was measured fresh at `739578b`: the checks
+# rejected 90 (67 %) of its mistakes and none of its 67 acceptable answers; of its mistakes
+# claimed by checks alone 33 of 34. Its judges flagged 1 of 65 acceptable answers (1.5 %: a
+# memory counted as used on a detail the message and the persona give); with the checks, 131 of
+# 134 mistakes were rejected or flagged. Read from it after: an assistant telling the user's own
+# reason for a solution before the user gives it ("不用改变你工作习惯的办法" before "加个腰靠就能用，
+# 不用改变我的工作习惯": preferences_not_presumed) one more; a weekly swim named by its days in
+# the habits and counted in the preferences ("on Tuesdays and Fridays at 6:30 a.m." / "early-morning
+# swims twice a week": textrules.meaning reads a routine's days as its count and a clock time as its
+# part of the day) one more, and one each of r7, r15, r18 and r23 (r11's English was rejected already).
 FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r4": {"checked": 85, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r5": {"checked": 78, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
            "r6": {"checked": 86, "caught": 122, "violations": 134, "acceptable_audited": 65, "wrongly": 1},
-           "r7": {"checked": 86, "caught": 125, "violations": 134, "acceptable_audited": 65, "wrongly": 0},
+           "r7": {"checked": 87, "caught": 125, "violations": 134, "acceptable_audited": 65, "wrongly": 0},
            "r8": {"checked": 89, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 0},
            "r9": {"checked": 91, "caught": 122, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
            "r10": {"checked": 88, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
@@ -272,15 +283,16 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
            "r12": {"checked": 93, "caught": 129, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r13": {"checked": 94, "caught": 131, "violations": 134, "acceptable_audited": 65, "wrongly": 6},
            "r14": {"checked": 88, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
-           "r15": {"checked": 84, "caught": 130, "violations": 134, "acceptable_audited": 65, "wrongly": 3},
+           "r15": {"checked": 85, "caught": 130, "violations": 134, "acceptable_audited": 65, "wrongly": 3},
            "r16": {"checked": 87, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r17": {"checked": 91, "caught": 132, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
-           "r18": {"checked": 86, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 8},
+           "r18": {"checked": 87, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 8},
            "r19": {"checked": 95, "caught": 132, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
            "r20": {"checked": 91, "caught": 127, "violations": 134, "acceptable_audited": 65, "wrongly": 8},
            "r21": {"checked": 87, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r22": {"checked": 91, "caught": 130, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
-           "r23": {"checked": 84, "caught": 129, "violations": 134, "acceptable_audited": 65, "wrongly": 5}}
+           "r23": {"checked": 85, "caught": 129, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
+           "r24": {"checked": 92, "caught": 131, "violations": 134, "acceptable_audited": 65, "wrongly": 1}}
 
 
 # Of each round's mistakes whose label quotes a prompt line whose rules only checks enforce:
@@ -294,7 +306,7 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
 CLAIMED = {"r3": (35, 34), "r4": (32, 32), "r5": (29, 29), "r6": (23, 23), "r7": (32, 31), "r8": (30, 30), "r9": (27, 26),
            "r10": (28, 28), "r11": (33, 32), "r12": (33, 31), "r13": (35, 34), "r14": (31, 31), "r15": (33, 33), "r16": (35, 33),
            "r17": (32, 31), "r18": (34, 34), "r19": (31, 31), "r20": (32, 32), "r21": (30, 30), "r22": (32, 32),
-           "r23": (29, 29)}
+           "r23": (29, 29), "r24": (34, 34)}
 
 
 @pytest.mark.parametrize("round_", sorted(FIGURES))

