@@ -105,6 +105,24 @@ def test_a_strong_judges_recorded_verdicts_give_the_recorded_figures():
     assert len(figures["wrongly_flagged"]) == figures["acceptable_flagged"]
 
 
+# The same 205 prompts rendered again from today's audit plans (fourteenth session) and judged by
+# four fresh sessions: the judge flags more of the corpus's acceptable answers, 36 of 131, as its
+# answers were written to older prompts than the audit now shows ("why it mattered" in every
+# highlight, one operation a log, a diagnosis the records lack in an evaluation). On the held-out
+# rounds written to today's prompts, r24 and r25, it flags 1 of 65 each.
+CURRENT_PROMPTS = ROOT / "tests" / "data" / "audit_verdicts.strong-model.current-prompts.json"
+
+
+def test_a_second_judging_at_todays_audit_prompts_gives_its_recorded_figures():
+    cases = _cases()
+    figures = judge_figures(cases, read_verdicts(CURRENT_PROMPTS, cases), check_paths([str(ANSWERS)]),
+                            read_label_rules(LABEL_RULES, cases))
+    assert {k: figures[k] for k in ("violations", "violations_flagged", "violations_caught_with_checks",
+                                    "acceptable", "acceptable_flagged")} == {
+        "violations": 74, "violations_flagged": 67, "violations_caught_with_checks": 73, "acceptable": 131,
+        "acceptable_flagged": 36}
+
+
 def test_the_figures_agree_with_a_recount_from_the_raw_files():
     """The same recall, counted from the JSON files and the audit plans without the scoring code."""
     verdicts = json.loads(VERDICTS.read_text(encoding="utf-8"))
