@@ -25,11 +25,16 @@ HELDOUT = Path(__file__).resolve().parent / "data" / "heldout"
 # targets [11, 12] (the race's lesson and the me-time, not the race, memory 10): r10's writer
 # wrote the same question and labelled targets that leave the race out a mistake; the check reads
 # it as aimed at the race. The judge passed it: the label is contested, not the check's slip.
-DISPUTED = {"r15": ["pal/zh/candidates/candidates-zh-a1"], "r25": ["stratmem/en/query/query-en-a1"]}
+# r26's candidate "把办公椅换成带腰托的人体工学椅，或者在现有椅子上加一个可调节高度的腰靠" names two
+# means of one step (support for the lower back), which the candidates rule counts as one
+# solution; one_solution_each reads the clause-level 或者 as a second plan. The judge passed it:
+# the check's false rejection, listed here until a check can tell means from plans.
+DISPUTED = {"r15": ["pal/zh/candidates/candidates-zh-a1"], "r25": ["stratmem/en/query/query-en-a1"],
+            "r26": ["pal/zh/candidates/candidates-zh-a1"]}
 
 
 @pytest.mark.parametrize("round_", ["r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "r16",
-                                    "r17", "r18", "r19", "r20", "r21", "r22", "r23", "r24", "r25"])
+                                    "r17", "r18", "r19", "r20", "r21", "r22", "r23", "r24", "r25", "r26"])
 def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
     verdicts = check_paths([HELDOUT / round_])
     acceptable = [v for v in verdicts if v.label == "acceptable"]
@@ -282,6 +287,13 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # same targets a mistake: a debatable label, left as it is); of its mistakes claimed by checks
 # alone 32 of 32. Its judges flagged 1 of 65 acceptable answers (1.5 %: a log that opens a file
 # and edits it); with the checks, 129 of 134 mistakes were rejected or flagged.
+# r26 (four fresh writers at the same prompts, split as r23's; four fresh judges) was measured
+# fresh at `9d88c84`, whose checks are r25's: the checks rejected 89 (66 %) of its mistakes and 2
+# of its 67 acceptable answers (97 %: the candidate above; an experience where the user arranges,
+# on the last day, sampling "从第二天起", read as the text reaching the next day: mended, a plan's
+# start is no day the text reaches, and one mistake rejected only for that reading is let
+# through); of its mistakes claimed by checks alone 31 of 32. Its judges flagged 3 of 65
+# acceptable answers (4.6 %); with the checks, 127 of 134 mistakes were rejected or flagged.
 FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r4": {"checked": 85, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r5": {"checked": 78, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
@@ -304,7 +316,8 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
            "r22": {"checked": 91, "caught": 130, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
            "r23": {"checked": 85, "caught": 129, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r24": {"checked": 92, "caught": 131, "violations": 134, "acceptable_audited": 65, "wrongly": 1},
-           "r25": {"checked": 92, "caught": 129, "violations": 134, "acceptable_audited": 65, "wrongly": 1}}
+           "r25": {"checked": 92, "caught": 129, "violations": 134, "acceptable_audited": 65, "wrongly": 1},
+           "r26": {"checked": 88, "caught": 127, "violations": 134, "acceptable_audited": 65, "wrongly": 3}}
 
 
 # Of each round's mistakes whose label quotes a prompt line whose rules only checks enforce:
@@ -318,7 +331,7 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
 CLAIMED = {"r3": (35, 34), "r4": (32, 32), "r5": (29, 29), "r6": (23, 23), "r7": (32, 31), "r8": (30, 30), "r9": (27, 26),
            "r10": (28, 28), "r11": (33, 32), "r12": (33, 31), "r13": (35, 34), "r14": (31, 31), "r15": (33, 33), "r16": (35, 33),
            "r17": (32, 31), "r18": (34, 34), "r19": (31, 31), "r20": (32, 32), "r21": (30, 30), "r22": (32, 32),
-           "r23": (29, 29), "r24": (34, 34), "r25": (32, 32)}
+           "r23": (29, 29), "r24": (34, 34), "r25": (32, 32), "r26": (32, 31)}
 
 
 @pytest.mark.parametrize("round_", sorted(FIGURES))

@@ -41,6 +41,11 @@ def _lang(v: dict, language: str) -> dict:
     ("3月7日周五上午，用户交了季度报表；下午五点四十分，她坐在工位上打开了助手。", True),
     ("3月7日周五，用户交完报表，晚上七点一刻到家。", False),
     ("3月6日用户加班到深夜。第二天中午她交了报表，之后第二天又去银行办事。", False),
+    # held-out r26: a plan arranged on the last day to start the next is not a day the text reaches;
+    # the next day reached is, "从第二天起" or not
+    ("3月7日周五上午，用户和组长商量好，决定从第二天开始轮流值班；下午五点她打开了助手。", True),
+    ("3月7日周五上午，用户交了报表，从第二天起她就请了三天病假。", False),
+    ("On Friday 7 March the user agreed with her team to rotate the duty, starting the next day; at 5 pm she opened the assistant.", True),
     ("On Friday 7 March the user filed the report and, at 5:55 pm, opened the assistant.", True),
     ("On Friday 7 March the user filed the report and got home at 19:20.", False),
 ])

