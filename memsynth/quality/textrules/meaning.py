@@ -155,18 +155,22 @@ def _zh_canon() -> list[tuple[str, str]]:
 # preference.
 _WEEKDAYS_EN = re.compile(r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b")
 _COUNT_EN = {2: "twice", 3: "three times", 4: "four times", 5: "five times"}
-_CLOCK_EN = re.compile(r"\b(\d{1,2})(?::\d{2})?\s*(a\.?m\.?|p\.?m\.?)?(?=\W|$)(?<=\d|m|\.)")
+_CLOCK_EN = re.compile(r"\b(?P<hour>\d{1,2})(?P<minutes>:\d{2})?\s*(?P<half>a\.?m\.?|p\.?m\.?)?(?![\w:])")
 
 
 def _schedule_en(normal: str) -> str:
+    """The text with two to five weekdays said as their count a week and each clock time as its
+    part of the day (a bare number stays a number)."""
     days = _WEEKDAYS_EN.findall(normal)
     if 2 <= len(set(days)) <= 5 and not re.search(r"\b(every|each) (day|weekday)\b", normal):
         normal = _WEEKDAYS_EN.sub(" ", normal) + f" {_COUNT_EN[len(set(days))]} a week"
 
     def part_of_day(m: re.Match[str]) -> str:
-        if ":" not in m.group(0) and not m.group(2):
-            return m.group(0)  # a number, not a time
-        hour = int(m.group(1)) % 12 + (12 if m.group(2) and m.group(2).startswith("p") else 0)
+        if not m.group("minutes") and not m.group("half"):
+            return m.group(0)
+        hour = int(m.group("hour"))
+        if m.group("half"):  # 12 a.m. is midnight, 12 p.m. noon
+            hour = hour % 12 + (12 if m.group("half").startswith("p") else 0)
         return " morning " if hour < 12 else " evening " if hour >= 18 else " afternoon "
 
     return _CLOCK_EN.sub(part_of_day, normal)
