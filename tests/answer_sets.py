@@ -1,5 +1,6 @@
 """The answers a check is held to: a stage's answer files in the shared corpus
-(../shared/model-answers) and in every held-out round (tests/data/heldout/r*)."""
+(../shared/model-answers) and in every held-out round (tests/data/heldout/r*, and the
+acceptable-only rounds a*)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ HELDOUT = ROOT / "tests" / "data" / "heldout"
 def stage_answers(recipe: str, stage: str) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
     """(where: "corpus/<language>" or the round, the file's data, one answer) for every answer."""
     files = [(f"corpus/{p.parent.name}", p) for p in sorted((MODEL_ANSWERS / recipe).glob(f"*/{stage}.json"))]
-    files += [(p.parts[-4], p) for p in sorted(HELDOUT.glob(f"r*/{recipe}/*/{stage}.json"))]
+    files += [(p.parts[-4], p) for p in sorted(HELDOUT.glob(f"[ra]*/{recipe}/*/{stage}.json"))]
     for where, path in files:
         data = json.loads(path.read_text(encoding="utf-8"))
         for answer in data["answers"]:

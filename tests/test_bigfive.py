@@ -15,7 +15,7 @@ from memsynth.quality.textrules.bigfive import DIMENSIONS, missing_dimensions
 from schemas.enpmr import Profile
 from tests.conftest import ROOT
 
-CORPORA = [ROOT.parent / "shared" / "model-answers", *sorted((ROOT / "tests/data/heldout").glob("r*/"))]
+CORPORA = [ROOT.parent / "shared" / "model-answers", *sorted((ROOT / "tests/data/heldout").glob("[ra]*/"))]
 
 
 def _profiles(label: str) -> list[tuple[str, str, list[str]]]:
@@ -48,12 +48,16 @@ def test_every_acceptable_profile_covers_the_five(name, language, traits):
     assert _check(traits, language) == []
 
 
+# A profile may give a dimension two traits ("traits described along the Big Five dimensions"; a27
+# wrote openness twice): the mutants drop one of a five-trait profile's.
+FIVE = [a for a in ACCEPTABLE if len(a[2]) == 5]
+
+
 @pytest.mark.parametrize("dropped", range(5))
-@pytest.mark.parametrize(("name", "language", "traits"), ACCEPTABLE, ids=[a[0] for a in ACCEPTABLE])
+@pytest.mark.parametrize(("name", "language", "traits"), FIVE, ids=[a[0] for a in FIVE])
 def test_a_profile_without_one_of_its_traits_is_told_which_dimension_is_missing(name, language, traits, dropped):
     """The corpora's profiles give one trait a dimension, in the prompt's order: without the
     trait, the check names its dimension, in the answer's language."""
-    assert len(traits) == 5
     problems = _check(traits[:dropped] + traits[dropped + 1:], language)
     assert len(problems) == 1
     if language == "en":

@@ -17,7 +17,7 @@ CORPUS = Path(__file__).parent.parent.parent / "shared" / "model-answers" / "enp
 
 
 def _acceptable(stage: str):
-    files = sorted(HELDOUT.glob(f"r*/enpmr/*/{stage}.json")) + sorted(CORPUS.glob(f"*/{stage}.json"))
+    files = sorted(HELDOUT.glob(f"[ra]*/enpmr/*/{stage}.json")) + sorted(CORPUS.glob(f"*/{stage}.json"))
     for f in files:
         data = json.loads(f.read_text(encoding="utf-8"))
         for a in data["answers"]:
@@ -120,6 +120,12 @@ def test_a_dislike_of_the_profile_named_as_a_liking_is_rejected(language, profil
     ("en", PROFILE_EN, "tea over coffee"), ("en", PROFILE_EN, "coriander tastes like soap"),
     ("en", PROFILE_EN, "documentaries, not reality TV"),
     ("zh", PROFILE_ZH, "不喝咖啡"), ("zh", PROFILE_ZH, "闻到香菜就头疼"), ("zh", PROFILE_ZH, "麻辣随意，香菜免谈"),
+    # fresh acceptable answers (a27): the dislike in an idiom, or as what the thing does
+    ("en", PROFILE_EN, "can't stand coriander"), ("en", PROFILE_EN, "steers clear of coffee"),
+    ("en", {"preferences": ["Dislikes running"]}, "running is bad for her knees"),
+    ("en", {"preferences": ["Dislikes running"]}, "running wrecks her knees"),
+    ("zh", PROFILE_ZH, "咖啡敬而远之"),
+    ("zh", {"preferences": ["自由泳换气总是不顺"]}, "蛙泳比自由泳顺手"),
 ])
 def test_a_dislike_kept_as_a_dislike_passes(language, profile, name):
     answer = _preferences([name])

@@ -34,7 +34,7 @@ DISPUTED = {"r15": ["pal/zh/candidates/candidates-zh-a1"], "r25": ["stratmem/en/
 
 
 @pytest.mark.parametrize("round_", ["r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "r16",
-                                    "r17", "r18", "r19", "r20", "r21", "r22", "r23", "r24", "r25", "r26"])
+                                    "r17", "r18", "r19", "r20", "r21", "r22", "r23", "r24", "r25", "r26", "r27"])
 def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
     verdicts = check_paths([HELDOUT / round_])
     acceptable = [v for v in verdicts if v.label == "acceptable"]
@@ -44,6 +44,29 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
                 if v.label == "violation" and not v.passed}
     pinned = set(json.loads((HELDOUT / "rejected.json").read_text(encoding="utf-8"))[round_])
     assert sorted(pinned - rejected) == []
+
+
+# Acceptable-only rounds (fifteenth session on): three acceptable answers to every prompt, written
+# to differ (other content, one toward each end of the lengths asked), for the false rejections one
+# acceptable answer a prompt is too few to show. a27, at `a91ae6a`: 194 of 201 passed; the seven
+# were mended (a dislike said in an idiom, "抽检当天", "老周一起" read as Monday, a plan's next day
+# talked over, a solution proposed in other words than the user's reason).
+# a28, at `a91ae6a` with a27's mends: 197 of 201; mended since: a dislike said as what it does
+# ("running wrecks her knees") and a character pair across a negation (馒头会不会 / 馒头不爱吃: 头不)
+# read as a memory's own words, and "Melanie plays the violin" kept apart from the me-time "for
+# running, reading or playing her violin" it is one part of, read as one fact split (same_facts_joined
+# now asks the two to share half their units). One is the writer's slip: an analysis of four
+# sentences where the prompt asks 一两句话.
+ACCEPTABLE_ONLY = {"a27": 201, "a28": 201}
+WRITERS_CALL = {"a28": ["stratmem/zh/eval_miq/eval_miq-zh-a3"]}
+
+
+@pytest.mark.parametrize("round_", sorted(ACCEPTABLE_ONLY))
+def test_every_answer_of_an_acceptable_only_round_passes(round_):
+    verdicts = check_paths([HELDOUT / round_])
+    assert {v.label for v in verdicts} == {"acceptable"} and len(verdicts) == ACCEPTABLE_ONLY[round_]
+    assert sorted(f"{v.recipe}/{v.language}/{v.stage}/{v.id}" for v in verdicts if not v.passed) == \
+        WRITERS_CALL.get(round_, [])
 
 
 # Rounds 3 and 4 (2026-11-28, fresh writers, then fresh judges on `--render-audits` prompts
@@ -294,9 +317,18 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # start is no day the text reaches, and one mistake rejected only for that reading is let
 # through); of its mistakes claimed by checks alone 31 of 32. Its judges flagged 3 of 65
 # acceptable answers (4.6 %); with the checks, 127 of 134 mistakes were rejected or flagged.
+# r27 (fifteenth session: four fresh writers, split as r23's, four fresh judges) was measured fresh
+# at `a91ae6a`: the checks rejected 85 (63 %) of its mistakes and 2 of its 67 acceptable answers
+# (97 %: "和生产班长商定，从下周一起…" read as the text reaching Monday; "the agency I went with" read
+# as the memory of someone who "went swimming"; both mended, and one mistake rejected only for the
+# first reading is let through); of its mistakes claimed by checks alone 28 of 29. Its judges
+# flagged 2 of 65 acceptable answers (3.1 %); with the checks, 130 of 134 mistakes were rejected
+# or flagged. A weekly routine's count the profile changes from the persona's
+# (profile.keeps_persona_routines: "每周一、三、五" of "每周挤出两个早上"), read from r26 and r27,
+# rejects one more of r5, r26 and r27.
 FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r4": {"checked": 85, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
-           "r5": {"checked": 78, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
+           "r5": {"checked": 79, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
            "r6": {"checked": 86, "caught": 122, "violations": 134, "acceptable_audited": 65, "wrongly": 1},
            "r7": {"checked": 87, "caught": 125, "violations": 134, "acceptable_audited": 65, "wrongly": 0},
            "r8": {"checked": 89, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 0},
@@ -317,7 +349,8 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
            "r23": {"checked": 85, "caught": 129, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r24": {"checked": 92, "caught": 131, "violations": 134, "acceptable_audited": 65, "wrongly": 1},
            "r25": {"checked": 92, "caught": 129, "violations": 134, "acceptable_audited": 65, "wrongly": 1},
-           "r26": {"checked": 88, "caught": 127, "violations": 134, "acceptable_audited": 65, "wrongly": 3}}
+           "r26": {"checked": 89, "caught": 127, "violations": 134, "acceptable_audited": 65, "wrongly": 3},
+           "r27": {"checked": 85, "caught": 129, "violations": 134, "acceptable_audited": 65, "wrongly": 2}}
 
 
 # Of each round's mistakes whose label quotes a prompt line whose rules only checks enforce:
@@ -331,7 +364,7 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
 CLAIMED = {"r3": (35, 34), "r4": (32, 32), "r5": (29, 29), "r6": (23, 23), "r7": (32, 31), "r8": (30, 30), "r9": (27, 26),
            "r10": (28, 28), "r11": (33, 32), "r12": (33, 31), "r13": (35, 34), "r14": (31, 31), "r15": (33, 33), "r16": (35, 33),
            "r17": (32, 31), "r18": (34, 34), "r19": (31, 31), "r20": (32, 32), "r21": (30, 30), "r22": (32, 32),
-           "r23": (29, 29), "r24": (34, 34), "r25": (32, 32), "r26": (32, 31)}
+           "r23": (29, 29), "r24": (34, 34), "r25": (32, 32), "r26": (32, 32), "r27": (29, 29)}
 
 
 @pytest.mark.parametrize("round_", sorted(FIGURES))

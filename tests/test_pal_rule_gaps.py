@@ -124,6 +124,10 @@ def _framework(query: str, evidences: list[str]) -> SessionRequirements:
     ("On 8 November the user sat at the computer all day", False),
     ("Last Tuesday the user stood on the line for three hours", False),
     ("The user saw the physio the next day", False),
+    # a27: the day of a named event is no date; a day said as that day, of someone, is
+    ("抽检当天傍晚用户的腰又疼了起来", True),
+    ("用户当天去社区医院做了理疗", False),
+    ("用户和老周一起核对了量具台账", True),
 ])
 def test_evidences_carry_no_date(evidence, ok):
     problems = pp.undated_evidences(_framework("腰又疼了怎么办？", ["用户腰椎间盘突出", evidence]),

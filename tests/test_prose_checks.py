@@ -46,6 +46,14 @@ def _lang(v: dict, language: str) -> dict:
     ("3月7日周五上午，用户和组长商量好，决定从第二天开始轮流值班；下午五点她打开了助手。", True),
     ("3月7日周五上午，用户交了报表，从第二天起她就请了三天病假。", False),
     ("On Friday 7 March the user agreed with her team to rotate the duty, starting the next day; at 5 pm she opened the assistant.", True),
+    # held-out r27: the plan's first day named by its weekday, the planning verb a clause before
+    ("3月5日周三，用户和组长商定，从周五起每班抽检，晚上九点半才下班。", True),
+    ("3月5日周三，用户交了报表，从周五起她就在家休息，晚上九点半才睡。", False),
+    ("On Wednesday 5 March the user agreed with her lead to rotate the duty starting Friday, and left at 9:30 pm.", True),
+    ("On Wednesday 5 March the user filed the report; on Friday she left at 9:30 pm.", False),
+    # a27: the next day's plan talked over, not reached; the next day reached is
+    ("3月6日周四，用户和组长商量第二天对批次做全检，晚上九点半下班。", True),
+    ("3月6日周四，用户交了报表。第二天对批次做了全检，晚上九点半下班。", False),
     ("On Friday 7 March the user filed the report and, at 5:55 pm, opened the assistant.", True),
     ("On Friday 7 March the user filed the report and got home at 19:20.", False),
 ])
@@ -54,6 +62,17 @@ def test_stays_in_span(text, ok):
     assert (problems == []) is ok, problems
     if not ok:
         assert "2025-03-07 18:30" in problems[0]
+
+
+def test_old_zhou_is_no_monday():
+    """老周一起 (with Old Zhou) names no weekday; 从周一起 does (a27's acceptable experience)."""
+    import datetime as dt
+
+    from memsynth.quality.textrules.clock import moments
+
+    span = (dt.date(2025, 3, 3), dt.date(2025, 3, 7))
+    assert [m.said for m in moments("3月4日，用户和老周一起核对标签，小周二话没说就来帮忙。", *span)] == ["3月4日"]
+    assert [m.said for m in moments("3月4日，用户说从周一起轮岗。", *span)][-1] == "周一"
 
 
 @pytest.mark.parametrize(("text", "ok"), [

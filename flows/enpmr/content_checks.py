@@ -111,13 +111,15 @@ _NEG = {"en": re.compile(r"\b(?:not|no|never|avoids?|avoiding|dislikes?|hates?|c
                          r"steers? clear of|won't|doesn't|refuses?)\b", re.I),
         "zh": re.compile(r"不(?:喜欢|爱|吃|喝|碰|用|看|穿|去|想)?|讨厌|厌恶|受不了|拒绝|避免|怕|没法")}
 # A name that sets one thing over another keeps the other as the one not chosen, and one that
-# says what the thing does to the user ("coriander tastes like soap", 闻到香菜就头疼, 香菜免谈)
-# keeps the dislike in other words.
+# says what the thing does to the user ("coriander tastes like soap", 闻到香菜就头疼, 香菜免谈,
+# "running is bad for her knees", 咖啡敬而远之, "steers clear of coffee": a27's acceptable
+# answers) keeps the dislike in other words.
 _OVER = {"en": re.compile(r"\b(?:over|instead of|rather than|than|not|no|never|without|avoids?|dislikes?|hates?|"
                           r"skips?|swaps?|tastes? like|makes? (?:her|him|them|me)|gives? (?:her|him|them|me)|"
-                          r"allergic|gave up|quit|off)\b", re.I),
-         "zh": re.compile(r"不|没|别|而非|而不是|代替|替代|胜过|比起|讨厌|怕|戒|免谈|免了|拒|躲|远离|嫌|头疼|头痛|心慌|"
-                          r"难受|恶心|反胃|过敏|受不了")}
+                          r"allergic|gave up|quit|off|can't|cannot|don't|doesn't|won't|steers? clear|stays? away|"
+                          r"keeps? away|bad for|hard on|hurts?|harms?|wrecks?|ruins?|kills?)\b", re.I),
+         "zh": re.compile(r"不|没|别|而非|而不是|代替|替代|胜过|比起|比(?!较)|讨厌|怕|戒|免谈|免了|拒|躲|远离|远之|嫌|"
+                          r"头疼|头痛|心慌|难受|恶心|反胃|过敏|受不了")}
 _CLAUSES = re.compile(r"[,，;；:：。.!！?？()（）]")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _VERBS_ZH = re.compile(r"^(?:吃|喝|碰|看|用|去|穿|听|闻)")

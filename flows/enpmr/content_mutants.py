@@ -155,6 +155,29 @@ def _older(answer: Any, v: Mapping[str, Any]) -> Any:
     return age + 12 if isinstance(age, int) else age
 
 
+_ZH_TIMES = "一两三四五六七"
+_EN_TIMES = ("once", "twice", "three times", "four times", "five times", "six times", "seven times")
+
+
+def _routine_recounted(answer: Any, v: Mapping[str, Any]) -> list[str] | None:
+    """The first habit that counts a routine the persona counts, given one more day a week
+    (profile-keeps-persona: "每周二、周五…" of "每周挤出两个早上" made 每周三次)."""
+    from flows.enpmr.persona_checks import _CLAUSES, _same_routine
+    from memsynth.quality.textrules.frequency import weekly_counts
+    from memsynth.quality.textrules.meaning import meaning_units
+
+    persona = [meaning_units(c.rest) for clause in _CLAUSES.split(str(v.get("persona", "")))
+               for c in weekly_counts(clause)]
+    habits = [str(h) for h in answer.get("habits", [])]
+    for i, habit in enumerate(habits):
+        for count in weekly_counts(habit):
+            if any(_same_routine(meaning_units(count.rest), units) for units in persona) and count.times < 7:
+                more = (f"每周{_ZH_TIMES[count.times]}次" if v.get("language") == "zh"
+                        else f"{_EN_TIMES[count.times]} a week")
+                return [*habits[:i], habit.replace(count.said, more, 1), *habits[i + 1:]]
+    return None
+
+
 # A profile's rest and comfort preferences replaced by food ones (profile-preference-kinds).
 _REST_OR_COMFORT = {"en": ("sleep", "nap", "bed", "rest", "pillow", "blanket", "curtain", "quiet", "window", "bath",
                            "lie-in", "cosy", "cozy", "soft", "loose", "warm", "cold"),
@@ -195,6 +218,8 @@ AIMS = (
     Aim("eval-chooses-memory", ("eval_respond",), Set(_whole, None, "another_memory_last",
                                                       from_answer=_reply_from(-1))),
     Aim("profile-keeps-persona", ("profile",), Set("age", None, "age_changed", from_answer=_older)),
+    Aim("profile-keeps-persona", ("profile",), Set("habits", None, "routine_recounted",
+                                                   from_answer=_routine_recounted)),
     Aim("profile-preference-kinds", ("profile",), Set("preferences", None, "no_rest_or_comfort",
                                                       from_answer=_food_only)),
 )

@@ -31,8 +31,9 @@ RULES = (
          "characters in Chinese), not a paragraph, inferred from the persona where it is silent", "prompt",
          checks=("profile.short_facts",)),
     Rule("profile-keeps-persona", "a profile keeps the persona's facts (its people, their events, its numbers): "
-         "what it infers fills the persona's silences and never changes what it says", "prompt",
-         prompt_only=AUDITED),
+         "what it infers fills the persona's silences and never changes what it says (code sees the age the persona "
+         "gives and a weekly routine's count)", "prompt",
+         checks=("profile.keeps_persona_age", "profile.keeps_persona_routines"), prompt_only=PARTLY),
     Rule("profile-preference-kinds", "a profile's preferences cover food, exercise, rest, hobbies and comfort",
          "prompt", prompt_only=AUDITED),
     Rule("life-themes", "at least 10 distinct life themes, each starting in the five years before the reference date",

@@ -10,6 +10,7 @@ from flows.enpmr.checks import target_giveaway
 from flows.enpmr.leaks import GIVEAWAY_DETAILS
 from flows.enpmr.options import REPLY_LIMIT
 from memsynth.core.textmatch import mentions_exactly
+from memsynth.quality.textrules.ages import stated_ages
 from memsynth.quality.textrules.bigfive import NAMES
 from memsynth.simulator.answers import AnswerBook
 from memsynth.simulator.text import TextMaker
@@ -43,6 +44,9 @@ def persona(draft: Answer, v: Variables, text: TextMaker) -> Answer:
 @ANSWERS.stage("profile")
 def profile(draft: Answer, v: Variables, text: TextMaker) -> Answer:
     draft["name"] = text.person_name()
+    # The age the persona gives (profile.keeps_persona_age), somewhere in its range.
+    if ages := stated_ages(str(v.get("persona", ""))):
+        draft["age"] = text.rng.randint(*ages[0])
     draft["preferences"] = text.distinct_sentences(text.rng.randint(10, 13))
     # One trait per Big Five dimension, named as the prompt names them (big_five_covered).
     colon = "：" if text.language == "zh" else ": "

