@@ -21,16 +21,16 @@ HELDOUT = Path(__file__).resolve().parent / "data" / "heldout"
 # Answers their writer labelled acceptable that the checks reject and the round's fresh audit judge
 # flags for the same fault: the writer's slip, not the checks'. r15's candidate "…改成站着做，比如把
 # 笔记本电脑架到高台面上，或者先用语音输入口述初稿" offers standing and dictation, two solutions.
-# r25's query "Has that race you ran last month changed how you make time for yourself?" with
-# targets [11, 12] (the race's lesson and the me-time, not the race, memory 10): r10's writer
-# wrote the same question and labelled targets that leave the race out a mistake; the check reads
-# it as aimed at the race. The judge passed it: the label is contested, not the check's slip.
-# r26's candidate "把办公椅换成带腰托的人体工学椅，或者在现有椅子上加一个可调节高度的腰靠" names two
-# means of one step (support for the lower back), which the candidates rule counts as one
-# solution; one_solution_each reads the clause-level 或者 as a second plan. The judge passed it:
-# the check's false rejection, listed here until a check can tell means from plans.
-DISPUTED = {"r15": ["pal/zh/candidates/candidates-zh-a1"], "r25": ["stratmem/en/query/query-en-a1"],
-            "r26": ["pal/zh/candidates/candidates-zh-a1"]}
+# Once listed here and mended since (fifteenth session): r25's query "Has that race you ran last
+# month changed how you make time for yourself?" with targets [11, 12] (the race's lesson and the
+# me-time), read as aimed at the race because "ran" was no form of "run"; r10's writer labelled the
+# same question with the same targets a mistake, r25's and a29's writers wrote such a query as
+# acceptable and r25's judge passed it, so r10's mistake is let through as the contested label it
+# is. r26's candidate "把办公椅换成带腰托的人体工学椅，或者在现有椅子上加一个可调节高度的腰靠" names two
+# means of one step, which one_solution_each now reads as one solution (both halves name what the
+# step acts on: textrules.forms); r26's mistake that kept the same candidate beside its real slip
+# (two candidates of one plan: rising every hour, every 50 minutes) is let through with it.
+DISPUTED = {"r15": ["pal/zh/candidates/candidates-zh-a1"]}
 
 
 @pytest.mark.parametrize("round_", ["r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "r16",
@@ -57,8 +57,15 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # running, reading or playing her violin" it is one part of, read as one fact split (same_facts_joined
 # now asks the two to share half their units). One is the writer's slip: an analysis of four
 # sentences where the prompt asks 一两句话.
-ACCEPTABLE_ONLY = {"a27": 201, "a28": 201}
-WRITERS_CALL = {"a28": ["stratmem/zh/eval_miq/eval_miq-zh-a3"]}
+# a29, at `6327db7` (a27's and a28's mends in): 196 of 201; mended since: a plan's next day said of
+# the plan ("确定了从第二天开始的全检安排"), two means of one step in a candidate ("按摩腰部，或者用
+# 按摩枪"), "ran" as a form of "run" (a race "you ran" read as not the memory where she "ran" it).
+# Two are left as the writer's: an analysis of three sentences where the prompt asks 一两句话, and
+# the requirement type "准备年终质量汇报", a task of one year's end (lasting_requirement_types, from a
+# labelled mistake of r5's).
+ACCEPTABLE_ONLY = {"a27": 201, "a28": 201, "a29": 201}
+WRITERS_CALL = {"a28": ["stratmem/zh/eval_miq/eval_miq-zh-a3"],
+                "a29": ["pal/zh/requirement_types/requirement_types-zh-a2", "stratmem/zh/eval_miq/eval_miq-zh-a3"]}
 
 
 @pytest.mark.parametrize("round_", sorted(ACCEPTABLE_ONLY))
@@ -333,7 +340,7 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
            "r7": {"checked": 87, "caught": 125, "violations": 134, "acceptable_audited": 65, "wrongly": 0},
            "r8": {"checked": 89, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 0},
            "r9": {"checked": 91, "caught": 122, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
-           "r10": {"checked": 88, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
+           "r10": {"checked": 87, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r11": {"checked": 83, "caught": 127, "violations": 134, "acceptable_audited": 65, "wrongly": 7},
            "r12": {"checked": 93, "caught": 129, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r13": {"checked": 94, "caught": 131, "violations": 134, "acceptable_audited": 65, "wrongly": 6},
@@ -349,7 +356,7 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
            "r23": {"checked": 85, "caught": 129, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r24": {"checked": 92, "caught": 131, "violations": 134, "acceptable_audited": 65, "wrongly": 1},
            "r25": {"checked": 92, "caught": 129, "violations": 134, "acceptable_audited": 65, "wrongly": 1},
-           "r26": {"checked": 89, "caught": 127, "violations": 134, "acceptable_audited": 65, "wrongly": 3},
+           "r26": {"checked": 88, "caught": 127, "violations": 134, "acceptable_audited": 65, "wrongly": 3},
            "r27": {"checked": 85, "caught": 129, "violations": 134, "acceptable_audited": 65, "wrongly": 2}}
 
 

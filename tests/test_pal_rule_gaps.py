@@ -236,6 +236,25 @@ def test_one_solution_is_no_list(text, ok):
     assert (pp.one_solution_each(candidates, {"language": language}) == []) is ok
 
 
+@pytest.mark.parametrize(("text", "ok"), [
+    # two means of one step name what it acts on in both halves (held-out r26, a29)
+    ("把办公椅换成带腰托的人体工学椅，或者在现有椅子上加一个可调节高度的腰靠。", True),
+    ("请家人晚上帮忙按摩腰部，或者用按摩枪放松腰背肌肉。", True),
+    ("Swap the chair for one with lumbar support, or add a lumbar cushion to the chair you have.", True),
+    # two plans share nothing of it (r15)
+    ("把写整改报告的一部分工作改成站着做，比如把笔记本电脑架到高台面上，或者先用语音输入口述初稿。", False),
+    ("每天做十分钟拉伸，或者周末去游泳。", False),
+    ("Stretch for ten minutes a day, or alternatively join a weekend swimming class.", False),
+])
+def test_two_means_of_one_step_are_one_candidate(text, ok):
+    from schemas.pal import Candidates
+
+    language = "en" if text[0].isascii() else "zh"
+    candidates = Candidates(topics=[{"requirement_id": "health-1", "solutions": [text] + [
+        f"另一条彼此不同的方案{k}号。" for k in "ABCDEFG"]}])
+    assert (pp.one_solution_each(candidates, {"language": language}) == []) is ok
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.text())
 def test_enumerated_takes_any_text(text):

@@ -54,6 +54,8 @@ def _lang(v: dict, language: str) -> dict:
     # a27: the next day's plan talked over, not reached; the next day reached is
     ("3月6日周四，用户和组长商量第二天对批次做全检，晚上九点半下班。", True),
     ("3月6日周四，用户交了报表。第二天对批次做了全检，晚上九点半下班。", False),
+    # a29: the plan said of itself ("从第二天开始的…安排"), and 确定 a verb of planning
+    ("3月6日周四，用户下午和班组长确定了从第二天开始的全检安排，晚上九点半下班。", True),
     ("On Friday 7 March the user filed the report and, at 5:55 pm, opened the assistant.", True),
     ("On Friday 7 March the user filed the report and got home at 19:20.", False),
 ])

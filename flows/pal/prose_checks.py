@@ -260,10 +260,11 @@ one_sentence_solutions = lib.sentences("topics[].solutions[]", max=1, name="one_
 @check("one_solution_each")
 def one_solution_each(out: Candidates, v: Mapping[str, Any]) -> Iterator[str]:
     """A candidate is one solution: not two joined by "or alternatively" / 或者 / 也可以
-    (3 of PAL-Set's 2,744 candidates read so), nor a list of them (none of the 2,744)."""
+    (3 of PAL-Set's 2,744 candidates read so), nor a list of them (none of the 2,744). Two means
+    of one step are one solution (textrules.forms)."""
     for t in out.topics:
         for i, solution in enumerate(t.solutions, start=1):
-            if joint := second_proposal(solution):
+            if joint := second_proposal(solution, one_step_is_one=True):
                 yield say(v, f"{t.requirement_id}: solution {i} offers two solutions joined by {joint!r}; each "
                              "candidate is one solution (make the other one a candidate of its own)",
                           f"{t.requirement_id}：第 {i} 条方案用“{joint}”连着提了两个方案；每条候选只写一个方案")

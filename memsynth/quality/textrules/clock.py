@@ -150,7 +150,7 @@ def _deadline(m: re.Match[str]) -> bool:
 # 全检": the day a plan starts, arranged now, not a day the text reaches (held-out r26, r27, a27).
 # Only with the verb of planning in its clause, or the clause before it when the day starts
 # something (起, 开始): "从第二天起他就请了假" does reach it.
-_PLAN_VERBS_ZH = r"(安排|计划|决定|约定|打算|准备|要求|定下|商定|说好|商量|约好)"
+_PLAN_VERBS_ZH = r"(安排|计划|决定|约定|打算|准备|要求|定下|商定|说好|商量|约好|确定|定好)"
 _PLANNED_IN_CLAUSE = re.compile(_PLAN_VERBS_ZH + r"[^，。；！？]{0,8}$")
 _PLANNED_CLAUSE_BEFORE = re.compile(_PLAN_VERBS_ZH + r"[^，。；！？]{0,8}，[^，。；！？]{0,4}$")
 _PLANNED_BEFORE_EN = re.compile(r"\b(arranged|planned|decided|agreed|asked)\b[^.;!?]{0,50}\b(from|starting)\s*(on\s+)?$",
@@ -161,8 +161,9 @@ _ZH_DAYS = ("zh_next", "zh_wd", "zh_md", "zh_d")
 def _planned_start(m: re.Match[str]) -> bool:
     before = m.string[max(0, m.start() - 70):m.start()]
     if any(m.group(g) for g in _ZH_DAYS):
-        starts = re.match(r"(起|开始)", m.string[m.end():m.end() + 2])
-        return bool(_PLANNED_IN_CLAUSE.search(before) or (starts and _PLANNED_CLAUSE_BEFORE.search(before)))
+        starts = re.match(r"(起|开始)(的)?", m.string[m.end():m.end() + 3])
+        # "从第二天开始的全检安排": a plan's first day said of the plan (a29)
+        return bool(_PLANNED_IN_CLAUSE.search(before) or (starts and (starts.group(2) or _PLANNED_CLAUSE_BEFORE.search(before))))
     return bool(_PLANNED_BEFORE_EN.search(before))
 
 

