@@ -454,6 +454,12 @@ def test_a_persona_states_nothing_the_sessions_do_not():
     assert any("38" in p and "Portland" in p for p in stratmem.persona_from_sessions(invented, v))
     grounded = VirtualPersona(**persona, summary="Melanie is a warm friend to Caroline who paints and runs.")
     assert not list(stratmem.persona_from_sessions(grounded, v))
+    # a year the session's "last year" names is stated (a30); another year is not
+    v["sessions"][0]["lines"].append("I painted that lake sunrise last year!")
+    dated = VirtualPersona(**persona, summary="Melanie paints; a lake sunrise she painted in 2022 is special to her.")
+    assert not list(stratmem.persona_from_sessions(dated, v))
+    misdated = VirtualPersona(**persona, summary="Melanie paints; a lake sunrise she painted in 2019 is special to her.")
+    assert any("2019" in p for p in stratmem.persona_from_sessions(misdated, v))
 
 
 # --- one number in the prompt and the check ------------------------------------------------------

@@ -34,7 +34,7 @@ DISPUTED = {"r15": ["pal/zh/candidates/candidates-zh-a1"]}
 
 
 @pytest.mark.parametrize("round_", ["r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "r16",
-                                    "r17", "r18", "r19", "r20", "r21", "r22", "r23", "r24", "r25", "r26", "r27"])
+                                    "r17", "r18", "r19", "r20", "r21", "r22", "r23", "r24", "r25", "r26", "r27", "r28"])
 def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
     verdicts = check_paths([HELDOUT / round_])
     acceptable = [v for v in verdicts if v.label == "acceptable"]
@@ -63,9 +63,14 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # Two are left as the writer's: an analysis of three sentences where the prompt asks 一两句话, and
 # the requirement type "准备年终质量汇报", a task of one year's end (lasting_requirement_types, from a
 # labelled mistake of r5's).
-ACCEPTABLE_ONLY = {"a27": 201, "a28": 201, "a29": 201}
+# a30, at `cca9f19` (a29's mends in): 198 of 201; mended since: a year a session's "last year" names
+# ("a lake sunrise she painted in 2022", the session of May 2023) read as one no session states.
+# Two are the writer's slips: an analysis of three sentences ("in a sentence or two"), and an
+# opening query of two questions ("怎么老是被退回来？该怎么办？" where the prompt asks 一句).
+ACCEPTABLE_ONLY = {"a27": 201, "a28": 201, "a29": 201, "a30": 201}
 WRITERS_CALL = {"a28": ["stratmem/zh/eval_miq/eval_miq-zh-a3"],
-                "a29": ["pal/zh/requirement_types/requirement_types-zh-a2", "stratmem/zh/eval_miq/eval_miq-zh-a3"]}
+                "a29": ["pal/zh/requirement_types/requirement_types-zh-a2", "stratmem/zh/eval_miq/eval_miq-zh-a3"],
+                "a30": ["pal/zh/dialogue/dialogue-zh-a3", "stratmem/en/eval_miq/eval_miq-en-a2"]}
 
 
 @pytest.mark.parametrize("round_", sorted(ACCEPTABLE_ONLY))
@@ -333,6 +338,11 @@ def test_every_answer_of_an_acceptable_only_round_passes(round_):
 # or flagged. A weekly routine's count the profile changes from the persona's
 # (profile.keeps_persona_routines: "每周一、三、五" of "每周挤出两个早上"), read from r26 and r27,
 # rejects one more of r5, r26 and r27.
+# r28 (fifteenth session, four fresh writers split as r23's, four fresh judges) was measured fresh
+# at `cca9f19`, after r27's and a27-a29's mends: the checks rejected 83 (62 %) of its mistakes and
+# none of its 67 acceptable answers; of its mistakes claimed by checks alone 30 of 30. Its judges
+# flagged 2 of 65 acceptable answers (3.1 %); with the checks, 124 of 134 mistakes (92.5 %) were
+# rejected or flagged.
 FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r4": {"checked": 85, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r5": {"checked": 79, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
@@ -357,7 +367,8 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
            "r24": {"checked": 92, "caught": 131, "violations": 134, "acceptable_audited": 65, "wrongly": 1},
            "r25": {"checked": 92, "caught": 129, "violations": 134, "acceptable_audited": 65, "wrongly": 1},
            "r26": {"checked": 88, "caught": 127, "violations": 134, "acceptable_audited": 65, "wrongly": 3},
-           "r27": {"checked": 85, "caught": 129, "violations": 134, "acceptable_audited": 65, "wrongly": 2}}
+           "r27": {"checked": 85, "caught": 129, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
+           "r28": {"checked": 83, "caught": 124, "violations": 134, "acceptable_audited": 65, "wrongly": 2}}
 
 
 # Of each round's mistakes whose label quotes a prompt line whose rules only checks enforce:
@@ -371,7 +382,7 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
 CLAIMED = {"r3": (35, 34), "r4": (32, 32), "r5": (29, 29), "r6": (23, 23), "r7": (32, 31), "r8": (30, 30), "r9": (27, 26),
            "r10": (28, 28), "r11": (33, 32), "r12": (33, 31), "r13": (35, 34), "r14": (31, 31), "r15": (33, 33), "r16": (35, 33),
            "r17": (32, 31), "r18": (34, 34), "r19": (31, 31), "r20": (32, 32), "r21": (30, 30), "r22": (32, 32),
-           "r23": (29, 29), "r24": (34, 34), "r25": (32, 32), "r26": (32, 32), "r27": (29, 29)}
+           "r23": (29, 29), "r24": (34, 34), "r25": (32, 32), "r26": (32, 32), "r27": (29, 29), "r28": (30, 30)}
 
 
 @pytest.mark.parametrize("round_", sorted(FIGURES))

@@ -247,9 +247,22 @@ def _said(word: str, said: str) -> bool:
     return word in said
 
 
+# "last year" in a session of 2023 says 2022 (a30's acceptable persona: "a lake sunrise she painted
+# in 2022"); 去年 / 明年 / 今年 the same.
+_YEAR_WORDS = ((re.compile(r"\blast year\b|去年", re.I), -1), (re.compile(r"\bthis year\b|今年", re.I), 0),
+               (re.compile(r"\bnext year\b|明年", re.I), 1))
+
+
+def _years_said(said: str) -> str:
+    """The years a session's date and its "last year" / "next year" name, as text to look in."""
+    years = {int(y) for y in re.findall(r"(?<!\d)(20\d\d|19\d\d)(?!\d)", said)}
+    return " ".join(str(y + shift) for pattern, shift in _YEAR_WORDS if pattern.search(said) for y in years)
+
+
 @check("persona_from_sessions")
 def persona_from_sessions(out: VirtualPersona, v: Mapping[str, Any]) -> Iterator[str]:
     said = _session_text(v)
+    said += " " + _years_said(said)
     pieces = [out.summary, *out.traits, *out.style, *out.domains, *out.values]
     # A number in `style` measures how the character writes ("two or three short sentences"), read
     # off the sessions' form; a number elsewhere is a fact of their life the sessions must state.
