@@ -63,6 +63,10 @@ def test_the_other_speaker_s_words_are_named_in_the_build_s_language_and_own_wor
     assert others_words(zh, "她领了许磊“哇，太棒了”的好意，心里踏实。") == []
     assert others_words(_memory("en"), 'She thanks Melanie for her "Wow, that\'s cool" and goes on.') == []
     assert others_words(_memory("en"), 'Melanie\'s "Wow, that\'s cool" is surprise; she accepts it.') == ["wow, that's cool"]
+    # the question her feeling answers (a31); asking it herself is no answer
+    assert others_words(_memory("en"), "Asked 'Wow, that's cool', she lays out her plans with eagerness.") == []
+    assert others_words(zh, "被问到“哇，太棒了”，她马上说起计划。") == []
+    assert others_words(_memory("en"), "Melanie asked 'Wow, that's cool' and it was surprise.") == ["wow, that's cool"]
     # A query is what the speaker alone said so far: no other speaker to quote.
     assert others_words({**_memory("en"), "kind": "query"}, 'Her "Wow" is surprise.') == []
 

@@ -67,10 +67,18 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # ("a lake sunrise she painted in 2022", the session of May 2023) read as one no session states.
 # Two are the writer's slips: an analysis of three sentences ("in a sentence or two"), and an
 # opening query of two questions ("怎么老是被退回来？该怎么办？" where the prompt asks 一句).
-ACCEPTABLE_ONLY = {"a27": 201, "a28": 201, "a29": 201, "a30": 201}
-WRITERS_CALL = {"a28": ["stratmem/zh/eval_miq/eval_miq-zh-a3"],
-                "a29": ["pal/zh/requirement_types/requirement_types-zh-a2", "stratmem/zh/eval_miq/eval_miq-zh-a3"],
-                "a30": ["pal/zh/dialogue/dialogue-zh-a3", "stratmem/en/eval_miq/eval_miq-en-a2"]}
+# a31, at `fd0521e` (a30's mends in): 197 of 201; mended since: the question an analysis says she
+# answers ("Asked 'What now?', she lays out her plans") read as scoring the other speaker's words,
+# and a query about the ankle two target memories share (脚踝) read as saying nothing of its targets.
+# Left: a fact of 7 characters where the prompt asks 8 to 40 (the writer's slip), and a candidate
+# naming two means of one step that share one word of what they act on ("买一个带腰托的人体工学椅，或者
+# 先用卷起来的毛巾垫在腰后"): the check's false rejection, kept because one shared character would
+# let two plans of one topic through as one (every health candidate there names 腰).
+ACCEPTABLE_ONLY = {"a27": 201, "a28": 201, "a29": 201, "a30": 201, "a31": 201}
+LEFT_REJECTED = {"a28": ["stratmem/zh/eval_miq/eval_miq-zh-a3"],
+                 "a29": ["pal/zh/requirement_types/requirement_types-zh-a2", "stratmem/zh/eval_miq/eval_miq-zh-a3"],
+                 "a30": ["pal/zh/dialogue/dialogue-zh-a3", "stratmem/en/eval_miq/eval_miq-en-a2"],
+                 "a31": ["pal/zh/candidates/candidates-zh-a2", "stratmem/zh/extract/extract-zh-a2"]}
 
 
 @pytest.mark.parametrize("round_", sorted(ACCEPTABLE_ONLY))
@@ -78,7 +86,7 @@ def test_every_answer_of_an_acceptable_only_round_passes(round_):
     verdicts = check_paths([HELDOUT / round_])
     assert {v.label for v in verdicts} == {"acceptable"} and len(verdicts) == ACCEPTABLE_ONLY[round_]
     assert sorted(f"{v.recipe}/{v.language}/{v.stage}/{v.id}" for v in verdicts if not v.passed) == \
-        WRITERS_CALL.get(round_, [])
+        LEFT_REJECTED.get(round_, [])
 
 
 # Rounds 3 and 4 (2026-11-28, fresh writers, then fresh judges on `--render-audits` prompts

@@ -51,7 +51,12 @@ TARGET = 0.95
 # scene-fits-target's check reads a negative's own words; the golden scene that names its negative
 # "Ran the ward's first night-time fire drill" by title holds only one of its words the profile lacks (the judge
 # scenario_consistency.fits_a_negative reads it).
-BELOW_TARGET: dict[tuple[str, str], float] = {("enpmr", "scene-fits-target"): 0.92}
+# query-form's check reads a query as aimed at another memory when it holds that memory's own
+# words; the corpus's "脚踝现在恢复得怎么样了？五月那场比赛还来得及准备吗？" with its targets moved to
+# [11, 8, 12] holds 脚踝, which two other memories share, so no memory owns it (the judge's
+# query-given-type reads it). The mutant came with a mend: what the targets alone say counts for
+# them together (a31), which made this answer one whose targets' words it holds.
+BELOW_TARGET: dict[tuple[str, str], float] = {("enpmr", "scene-fits-target"): 0.92, ("stratmem", "query-form"): 0.94}
 
 
 def cases():

@@ -92,3 +92,16 @@ def test_a_query_that_shares_two_words_with_another_memory_and_none_with_its_tar
     # One word in common with other memories is not enough to say where the query points.
     vague = "How is the dog these days?"
     assert list(aims_at_its_targets(UserQuery(query=vague, targets=[1]), pool)) == []
+
+
+def test_what_only_the_targets_say_counts_for_them_together():
+    """a31's acceptable query: 脚踝 is in both target memories and in no other, so the query speaks
+    of its targets, though it also draws on the weekend runs (a memory it does not aim at)."""
+    pool = {"language": "zh", "human": "许磊", "virtual_person": "陈静", "history": ["陈静: 这周天气好。"], "memories": [
+        {"number": 8, "fact": "许磊约定周末陪陈静跑步，也想借此重新开始跑步。"},
+        {"number": 9, "fact": "陈静在2024-03-13跑步时扭伤了脚踝，医生让她休息两周。"},
+        {"number": 10, "fact": "因脚踝扭伤，陈静的半马训练计划被迫推迟，她有点着急。"},
+        {"number": 15, "fact": "陈静的猫馒头不爱吃干粮，试了三种猫粮都只舔两口。"}]}
+    ankle = "你脚踝养得怎么样了？能重新开始跑了吗？要是可以，这周末我陪你去慢慢跑一圈。"
+    assert list(aims_at_its_targets(UserQuery(query=ankle, targets=[9, 10]), pool)) == []
+    assert "第 8 条" in next(iter(aims_at_its_targets(UserQuery(query=ankle, targets=[15]), pool)))

@@ -243,7 +243,8 @@ def _session_text(v: Mapping[str, Any]) -> str:
 def _said(word: str, said: str) -> bool:
     # A number word as a word ("ten" is in "often"); anything else as it is written.
     if word.isascii() and word.isalpha():
-        return re.search(rf"\b{re.escape(word)}\b", said) is not None
+        # bounded by what is no letter, as the words were read ("AAA" of "AAA0": a property test)
+        return re.search(rf"(?<![a-z]){re.escape(word)}(?![a-z])", said) is not None
     return word in said
 
 

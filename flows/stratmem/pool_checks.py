@@ -119,7 +119,12 @@ def _aimed(out: UserQuery, v: Mapping[str, Any]) -> tuple[int, int | None, int, 
     best = max(((held[k], memories[k]["number"]) for k in others), default=(0, None))
     closest = max(((shared[k], memories[k]["number"]) for k in others), default=(0, None))
     on_target = [k for k in range(len(memories)) if is_target[k]]
-    return (max((held[k] for k in on_target), default=0), best[1] if best[0] else None,
+    # What the targets alone say counts for them together: 脚踝 in two target memories (an ankle
+    # sprained and the training it put off) is no other memory's (a31's acceptable query).
+    together = own_units_held([" ".join(facts[k] for k in on_target),
+                               *(facts[k] for k in range(len(memories)) if not is_target[k])],
+                              out.query, known)[0] if on_target else 0
+    return (max([together, *(held[k] for k in on_target)]), best[1] if best[0] else None,
             max((shared[k] for k in on_target), default=0), closest)
 
 

@@ -75,9 +75,12 @@ def others_words(v: Mapping[str, Any], analysis: str) -> list[str]:
 
 # What the speaker takes in, answers or thanks is her own reaction: "她领了许磊“先养好”的好意",
 # "she takes his 'rest first' to heart" quote the other's words as the object of her feeling,
-# where "Melanie's repeated 'Wow'" offers them as the feeling itself.
-_RECEIVING = re.compile(r"(领了|领受|接受|接纳|听进|听了|听从|回应|答应|感谢|谢谢|谢过|采纳|认同|"
-                        r"\b(?:accept|take|took|welcome|thank|heed|respond|repl|answer|agree)\w*)", re.I)
+# "Asked 'What now?', she…" the question her feeling answers, where "Melanie's repeated 'Wow'"
+# offers them as the feeling itself.
+_RECEIVING = re.compile(r"(领了|领受|接受|接纳|听进|听了|听从|回应|答应|感谢|谢谢|谢过|采纳|认同|被问到?|听到|"
+                        r"\b(?:accept|take|took|welcome|thank|heed|respond|repl|answer|agree)\w*"
+                        # the question she answers ("Asked 'What now?', she lays out her plans": a31)
+                        r"|^\s*asked\b|\b(?:when|being|once) asked\b)", re.I)
 _CLAUSE_END = re.compile(r"[，,。.;；:：!！?？]")
 
 
