@@ -34,7 +34,7 @@ DISPUTED = {"r15": ["pal/zh/candidates/candidates-zh-a1"]}
 
 
 @pytest.mark.parametrize("round_", ["r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "r16",
-                                    "r17", "r18", "r19", "r20", "r21", "r22", "r23", "r24", "r25", "r26", "r27", "r28"])
+                                    "r17", "r18", "r19", "r20", "r21", "r22", "r23", "r24", "r25", "r26", "r27", "r28", "r29"])
 def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
     verdicts = check_paths([HELDOUT / round_])
     acceptable = [v for v in verdicts if v.label == "acceptable"]
@@ -351,6 +351,12 @@ def test_every_answer_of_an_acceptable_only_round_passes(round_):
 # none of its 67 acceptable answers; of its mistakes claimed by checks alone 30 of 30. Its judges
 # flagged 2 of 65 acceptable answers (3.1 %); with the checks, 124 of 134 mistakes (92.5 %) were
 # rejected or flagged.
+# r29 (the same way) was measured fresh at `fd0521e`, after a30's mends: the checks rejected 87
+# (65 %) of its mistakes and none of its 67 acceptable answers; of its mistakes claimed by checks
+# alone 31 of 32 (let through: a rejection softened as "嗯，药膏听着是挺方便的，不过…", a form 13 of
+# PAL-Set's 139 released sessions would fail under the reading that catches it). Its judges flagged
+# 1 of 65 acceptable answers (1.5 %); with the checks, 128 of 134 mistakes (95.5 %) were rejected
+# or flagged.
 FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
            "r4": {"checked": 85, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 5},
            "r5": {"checked": 79, "caught": 120, "violations": 134, "acceptable_audited": 65, "wrongly": 4},
@@ -376,7 +382,8 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
            "r25": {"checked": 92, "caught": 129, "violations": 134, "acceptable_audited": 65, "wrongly": 1},
            "r26": {"checked": 88, "caught": 127, "violations": 134, "acceptable_audited": 65, "wrongly": 3},
            "r27": {"checked": 85, "caught": 129, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
-           "r28": {"checked": 83, "caught": 124, "violations": 134, "acceptable_audited": 65, "wrongly": 2}}
+           "r28": {"checked": 83, "caught": 124, "violations": 134, "acceptable_audited": 65, "wrongly": 2},
+           "r29": {"checked": 87, "caught": 128, "violations": 134, "acceptable_audited": 65, "wrongly": 1}}
 
 
 # Of each round's mistakes whose label quotes a prompt line whose rules only checks enforce:
@@ -390,7 +397,7 @@ FIGURES = {"r3": {"checked": 91, "caught": 126, "violations": 134, "acceptable_a
 CLAIMED = {"r3": (35, 34), "r4": (32, 32), "r5": (29, 29), "r6": (23, 23), "r7": (32, 31), "r8": (30, 30), "r9": (27, 26),
            "r10": (28, 28), "r11": (33, 32), "r12": (33, 31), "r13": (35, 34), "r14": (31, 31), "r15": (33, 33), "r16": (35, 33),
            "r17": (32, 31), "r18": (34, 34), "r19": (31, 31), "r20": (32, 32), "r21": (30, 30), "r22": (32, 32),
-           "r23": (29, 29), "r24": (34, 34), "r25": (32, 32), "r26": (32, 32), "r27": (29, 29), "r28": (30, 30)}
+           "r23": (29, 29), "r24": (34, 34), "r25": (32, 32), "r26": (32, 32), "r27": (29, 29), "r28": (30, 30), "r29": (32, 31)}
 
 
 @pytest.mark.parametrize("round_", sorted(FIGURES))
