@@ -74,11 +74,21 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # naming two means of one step that share one word of what they act on ("买一个带腰托的人体工学椅，或者
 # 先用卷起来的毛巾垫在腰后"): the check's false rejection, kept because one shared character would
 # let two plans of one topic through as one (every health candidate there names 腰).
-ACCEPTABLE_ONLY = {"a27": 201, "a28": 201, "a29": 201, "a30": 201, "a31": 201}
+# a32, at `db60045` (a31's mends in): 196 of 201; mended since: a plan's next day "确认了从第二天起…"
+# (确认 a verb of planning), and, found by test_bigfive's mutants of its profiles, a trait labelled
+# with its dimension ("开放性较高：…仔细验证…") read as covering conscientiousness too. Left: a query about the cat's nights ("晚上睡觉还那么黏你吗？") read as
+# aimed at the ankle memory, whose "休息" the synonym table reads as sleep (the check's false
+# rejection); two themes of one father, his stroke and the daily care (one_theme_per_relative,
+# from labelled mistakes of r8: contested); a candidate asking the client to move the need's
+# deadline (keeps_the_deadline: the writer's call); "完成审核整改与客户投诉处理" as a lasting
+# requirement type (the writer's call, as a29's).
+ACCEPTABLE_ONLY = {"a27": 201, "a28": 201, "a29": 201, "a30": 201, "a31": 201, "a32": 201}
 LEFT_REJECTED = {"a28": ["stratmem/zh/eval_miq/eval_miq-zh-a3"],
                  "a29": ["pal/zh/requirement_types/requirement_types-zh-a2", "stratmem/zh/eval_miq/eval_miq-zh-a3"],
                  "a30": ["pal/zh/dialogue/dialogue-zh-a3", "stratmem/en/eval_miq/eval_miq-en-a2"],
-                 "a31": ["pal/zh/candidates/candidates-zh-a2", "stratmem/zh/extract/extract-zh-a2"]}
+                 "a31": ["pal/zh/candidates/candidates-zh-a2", "stratmem/zh/extract/extract-zh-a2"],
+                 "a32": ["enpmr/zh/life_themes/life_themes-zh-a3", "pal/zh/candidates/candidates-zh-a3",
+                         "pal/zh/requirement_types/requirement_types-zh-a3", "stratmem/zh/query/query-zh-a3"]}
 
 
 @pytest.mark.parametrize("round_", sorted(ACCEPTABLE_ONLY))

@@ -56,6 +56,7 @@ def _lang(v: dict, language: str) -> dict:
     ("3月6日周四，用户交了报表。第二天对批次做了全检，晚上九点半下班。", False),
     # a29: the plan said of itself ("从第二天开始的…安排"), and 确定 a verb of planning
     ("3月6日周四，用户下午和班组长确定了从第二天开始的全检安排，晚上九点半下班。", True),
+    ("3月6日周四，用户去车间和班长确认了从第二天起每班加抽的数量，晚上九点半下班。", True),  # a32
     ("On Friday 7 March the user filed the report and, at 5:55 pm, opened the assistant.", True),
     ("On Friday 7 March the user filed the report and got home at 19:20.", False),
 ])

@@ -42,9 +42,22 @@ _PATTERNS = {
 }
 
 
+# A trait labelled with its dimension ("开放性较高：喜欢新方法，但会先仔细验证再用", "Openness: …")
+# covers that dimension alone: its 仔细 describes how she is open, not her conscientiousness (a32).
+_LABEL = re.compile(r"^\W*(?P<name>" + "|".join(NAMES["en"] + NAMES["zh"]) + r")[^:：]{0,8}[:：]", re.IGNORECASE)
+
+
+def _covers(trait: str, langs: tuple[str, ...]) -> set[str]:
+    if m := _LABEL.match(trait):
+        name = m.group("name")
+        return {DIMENSIONS[(NAMES["zh"].index(name) if name in NAMES["zh"]
+                            else [n.lower() for n in NAMES["en"]].index(name.lower()))]}
+    return {d for d in DIMENSIONS if any(_PATTERNS[lang][d].search(trait) for lang in langs)}
+
+
 def missing_dimensions(traits: Iterable[str], language: str) -> list[str]:
     """The Big Five dimensions no trait names or describes with a word of its own, in order.
     English words count in a Chinese answer too (a trait labelled "Openness：…")."""
-    text = "\n".join(traits)
     langs = ("en", "zh") if language == "zh" else ("en",)
-    return [d for d in DIMENSIONS if not any(_PATTERNS[lang][d].search(text) for lang in langs)]
+    covered = set().union(*(_covers(t, langs) for t in traits))
+    return [d for d in DIMENSIONS if d not in covered]

@@ -150,7 +150,7 @@ def _deadline(m: re.Match[str]) -> bool:
 # 全检": the day a plan starts, arranged now, not a day the text reaches (held-out r26, r27, a27).
 # Only with the verb of planning in its clause, or the clause before it when the day starts
 # something (起, 开始): "从第二天起他就请了假" does reach it.
-_PLAN_VERBS_ZH = r"(安排|计划|决定|约定|打算|准备|要求|定下|商定|说好|商量|约好|确定|定好)"
+_PLAN_VERBS_ZH = r"(安排|计划|决定|约定|打算|准备|要求|定下|商定|说好|商量|约好|确定|定好|确认)"
 _PLANNED_IN_CLAUSE = re.compile(_PLAN_VERBS_ZH + r"[^，。；！？]{0,8}$")
 _PLANNED_CLAUSE_BEFORE = re.compile(_PLAN_VERBS_ZH + r"[^，。；！？]{0,8}，[^，。；！？]{0,4}$")
 _PLANNED_BEFORE_EN = re.compile(r"\b(arranged|planned|decided|agreed|asked)\b[^.;!?]{0,50}\b(from|starting)\s*(on\s+)?$",
