@@ -21,8 +21,21 @@ def stage_answers(recipe: str, stage: str) -> Iterator[tuple[str, dict[str, Any]
     files += [(p.parts[-4], p) for p in sorted(HELDOUT.glob(f"[ra]*/{recipe}/*/{stage}.json"))]
     for where, path in files:
         data = json.loads(path.read_text(encoding="utf-8"))
+        left = LEFT_REJECTED.get(where, [])
         for answer in data["answers"]:
-            yield where, data, answer
+            if f"{recipe}/{data.get('language', path.parent.name)}/{stage}/{answer['id']}" not in left:
+                yield where, data, answer
+
+
+# Acceptable answers of the acceptable-only rounds the checks still reject, by round: the writer's
+# slips, calls and contested readings, and the checks' false rejections left, each said with why in
+# tests/test_heldout_answers.py (which holds them rejected). The label-reading tests leave them out.
+LEFT_REJECTED = {"a28": ["stratmem/zh/eval_miq/eval_miq-zh-a3"],
+                 "a29": ["pal/zh/requirement_types/requirement_types-zh-a2", "stratmem/zh/eval_miq/eval_miq-zh-a3"],
+                 "a30": ["pal/zh/dialogue/dialogue-zh-a3", "stratmem/en/eval_miq/eval_miq-en-a2"],
+                 "a31": ["pal/zh/candidates/candidates-zh-a2", "stratmem/zh/extract/extract-zh-a2"],
+                 "a32": ["enpmr/zh/life_themes/life_themes-zh-a3", "pal/zh/candidates/candidates-zh-a3",
+                         "pal/zh/requirement_types/requirement_types-zh-a3", "stratmem/zh/query/query-zh-a3"]}
 
 
 _QUOTED = re.compile(r"[“\"「『]([^”\"」』]*)[”\"」』]")

@@ -14,6 +14,7 @@ import pytest
 from memsynth.quality.answer_check import check_paths
 from memsynth.quality.audit_check import audit_cases, judge_figures, read_verdicts
 from memsynth.quality.label_quotes import claimed_by_checks
+from tests.answer_sets import LEFT_REJECTED
 
 HELDOUT = Path(__file__).resolve().parent / "data" / "heldout"
 
@@ -83,12 +84,6 @@ def test_acceptable_answers_pass_and_rejected_violations_stay_rejected(round_):
 # deadline (keeps_the_deadline: the writer's call); "完成审核整改与客户投诉处理" as a lasting
 # requirement type (the writer's call, as a29's).
 ACCEPTABLE_ONLY = {"a27": 201, "a28": 201, "a29": 201, "a30": 201, "a31": 201, "a32": 201}
-LEFT_REJECTED = {"a28": ["stratmem/zh/eval_miq/eval_miq-zh-a3"],
-                 "a29": ["pal/zh/requirement_types/requirement_types-zh-a2", "stratmem/zh/eval_miq/eval_miq-zh-a3"],
-                 "a30": ["pal/zh/dialogue/dialogue-zh-a3", "stratmem/en/eval_miq/eval_miq-en-a2"],
-                 "a31": ["pal/zh/candidates/candidates-zh-a2", "stratmem/zh/extract/extract-zh-a2"],
-                 "a32": ["enpmr/zh/life_themes/life_themes-zh-a3", "pal/zh/candidates/candidates-zh-a3",
-                         "pal/zh/requirement_types/requirement_types-zh-a3", "stratmem/zh/query/query-zh-a3"]}
 
 
 @pytest.mark.parametrize("round_", sorted(ACCEPTABLE_ONLY))
