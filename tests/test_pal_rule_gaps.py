@@ -226,14 +226,21 @@ def test_no_profile_copies_the_example(language):
 ])
 def test_one_solution_is_no_list(text, ok):
     from flows.pal.evaluation import one_solution
-    from schemas.pal import Candidates, ProposedSolution
+    from schemas.pal import ProposedSolution
 
     language = "en" if text[0].isascii() else "zh"
     problems = one_solution(ProposedSolution(solution=text), {"language": language})
     assert (problems == []) is ok, problems
+    assert _one_candidate(text, language) is ok
+
+
+def _one_candidate(text: str, language: str) -> bool:
+    """Whether one_solution_each passes `text` among seven other, distinct candidates."""
+    from schemas.pal import Candidates
+
     candidates = Candidates(topics=[{"requirement_id": "health-1", "solutions": [text] + [
         f"另一条彼此不同的方案{k}号。" for k in "ABCDEFG"]}])
-    assert (pp.one_solution_each(candidates, {"language": language}) == []) is ok
+    return pp.one_solution_each(candidates, {"language": language}) == []
 
 
 @pytest.mark.parametrize(("text", "ok"), [
@@ -247,12 +254,8 @@ def test_one_solution_is_no_list(text, ok):
     ("Stretch for ten minutes a day, or alternatively join a weekend swimming class.", False),
 ])
 def test_two_means_of_one_step_are_one_candidate(text, ok):
-    from schemas.pal import Candidates
-
     language = "en" if text[0].isascii() else "zh"
-    candidates = Candidates(topics=[{"requirement_id": "health-1", "solutions": [text] + [
-        f"另一条彼此不同的方案{k}号。" for k in "ABCDEFG"]}])
-    assert (pp.one_solution_each(candidates, {"language": language}) == []) is ok
+    assert _one_candidate(text, language) is ok
 
 
 @settings(max_examples=200, deadline=None)
